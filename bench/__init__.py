@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs every module's `run()` and writes bench/RESULTS.md."""

@@ -1,0 +1,3 @@
+from clmgit.cli import main
+
+main()

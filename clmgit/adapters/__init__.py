@@ -1,0 +1,1 @@
+"""Adapters: the only modules that import GitPython, boto3 and kubernetes."""

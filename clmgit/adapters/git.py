@@ -1,0 +1,278 @@
+"""The git layer: refs, ancestry, files at a ref, commits into the object database, atomic pushes.
+
+Commits are always built in the object database through a temporary index, never in a working
+tree. A branch that is checked out in the repository's working tree is then moved with a two-tree
+`read-tree -m -u`, which refuses to overwrite local changes — so a checkout is never left dirty.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+
+from clmgit.errors import GitError, PushRejectedError, RefusedError
+
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+    author: str
+    date: str  # ISO 8601, author date
+    body: str = ""
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """Move `ref` from `old` (None: must not exist) to `new`."""
+
+    ref: str
+    new: str
+    old: str | None
+
+
+def _one_line(err: GitCommandError) -> str:
+    text = (err.stderr or err.stdout or str(err)).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.removeprefix("stderr: ").strip("'").strip() for ln in lines]
+    return "; ".join(ln for ln in lines if ln)[:300] or f"git exited with {err.status}"
+
+
+class GitRepo:
+    """A config repository on disk (bare or with a working tree)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        try:
+            self._repo = git.Repo(path)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
+        self.git = self._repo.git
+        self.workdir: Path | None = None if self._repo.bare else Path(self._repo.working_tree_dir)
+        self.git_dir = Path(self._repo.git_dir)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def run(self, *args: str, **kwargs: object) -> str:
+        """Run a git command; its failure becomes a GitError with git's own words."""
+        try:
+            return str(self.git.execute(["git", *args], **kwargs))  # type: ignore[call-overload]
+        except GitCommandError as e:
+            raise GitError(f"git {args[0]} failed: {_one_line(e)}") from e
+
+    def rev(self, ref: str) -> str | None:
+        """The commit SHA of a ref or SHA prefix, or None if there is none."""
+        try:
+            out = self.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        except GitCommandError:
+            return None
+        return str(out).strip() or None
+
+    def branch_sha(self, branch: str) -> str | None:
+        return self.rev(f"refs/heads/{branch}")
+
+    def require_branch(self, branch: str) -> str:
+        sha = self.branch_sha(branch)
+        if sha is None:
+            raise GitError(f"branch {branch!r} does not exist in {self.location}")
+        return sha
+
+    @property
+    def location(self) -> str:
+        return str(self.workdir or self.git_dir)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        try:
+            self.git.merge_base("--is-ancestor", ancestor, descendant)
+        except GitCommandError as e:
+            if e.status == 1:
+                return False
+            raise GitError(f"git merge-base failed: {_one_line(e)}") from e
+        return True
+
+    def read_file(self, ref: str, path: str) -> bytes | None:
+        """A file's bytes at a ref, from the object database; None if it is not there."""
+        try:
+            blob = self._repo.commit(ref).tree / path
+        except (KeyError, ValueError, git.BadName):
+            return None
+        if blob.type != "blob":
+            return None
+        return bytes(blob.data_stream.read())
+
+    def list_files(self, ref: str, directory: str) -> list[str]:
+        """Paths of the files below `directory` at `ref`, sorted."""
+        out = self.run("ls-tree", "-r", "--name-only", "-z", ref, "--", directory.rstrip("/") + "/")
+        return sorted(p for p in out.split("\0") if p)
+
+    def commit_time(self, sha: str) -> str:
+        return self.run("show", "-s", "--format=%cI", sha).strip()
+
+    def log(self, revs: str | Sequence[str], *, paths: Iterable[str] = (), limit: int | None = None,
+            first_parent: bool = False) -> list[Commit]:
+        """Commits of a range, newest first, with their full messages."""
+        args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
+        if limit:
+            args.append(f"-n{limit}")
+        if first_parent:
+            args.append("--first-parent")
+        revs = [revs] if isinstance(revs, str) else list(revs)
+        out = self.run(*args, *revs, "--", *paths, strip_newline_in_stdout=False)
+        return list(_parse_log(out))
+
+    def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
+        revs = [revs] if isinstance(revs, str) else list(revs)
+        return int(self.run("rev-list", "--count", *revs, "--", *paths).strip() or 0)
+
+    def current_branch(self) -> str | None:
+        if self.workdir is None:
+            return None
+        try:
+            return str(self.git.symbolic_ref("--quiet", "--short", "HEAD")).strip()
+        except GitCommandError:
+            return None
+
+    def dirty(self, paths: Iterable[str]) -> list[str]:
+        """Paths among `paths` with staged or unstaged changes in the working tree."""
+        if self.workdir is None:
+            return []
+        out = self.run("status", "--porcelain", "-z", "--untracked-files=no", "--", *paths)
+        return [entry[3:] for entry in out.split("\0") if entry[3:]]
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def make_commit(self, parent: str, files: Mapping[str, bytes], message: str) -> str:
+        """A commit on top of `parent` with `files` replaced; written to the object database only."""
+        with tempfile.TemporaryDirectory(prefix="clmgit-index-") as tmp:
+            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+            self._with_env(env, "read-tree", parent)
+            for path, data in files.items():
+                blob = self._with_env(env, "hash-object", "-w", "--stdin", "--path", path,
+                                      istream=data).strip()
+                self._with_env(env, "update-index", "--add", "--cacheinfo",
+                               f"100644,{blob},{path}")
+            tree = self._with_env(env, "write-tree").strip()
+        return self._with_env({}, "commit-tree", tree, "-p", parent, "-F", "-",
+                              istream=message.encode()).strip()
+
+    def _with_env(self, env: dict[str, str], *args: str, istream: bytes | None = None) -> str:
+        import subprocess
+
+        proc = subprocess.run(
+            ["git", *args], cwd=self.git_dir, input=istream, capture_output=True,
+            env={**os.environ, **env, **self._identity_env()},
+        )
+        if proc.returncode != 0:
+            raise GitError(f"git {args[0]} failed: {proc.stderr.decode().strip()[:300]}")
+        return proc.stdout.decode()
+
+    def _identity_env(self) -> dict[str, str]:
+        """Fall back to a clmgit identity where git has none configured (CI runners)."""
+        env: dict[str, str] = {}
+        reader = self._repo.config_reader()
+        if not os.environ.get("GIT_AUTHOR_NAME") and not reader.has_option("user", "name"):
+            env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "clmgit"
+        if not os.environ.get("GIT_AUTHOR_EMAIL") and not reader.has_option("user", "email"):
+            env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "clmgit@localhost"
+        return env
+
+    def update_refs(self, updates: Iterable[RefUpdate]) -> None:
+        """Move refs atomically, each only if it still points where we last saw it.
+
+        A moved branch that is checked out here has its index and files brought along first;
+        git refuses, and nothing moves, if that would overwrite local changes.
+        """
+        updates = list(updates)
+        checked_out = self.current_branch()
+        synced: list[RefUpdate] = []
+        try:
+            for u in updates:
+                if checked_out and u.ref == f"refs/heads/{checked_out}" and u.old:
+                    self._move_checkout(u.old, u.new)
+                    synced.append(u)
+            lines = "".join(f"update {u.ref} {u.new} {u.old or '0' * 40}\n" for u in updates)
+            self._with_env({}, "update-ref", "--stdin", istream=f"start\n{lines}commit\n".encode())
+        except GitError:
+            for u in synced:
+                assert u.old
+                self._move_checkout(u.new, u.old)
+            raise
+
+    def _move_checkout(self, old: str, new: str) -> None:
+        try:
+            self.git.read_tree("-m", "-u", old, new)
+        except GitCommandError as e:
+            raise RefusedError(
+                f"the checkout at {self.workdir} has local changes to files this would update "
+                f"({_one_line(e)}); commit or stash them first"
+            ) from e
+
+    def push(self, remote: str, updates: Iterable[RefUpdate]) -> None:
+        """Push several refs in one atomic push (all land or none); nothing local changes here.
+
+        A forward move is an ordinary push, which the remote refuses if it has moved on. A move
+        backwards (a rollback) is forced, but only with a lease on the value we last saw there.
+        """
+        updates = list(updates)
+        args = ["push", "--atomic", "--porcelain", remote]
+        for u in updates:
+            if u.old is None or self.is_ancestor(u.old, u.new):
+                args.append(f"{u.new}:{u.ref}")
+                continue
+            seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)) or u.old
+            args += [f"--force-with-lease={u.ref}:{seen}", f"+{u.new}:{u.ref}"]
+        try:
+            self.git.execute(["git", *args])
+        except GitCommandError as e:
+            raise PushRejectedError(
+                f"push to {remote} was rejected ({_one_line(e)}); nothing changed locally — "
+                "fetch, then retry"
+            ) from e
+        for u in updates:
+            if u.ref.startswith("refs/heads/"):
+                tracking = u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)
+                self.run("update-ref", tracking, u.new)
+
+    def remote_sha(self, remote: str, ref: str) -> str | None:
+        """Where `ref` points on `remote` right now (asks the remote)."""
+        out = self.run("ls-remote", remote, ref).strip()
+        for line in out.splitlines():
+            sha, _, name = line.partition("\t")
+            if name == ref:
+                return sha
+        return None
+
+    def has_remote(self, name: str) -> bool:
+        return name in [r.name for r in self._repo.remotes]
+
+
+def _parse_log(out: str) -> Iterator[Commit]:
+    for record in out.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        sha, author, date, message = record.split("\x1f", 3)
+        subject, _, body = message.strip().partition("\n")
+        yield Commit(sha=sha, subject=subject, author=author, date=date, body=body.strip())
+
+
+def trailers(message_body: str) -> dict[str, str]:
+    """`Key: value` trailers of a commit message's last paragraph."""
+    last = message_body.strip().split("\n\n")[-1]
+    out: dict[str, str] = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", key):
+            out[key] = value.strip()
+    return out

@@ -1,0 +1,231 @@
+"""The command line: option parsing and result rendering only; the work is in the library.
+
+Errors are mapped to exit codes in `main` alone (DESIGN.md §3): 1 refused or user error (one
+line, no traceback), 2 usage, 3 unexpected (traceback only with --verbose), 4 clusters failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from clmgit import output
+from clmgit.errors import ClmgitError
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="GitOps channel promotion and reconcile for fleets of Kubernetes clusters on AWS.",
+)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class Settings:
+    """The common options, resolved once; the workspace is opened on first use."""
+
+    def __init__(self, repo: str, registry: str | None, control_branch: str, verbose: bool):
+        self.repo, self.registry, self.control_branch = repo, registry, control_branch
+        self.verbose = verbose
+        self._ws = None
+
+    @property
+    def ws(self):  # noqa: ANN201 - Workspace, imported lazily to keep start-up fast
+        if self._ws is None:
+            from clmgit.workspace import open_workspace
+
+            self._ws = open_workspace(self.repo, registry=self.registry,
+                                      control_branch=self.control_branch)
+        return self._ws
+
+
+_settings: Settings | None = None
+
+
+def settings() -> Settings:
+    assert _settings is not None
+    return _settings
+
+
+@app.callback()
+def common(
+    repo: Annotated[str, typer.Option(envvar="CLMGIT_REPO", help="Config repo: a path or git URL.")] = ".",
+    registry: Annotated[Optional[str], typer.Option(  # noqa: UP007 - typer needs Optional
+        envvar="CLMGIT_REGISTRY", help="Cluster registry: a clusters.yaml path or an http(s) URL.",
+    )] = None,
+    control_branch: Annotated[str, typer.Option(envvar="CLMGIT_CONTROL_BRANCH")] = "main",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    global _settings
+    _settings = Settings(repo, registry, control_branch, verbose)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this group (repeatable).")]
+OutputOpt = Annotated[Format, typer.Option("--output", "-o")]
+
+
+@app.command()
+def promote(
+    source: str, target: str,
+    group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
+    sha: Annotated[Optional[str], typer.Option(help="Promote this SHA of the source.")] = None,  # noqa: UP007
+    dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
+    force: Annotated[bool, typer.Option(help="Override forward-only and gates.")] = False,
+    ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze")] = False,
+    push: Annotated[bool, typer.Option(help="Push to origin in one atomic push.")] = False,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pin the groups of TARGET to the commit SOURCE has."""
+    from clmgit.promotion.promote import land_plan, plan_promotion
+
+    ws = settings().ws
+    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
+                          ignore_freeze=ignore_freeze)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, out=out, land=land_plan)
+
+
+@app.command()
+def rollback(
+    channel: str,
+    group: Groups = [],  # noqa: B006
+    to: Annotated[Optional[str], typer.Option(help="Roll back to this SHA.")] = None,  # noqa: UP007
+    dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
+    push: Annotated[bool, typer.Option()] = False,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pin the groups of CHANNEL back to their previous pin (or --to SHA)."""
+    from clmgit.promotion.promote import land_plan, plan_rollback
+
+    ws = settings().ws
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, out=out, land=land_plan)
+
+
+def _finish_plan(ws, plan, *, dry_run: bool, push: bool, out: Format, land) -> None:  # noqa: ANN001
+    from clmgit import views
+
+    if plan.nothing_to_do:
+        if out is Format.json:
+            output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
+        else:
+            output.line(f"{plan.target} already at {plan.sha[:7]}")
+        return
+    landed = None if dry_run else land(ws, plan, push=push)
+    views.plan(plan, landed, as_json=out is Format.json)
+
+
+@app.command()
+def diff(
+    source: str, target: str,
+    group: Groups = [],  # noqa: B006
+    cluster: Annotated[Optional[str], typer.Option(help="Only the group of this cluster.")] = None,  # noqa: UP007
+    sha: Annotated[Optional[str], typer.Option()] = None,  # noqa: UP007
+    out: OutputOpt = Format.table,
+) -> None:
+    """Preview what `promote SOURCE TARGET` would bring, per group."""
+    from clmgit import views
+    from clmgit.promotion.preview import preview
+
+    previews = preview(settings().ws, source=source, target=target, groups=group,
+                       cluster=cluster, sha=sha)
+    views.previews(previews, as_json=out is Format.json)
+
+
+@app.command()
+def status(
+    channel: Annotated[Optional[str], typer.Option()] = None,  # noqa: UP007
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pinned versus applied version, per cluster."""
+    from clmgit import views
+    from clmgit.promotion.status import fleet_status
+
+    views.states(fleet_status(settings().ws, channel), as_json=out is Format.json)
+
+
+@app.command()
+def history(
+    channel: Annotated[Optional[str], typer.Argument()] = None,  # noqa: UP007
+    limit: Annotated[int, typer.Option(min=1)] = 50,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Promotions, rollbacks and freezes, newest first."""
+    from clmgit import views
+    from clmgit.promotion.history import history as read_history
+
+    views.history(read_history(settings().ws, channel, limit=limit), as_json=out is Format.json)
+
+
+@app.command()
+def freeze(
+    channel: str,
+    reason: Annotated[str, typer.Option(help="Why; shown to whoever is refused.")],
+    push: Annotated[bool, typer.Option()] = False,
+) -> None:
+    """Refuse promotions into CHANNEL until it is unfrozen."""
+    _set_frozen(channel, frozen=True, reason=reason, push=push)
+
+
+@app.command()
+def unfreeze(channel: str, push: Annotated[bool, typer.Option()] = False) -> None:
+    """Allow promotions into CHANNEL again."""
+    _set_frozen(channel, frozen=False, reason="", push=push)
+
+
+def _set_frozen(channel: str, *, frozen: bool, reason: str, push: bool) -> None:
+    from clmgit.promotion.freeze import set_frozen
+
+    landed = set_frozen(settings().ws, channel, frozen=frozen, reason=reason, push=push)
+    word = "frozen" if frozen else "unfrozen"
+    if landed is None:
+        output.line(f"{channel} is already {word}")
+    else:
+        pushed = " and pushed" if landed.pushed else ""
+        output.line(f"{channel} {word} in {landed.commit and landed.commit[:7]}{pushed}")
+
+
+@app.command("sync-branches")
+def sync_branches(
+    push: Annotated[bool, typer.Option()] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
+) -> None:
+    """Move each channel branch to the SHA all of its groups are pinned to."""
+    from clmgit.promotion.sync import sync_branches as sync
+
+    moves = sync(settings().ws, push=push, dry_run=dry_run)
+    if not moves:
+        output.line("every channel branch is where its pins are")
+    verb = "would move" if dry_run else "moved"
+    for m in moves:
+        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]}")
+
+
+def main() -> None:
+    """Entry point: run the app and map errors to exit codes in this one place."""
+    verbose = "--verbose" in sys.argv or "-v" in sys.argv
+    try:
+        app(standalone_mode=True)
+    except ClmgitError as e:
+        if verbose:
+            traceback.print_exc()
+        sys.stderr.write(f"error: {e}\n")
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
+        if verbose:
+            traceback.print_exc()
+        sys.stderr.write(f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n")
+        sys.exit(3)
+    finally:
+        sys.stdout.flush()

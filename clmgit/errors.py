@@ -1,0 +1,46 @@
+"""The one error hierarchy. Every user-facing error carries one sentence: what is wrong, what to do.
+
+Exit codes (DESIGN.md §3) are attached to the classes and read in one place, `cli.main`.
+"""
+
+from __future__ import annotations
+
+
+class ClmgitError(Exception):
+    """A refusal or a user error: printed as one line, exit code 1, nothing written."""
+
+    exit_code = 1
+
+
+class ConfigError(ClmgitError):
+    """A file of the config repo or the registry is missing, malformed or inconsistent."""
+
+
+class GitError(ClmgitError):
+    """A git operation failed or a ref/SHA does not exist."""
+
+
+class RegistryError(ClmgitError):
+    """The cluster registry cannot be read or written."""
+
+
+class RefusedError(ClmgitError):
+    """An operation was refused by a rule: forward-only, a gate, a freeze, a dirty checkout."""
+
+
+class PushRejectedError(ClmgitError):
+    """The remote refused a push; nothing changed locally."""
+
+
+class TemplateError(ClmgitError):
+    """A template of the config repo failed to render."""
+
+
+class ApplyError(ClmgitError):
+    """Applying configuration to a cluster failed (cloud or Kubernetes side)."""
+
+
+class ClustersFailed(ClmgitError):
+    """A reconcile finished, but some clusters failed."""
+
+    exit_code = 4

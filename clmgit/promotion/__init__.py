@@ -1,0 +1,1 @@
+"""Channels, pins, gates, promotion, rollback and history."""

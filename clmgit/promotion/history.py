@@ -1,0 +1,86 @@
+"""Promotion history: the git log of `channels/` on the control branch (DESIGN.md §4.7).
+
+clmgit's own commits carry trailers (`Clmgit-Action`, `Clmgit-Source`, `Clmgit-Sha`, ...); a
+hand-made commit to a channel file shows up as an `edit`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clmgit import yamledit
+from clmgit.adapters.git import trailers
+from clmgit.errors import ConfigError
+from clmgit.promotion.channels import CHANNELS_DIR, Channel, Group, channel_path
+from clmgit.workspace import Workspace
+
+#: How far back `rollback` looks for an earlier pin of a group.
+PIN_HISTORY_DEPTH = 500
+
+
+@dataclass(frozen=True)
+class Entry:
+    commit: str
+    date: str
+    author: str
+    channel: str
+    action: str  # promote, rollback, freeze, unfreeze, sync, edit
+    subject: str
+    source: str = ""
+    sha: str = ""
+    groups: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
+
+
+def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> list[Entry]:
+    """Changes to channel files, newest first."""
+    path = channel_path(ws.channel(channel).name) if channel else CHANNELS_DIR
+    entries = []
+    for c in ws.repo.log(ws.control_sha, paths=[path], limit=limit):
+        t = trailers(c.body)
+        action = t.get("Clmgit-Action") or "edit"
+        subject_channel = c.subject.partition("(")[2].partition(")")[0]
+        entries.append(Entry(
+            commit=c.sha, date=c.date, author=c.author,
+            channel=t.get("Clmgit-Channel") or subject_channel or (channel or ""),
+            action=action, subject=c.subject, source=t.get("Clmgit-Source", ""),
+            sha=t.get("Clmgit-Sha", ""),
+            groups=tuple(g for g in t.get("Clmgit-Groups", "").split(",") if g),
+            overrides=tuple(v for k, v in _all_trailers(c.body) if k == "Clmgit-Override"),
+        ))
+    return entries
+
+
+def _all_trailers(body: str) -> list[tuple[str, str]]:
+    last = body.strip().split("\n\n")[-1]
+    return [(k, v.strip()) for k, _, v in (ln.partition(": ") for ln in last.splitlines())]
+
+
+def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[str]:
+    """The SHAs the group was pinned to, newest first, as the channel file's history records."""
+    shas: list[str] = []
+    for c in ws.repo.log(ws.control_sha, paths=[channel.path], limit=PIN_HISTORY_DEPTH):
+        data = ws.repo.read_file(c.sha, channel.path)
+        if data is None:
+            continue
+        try:
+            raw = yamledit.load(data, channel.path) or {}
+        except ConfigError:
+            continue  # a broken revision of the file holds no usable pin
+        for g in raw.get("groups") or []:
+            if isinstance(g, dict) and g.get("name") == group.name and g.get("sha"):
+                shas.append(str(g["sha"]))
+    return shas
+
+
+def previous_pin(ws: Workspace, channel: Channel, group: Group) -> str | None:
+    """The most recent earlier pin of the group that is behind its current one.
+
+    Pins ahead of the current one (undone by an earlier rollback) are passed over, so repeated
+    rollbacks keep going back instead of flipping between two SHAs.
+    """
+    assert group.sha is not None
+    for sha in pins_in_history(ws, channel, group):
+        if sha != group.sha and ws.repo.rev(sha) and ws.repo.is_ancestor(sha, group.sha):
+            return sha
+    return None

@@ -1,0 +1,237 @@
+"""Promotion and rollback (DESIGN.md §4): a plan is computed and checked first, then landed.
+
+`plan_promotion` and `plan_rollback` read only; they either refuse with one sentence or return a
+`Plan` holding the new channel file, the commit message and the channel-branch move. `land_plan`
+writes it. A dry run is a plan that is printed and never landed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from clmgit.adapters.git import SHORT_SHA_RE
+from clmgit.errors import ConfigError, GitError, RefusedError
+from clmgit.promotion import gates
+from clmgit.promotion.channels import DEFAULT_GROUP, Channel, Group, pin_groups
+from clmgit.promotion.history import previous_pin
+from clmgit.promotion.write import BranchMove, Landed, land
+from clmgit.workspace import Workspace
+
+CONFIG_DIR = "cluster/"
+SHORTLOG_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class GroupChange:
+    group: str
+    old: str | None
+    new: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: str  # "promote" or "rollback"
+    target: str
+    source: str | None
+    sha: str
+    changes: tuple[GroupChange, ...]
+    unchanged: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
+    commits: tuple[str, ...] = ()  # shortlog lines of what the change brings to cluster/
+    move: BranchMove | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not self.changes
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def resolve_commit(ws: Workspace, ref: str) -> str:
+    if not SHORT_SHA_RE.match(ref):
+        raise ConfigError(f"{ref!r} is not a commit SHA")
+    sha = ws.repo.rev(ref)
+    if sha is None:
+        raise GitError(f"commit {ref} does not exist in {ws.repo.location}")
+    return sha
+
+
+def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
+    """DESIGN.md §4.1: `--sha`, else the SHA the source's pinned groups agree on, else its head."""
+    head = ws.head(source)
+    if sha:
+        resolved = resolve_commit(ws, sha)
+        if not ws.repo.is_ancestor(resolved, head):
+            raise RefusedError(f"{sha} is not on branch {source.branch!r} of channel {source.name!r}")
+        return resolved
+    pinned = [g for g in source.groups if g.sha]
+    if not pinned:
+        return head
+    shas = {g.sha for g in pinned}
+    if len(shas) > 1:
+        listing = ", ".join(f"{g.name} at {g.sha[:7]}" for g in pinned if g.sha)
+        raise RefusedError(
+            f"the groups of {source.name!r} are at different SHAs ({listing}); "
+            "choose one with --sha"
+        )
+    (only,) = shas
+    assert only is not None
+    return only
+
+
+def plan_promotion(ws: Workspace, *, source: str, target: str, groups: Sequence[str] = (),
+                   sha: str | None = None, force: bool = False, ignore_freeze: bool = False,
+                   now: datetime | None = None) -> Plan:
+    now = now or _now()
+    src, dst = ws.channel(source), ws.channel(target)
+    if src.name == dst.name:
+        raise ConfigError("source and target are the same channel")
+    new = source_sha(ws, src, sha)
+    selected = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)
+    if groups and not dst.groups:
+        dst.group(groups[0])  # raises: the channel has no groups
+    changes = tuple(GroupChange(g.name, g.sha, new) for g in selected if g.sha != new)
+    unchanged = tuple(g.name for g in selected if g.sha == new)
+    if not changes:
+        return Plan("promote", dst.name, src.name, new, (), unchanged)
+
+    overrides: list[str] = []
+    refusals: list[str] = []
+    for result in gates.check_all(ws, source=src, target=dst, sha=new, now=now):
+        if result.refusal is None:
+            continue
+        if result.gate == "freeze" and ignore_freeze:
+            overrides.append(f"--ignore-freeze: {result.refusal}")
+        elif result.gate != "freeze" and force:
+            overrides.append(f"--force: {result.refusal}")
+        else:
+            refusals.append(result.refusal)
+    behind = [c for c in changes if c.old and not ws.repo.is_ancestor(c.old, new)]
+    if behind:
+        at = ", ".join(f"{c.group} at {(c.old or '')[:7]}" for c in behind)
+        refusal = (
+            f"{new[:7]} does not contain the pins of {dst.name!r} ({at}); promotion only moves "
+            "forward (rollback goes back, --force overrides)"
+        )
+        if force:
+            overrides.append(f"--force: {refusal}")
+        else:
+            refusals.append(refusal)
+    if refusals:
+        raise RefusedError(f"promotion of {new[:7]} to {dst.name!r} refused: " + "; ".join(refusals))
+
+    pins = {c.group: {"sha": new, "promoted_at": _iso(now), "promoted_from": src.name}
+            for c in changes}
+    commits = _shortlog(ws, changes, new)
+    move = _branch_move(ws, dst, {c.group: new for c in changes}, new)
+    plan = Plan("promote", dst.name, src.name, new, changes, unchanged, tuple(overrides),
+                commits, move)
+    return _with_commit(ws, plan, dst, pins)
+
+
+def plan_rollback(ws: Workspace, *, channel: str, groups: Sequence[str] = (),
+                  to: str | None = None, now: datetime | None = None) -> Plan:
+    now = now or _now()
+    ch = ws.channel(channel)
+    if not ch.groups:
+        raise RefusedError(f"channel {ch.name!r} has no pinned groups to roll back")
+    target_sha = resolve_commit(ws, to) if to else None
+    changes: list[GroupChange] = []
+    unchanged: list[str] = []
+    for g in ch.select(groups):
+        if g.sha is None:
+            raise RefusedError(f"group {g.name!r} of {ch.name!r} has no pin to roll back")
+        back = target_sha or previous_pin(ws, ch, g)
+        if back is None:
+            raise RefusedError(
+                f"history has no earlier pin of group {g.name!r} of {ch.name!r}; pass --to SHA"
+            )
+        if back == g.sha:
+            unchanged.append(g.name)
+        elif not ws.repo.is_ancestor(back, g.sha):
+            raise RefusedError(
+                f"{back[:7]} is not behind group {g.name!r} of {ch.name!r} (at {g.sha[:7]}); "
+                "moving forward is `clmgit promote`"
+            )
+        else:
+            changes.append(GroupChange(g.name, g.sha, back))
+    sha = changes[0].new if changes else (target_sha or "")
+    if not changes:
+        return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
+    pins = {c.group: {"sha": c.new, "promoted_at": _iso(now), "promoted_from": "rollback"}
+            for c in changes}
+    new_pins = {c.group: c.new for c in changes}
+    move = _branch_move(ws, ch, new_pins, sha)
+    plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged), (), (), move)
+    return _with_commit(ws, plan, ch, pins)
+
+
+def _branch_move(ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str) -> BranchMove | None:
+    """The channel branch follows once every group of the channel is at the same SHA."""
+    after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
+    if set(after.values()) != {sha}:
+        return None
+    head = ws.repo.branch_sha(ch.branch)
+    return None if head == sha else BranchMove(ch.branch, head, sha)
+
+
+def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:
+    bases = {c.old for c in changes if c.old and ws.repo.is_ancestor(c.old, new)}
+    if not bases:
+        return ()
+    rev_range = [new, *(f"^{b}" for b in bases)]
+    log = ws.repo.log(rev_range, paths=[CONFIG_DIR], limit=SHORTLOG_LIMIT + 1)
+    lines = [f"{c.sha[:7]} {c.subject} ({c.author})" for c in log[:SHORTLOG_LIMIT]]
+    if len(log) > SHORTLOG_LIMIT:
+        total = ws.repo.count(rev_range, paths=[CONFIG_DIR])
+        lines.append(f"... and {total - SHORTLOG_LIMIT} more")
+    return tuple(lines)
+
+
+def _with_commit(ws: Workspace, plan: Plan, ch: Channel, pins: dict[str, dict[str, str]]) -> Plan:
+    text = pin_groups(ws.channel_text(ch), ch, pins)
+    return replace(plan, files={ch.path: text}, message=commit_message(plan))
+
+
+def commit_message(plan: Plan) -> str:
+    groups = ",".join(c.group for c in plan.changes)
+    old = plan.changes[0].old
+    old7 = old[:7] if old else "none"
+    if plan.action == "promote":
+        subject = f"promote({plan.target}): {plan.source} {old7}..{plan.sha[:7]} [{groups}]"
+    else:
+        subject = f"rollback({plan.target}): {old7}..{plan.sha[:7]} [{groups}]"
+    paragraphs = [subject]
+    if plan.action == "rollback":
+        paragraphs.append("\n".join(
+            f"Roll back group {c.group} from {c.old} to {c.new}." for c in plan.changes
+        ))
+    if plan.commits:
+        paragraphs.append("\n".join(plan.commits))
+    if plan.overrides:
+        paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
+    trailers = [f"Clmgit-Action: {plan.action}"]
+    if plan.source:
+        trailers.append(f"Clmgit-Source: {plan.source}")
+    trailers += [f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}"]
+    if plan.action == "rollback":
+        trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
+    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    paragraphs.append("\n".join(dict.fromkeys(trailers)))
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def land_plan(ws: Workspace, plan: Plan, *, push: bool = False, branch: str | None = None) -> Landed:
+    """Write a plan: the commit on the control branch (or `branch`), the channel-branch move."""
+    moves = [plan.move] if plan.move and branch is None else []
+    return land(ws, files=plan.files, message=plan.message, moves=moves, push=push, branch=branch)

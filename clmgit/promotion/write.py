@@ -1,0 +1,57 @@
+"""Landing a change of channel files: one commit on the control branch, channel branches moved
+with it, all locally or in one atomic push to the remote (local refs move only after it lands)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from clmgit.adapters.git import RefUpdate
+from clmgit.errors import RefusedError
+from clmgit.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class BranchMove:
+    branch: str
+    old: str | None
+    new: str
+
+
+@dataclass(frozen=True)
+class Landed:
+    commit: str | None
+    pushed: bool
+    branch: str
+
+
+def land(ws: Workspace, *, files: Mapping[str, str], message: str,
+         moves: Sequence[BranchMove] = (), push: bool = False,
+         branch: str | None = None) -> Landed:
+    """Commit `files` on top of the control branch (or on a new `branch` from it) and move
+    channel branches; with `push`, send all of it to the remote in one atomic push first."""
+    repo = ws.repo
+    target = branch or ws.control_branch
+    if branch is None and repo.current_branch() == ws.control_branch:
+        dirty = repo.dirty(files)
+        if dirty:
+            raise RefusedError(
+                f"{', '.join(dirty)} has uncommitted changes in {repo.location}; "
+                "commit or stash them first"
+            )
+    updates: list[RefUpdate] = []
+    commit = None
+    if files:
+        commit = repo.make_commit(ws.control_sha, {p: t.encode() for p, t in files.items()}, message)
+        old = ws.control_sha if branch is None else repo.branch_sha(branch)
+        updates.append(RefUpdate(f"refs/heads/{target}", commit, old))
+    for move in moves:
+        updates.append(RefUpdate(f"refs/heads/{move.branch}", move.new, move.old))
+    if not updates:
+        return Landed(commit=None, pushed=False, branch=target)
+    if push:
+        if not repo.has_remote(ws.remote):
+            raise RefusedError(f"{repo.location} has no remote {ws.remote!r} to push to")
+        repo.push(ws.remote, updates)
+    repo.update_refs(updates)
+    return Landed(commit=commit, pushed=push, branch=target)

@@ -1,0 +1,120 @@
+"""Throw-away config repositories for tests, the demo and the benchmarks.
+
+`ConfigRepoBuilder` makes a real git repository with a control branch and channel branches from
+dicts of files, and a bare `origin` beside it to push to.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+PROJECT_CHANNELS = Path(__file__).resolve().parents[2] / "channels"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Ada Platform", "GIT_AUTHOR_EMAIL": "ada@example.org",
+    "GIT_COMMITTER_NAME": "Ada Platform", "GIT_COMMITTER_EMAIL": "ada@example.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def example_channels() -> dict[str, str]:
+    """The project's example `channels/*.yaml`, as files for a config repo."""
+    return {f"channels/{p.name}": p.read_text() for p in sorted(PROJECT_CHANNELS.glob("*.yaml"))}
+
+
+class ConfigRepoBuilder:
+    """A config repo at `path` (with a working tree, the control branch checked out)."""
+
+    def __init__(self, path: Path, *, control_branch: str = "main") -> None:
+        self.path = path
+        self.control_branch = control_branch
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "--quiet", f"--initial-branch={control_branch}")
+        self.git("config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])
+        self.git("config", "user.email", GIT_ENV["GIT_AUTHOR_EMAIL"])
+        self.git("commit", "--quiet", "--allow-empty", "-m", "Initial commit")
+        self.root = self.sha(control_branch)
+
+    def git(self, *args: str, input: bytes | None = None) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True,
+                              env={**os.environ, **GIT_ENV})
+        if proc.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
+        return proc.stdout.decode().strip()
+
+    def sha(self, ref: str) -> str:
+        return self.git("rev-parse", f"{ref}^{{commit}}")
+
+    def commit(self, branch: str, files: Mapping[str, str | None], message: str,
+               *, start: str | None = None) -> str:
+        """Commit `files` (None deletes) on `branch`, creating it from `start` (default: the
+        root commit); the control branch stays checked out."""
+        parent = self.sha(branch) if self._exists(branch) else self.sha(start or self.root)
+        env_index = str(self.path / ".git" / "clmgit-builder-index")
+        env = {**os.environ, **GIT_ENV, "GIT_INDEX_FILE": env_index}
+
+        def run(*args: str, data: bytes | None = None) -> str:
+            proc = subprocess.run(["git", *args], cwd=self.path, input=data, capture_output=True,
+                                  env=env)
+            if proc.returncode != 0:
+                raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
+            return proc.stdout.decode().strip()
+
+        run("read-tree", parent)
+        for name, text in files.items():
+            if text is None:
+                run("update-index", "--force-remove", name)
+                continue
+            blob = run("hash-object", "-w", "--stdin", data=text.encode())
+            run("update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+        tree = run("write-tree")
+        new = run("commit-tree", tree, "-p", parent, "-m", message)
+        os.unlink(env_index)
+        if branch == self.control_branch:
+            self.git("read-tree", "-m", "-u", parent, new)
+        self.git("update-ref", f"refs/heads/{branch}", new)
+        return new
+
+    def _exists(self, branch: str) -> bool:
+        return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                              cwd=self.path, capture_output=True).returncode == 0
+
+    def add_origin(self) -> Path:
+        """A bare clone beside the repo, added as `origin`, with every branch pushed."""
+        origin = self.path.parent / f"{self.path.name}-origin.git"
+        subprocess.run(["git", "init", "--quiet", "--bare", f"--initial-branch={self.control_branch}",
+                        str(origin)], check=True)
+        self.git("remote", "add", "origin", str(origin))
+        self.git("push", "--quiet", "origin", "refs/heads/*:refs/heads/*")
+        self.git("fetch", "--quiet", "origin")
+        return origin
+
+
+def cluster_record(cid: str, *, channel: str, alias: str | None = None,
+                   environment: str = "test", **extra: object) -> dict[str, object]:
+    """A registry record in CLM's format, with one node pool."""
+    local_id = cid.rsplit(":", 1)[-1]
+    record: dict[str, object] = {
+        "id": cid, "alias": alias or local_id,
+        "infrastructure_account": "aws:123456789012", "region": "eu-central-1",
+        "local_id": local_id, "provider": "zalando-aws",
+        "api_server_url": f"https://{local_id}.example.org", "channel": channel,
+        "environment": environment, "criticality_level": 1 if environment == "production" else 2,
+        "lifecycle_status": "ready", "config_items": {},
+        "node_pools": [{"name": "default-worker", "profile": "worker-default",
+                        "instance_types": ["m5.large"], "discount_strategy": "none",
+                        "min_size": 1, "max_size": 3, "config_items": {}}],
+        "status": {"current_version": "", "last_version": "", "next_version": "", "problems": []},
+    }
+    record.update(extra)
+    return record
+
+
+def clusters_yaml(records: list[dict[str, object]]) -> str:
+    header = "# The cluster registry: one record per cluster, in CLM's format.\n"
+    return header + yaml.safe_dump({"clusters": records}, sort_keys=False)

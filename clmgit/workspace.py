@@ -1,0 +1,117 @@
+"""The workspace a command runs in: the config repo, its control branch, channels and registry.
+
+Built once by the CLI and passed down; everything is read lazily and at most once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from clmgit.adapters.git import GitRepo
+from clmgit.errors import ConfigError
+from clmgit.model import Cluster
+from clmgit.promotion.channels import Channel, load_channels
+from clmgit.registry import Registry, open_registry
+
+
+@dataclass
+class Workspace:
+    repo: GitRepo
+    control_branch: str = "main"
+    registry_spec: str | None = None
+    remote: str = "origin"
+    _heads: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def control_sha(self) -> str:
+        return self.repo.require_branch(self.control_branch)
+
+    @cached_property
+    def channels(self) -> dict[str, Channel]:
+        channels = load_channels(self.repo, self.control_sha)
+        if not channels:
+            raise ConfigError(
+                f"no channel files in channels/ on branch {self.control_branch!r} of "
+                f"{self.repo.location}"
+            )
+        return channels
+
+    def channel(self, name: str) -> Channel:
+        try:
+            return self.channels[name]
+        except KeyError:
+            known = ", ".join(self.channels)
+            raise ConfigError(f"unknown channel {name!r} (channels: {known})") from None
+
+    def channel_text(self, channel: Channel) -> str:
+        data = self.repo.read_file(self.control_sha, channel.path)
+        assert data is not None
+        return data.decode()
+
+    def head(self, channel: Channel) -> str:
+        """The commit at the head of a channel's branch."""
+        if channel.branch not in self._heads:
+            self._heads[channel.branch] = self.repo.require_branch(channel.branch)
+        return self._heads[channel.branch]
+
+    @cached_property
+    def registry(self) -> Registry:
+        return open_registry(self.registry_spec, default_dir=self.repo.workdir)
+
+    @cached_property
+    def clusters(self) -> list[Cluster]:
+        return self.registry.clusters()
+
+    def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
+        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
+        channel = self.channels.get(cluster.channel)
+        if channel is None:
+            return None, f"unknown channel {cluster.channel!r}"
+        if not channel.pinned:
+            return self.head(channel), ""
+        group = channel.group_for(cluster)
+        if group is None:
+            return None, f"no group of channel {channel.name!r} matches"
+        if group.sha is None:
+            return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
+        return group.sha, group.name
+
+
+def open_workspace(repo: str, *, registry: str | None = None,
+                   control_branch: str = "main") -> Workspace:
+    """Open the config repo at a path, or a local mirror of it for a git URL.
+
+    A URL is mirrored under ~/.cache/clmgit and fetched on every open; its branches are the
+    remote's, so a change made there only counts once pushed (use --push).
+    """
+    if _is_url(repo):
+        return Workspace(_mirror(repo), control_branch=control_branch, registry_spec=registry)
+    return Workspace(GitRepo(repo), control_branch=control_branch, registry_spec=registry)
+
+
+def _is_url(spec: str) -> bool:
+    return "://" in spec or (spec.startswith("git@") and ":" in spec)
+
+
+def _mirror(url: str) -> GitRepo:
+    import hashlib
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from clmgit.errors import GitError
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "clmgit" / "repos"
+    path = cache / hashlib.sha256(url.encode()).hexdigest()[:16]
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        cmd = ["git", "clone", "--quiet", "--bare", url, str(path)]
+    else:
+        cmd = ["git", "-C", str(path), "fetch", "--quiet", "--prune", "origin",
+               "+refs/heads/*:refs/heads/*"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GitError(f"cannot fetch the config repo {url}: {proc.stderr.strip()[:200]}")
+    repo = GitRepo(path)
+    return repo

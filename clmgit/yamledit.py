@@ -1,0 +1,255 @@
+"""Edits of YAML files that people wrote, keeping every byte that the edit does not change.
+
+ruamel.yaml's round-trip parser tells where each key stands; the edit replaces just the scalar
+token of a value (keeping its quoting style) or inserts a `key: value` line beside its siblings.
+Every edit is checked by parsing the result back: the data must equal the old data with exactly
+the requested change. Where a layout is beyond a token splice (flow style, block scalars), the
+edit falls back to a ruamel round-trip dump, which keeps comments and order, and is checked too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError as RuamelYAMLError
+
+from clmgit.errors import ConfigError
+
+Scalar = str | int | bool | None
+Path = Sequence[str | int]
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load(text: str | bytes, name: str) -> Any:
+    """Parse YAML fast (libyaml where present); a syntax error names the file and line."""
+    try:
+        return yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{name}: malformed YAML{where}: {problem}") from None
+
+
+def normalize(value: Any) -> Any:
+    """Plain data for comparisons: timestamps as ISO strings, containers as dict/list."""
+    if isinstance(value, Mapping):
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [normalize(v) for v in value]
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+class Document:
+    """A YAML file being edited; `text` is the result."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self.name = name
+        self.text = text
+        self._parse()
+
+    def _parse(self) -> None:
+        try:
+            self._tree = YAML(typ="rt").load(self.text)
+        except RuamelYAMLError as e:
+            raise ConfigError(f"{self.name}: malformed YAML: {str(e).splitlines()[0]}") from None
+        self.data = normalize(load(self.text, self.name))
+
+    def set(self, path: Path, values: Mapping[str, Scalar]) -> None:
+        """Set `values` in the mapping at `path` (keys missing there are added after `after`)."""
+        expected = json.loads(json.dumps(self.data))
+        target = _walk(expected, path)
+        if not isinstance(target, dict):
+            raise ConfigError(f"{self.name}: {'.'.join(map(str, path))} is not a mapping")
+        target.update({k: normalize(v) for k, v in values.items()})
+        before = self.text
+        try:
+            for key, value in values.items():
+                self._splice(path, key, value)
+            self._check(expected)
+        except _CannotSplice:
+            self.text = before
+            self._dump_round_trip(path, values)
+            self._check(expected)
+
+    def append_block(self, block: str, expected: Any) -> None:
+        """Append a top-level block of YAML text, for a key the file does not have yet."""
+        text = self.text if self.text.endswith("\n") or not self.text else self.text + "\n"
+        self.text = text + block
+        self._check(normalize(expected))
+
+    # --- the splice ------------------------------------------------------------------------
+
+    def _splice(self, path: Path, key: str, value: Scalar) -> None:
+        node = _walk(self._tree, path)
+        if not isinstance(node, CommentedMap) or node.fa.flow_style():
+            raise _CannotSplice
+        lines = self.text.splitlines(keepends=True)
+        if key in node:
+            if isinstance(node[key], CommentedMap | CommentedSeq):
+                raise _CannotSplice
+            line_no, col = node.lc.key(key)
+            lines[line_no] = _replace_value(lines[line_no], col, key, value)
+        else:
+            anchor = _last_scalar_key(node)
+            if anchor is None:
+                raise _CannotSplice
+            line_no, col = node.lc.key(anchor)
+            end = _entry_end(lines, line_no, col)
+            lines.insert(end, " " * col + f"{key}: {format_scalar(value)}\n")
+        self.text = "".join(lines)
+        self._parse()
+
+    def _check(self, expected: Any) -> None:
+        actual = normalize(load(self.text, self.name))
+        if actual != expected:
+            raise ConfigError(f"{self.name}: could not edit the file safely; nothing was written")
+        self.data = actual
+
+    def _dump_round_trip(self, path: Path, values: Mapping[str, Scalar]) -> None:
+        rt = YAML(typ="rt")
+        rt.preserve_quotes = True
+        tree = rt.load(self.text)
+        node = _walk(tree, path)
+        for key, value in values.items():
+            node[key] = value
+        out = io.StringIO()
+        rt.dump(tree, out)
+        self.text = out.getvalue()
+        self._parse()
+
+
+class _CannotSplice(Exception):
+    pass
+
+
+def _walk(node: Any, path: Path) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _last_scalar_key(node: CommentedMap) -> str | None:
+    scalar_keys = [k for k, v in node.items() if not isinstance(v, CommentedMap | CommentedSeq)]
+    if not scalar_keys:
+        return None
+    return max(scalar_keys, key=lambda k: node.lc.key(k)[0])
+
+
+def _entry_end(lines: list[str], line_no: int, col: int) -> int:
+    """The index of the line after the entry whose key starts at (line_no, col)."""
+    end = line_no + 1
+    for i in range(line_no + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(lines[i]) - len(lines[i].lstrip(" "))
+        if indent <= col:
+            break
+        end = i + 1
+    return end
+
+
+_PLAIN_END = re.compile(r"\s+#|\s*$")
+
+
+def _replace_value(line: str, col: int, key: str, value: Scalar) -> str:
+    colon = line.find(":", col + len(key))
+    if colon < 0:
+        raise _CannotSplice
+    start = colon + 1
+    while start < len(line) and line[start] == " ":
+        start += 1
+    body = line.rstrip("\r\n")
+    newline = line[len(body):]
+    rest = body[start:]
+    if not rest or rest.startswith("#"):  # a null value: `key:` or `key:  # comment`
+        gap = "" if body[colon + 1:start] else " "
+        new = format_scalar(value)
+        tail = (" " + rest) if rest else ""
+        return body[:start] + gap + new + tail + newline
+    end = _token_end(rest)
+    old = rest[:end]
+    return body[:start] + format_scalar(value, old) + rest[end:] + newline
+
+
+def _token_end(rest: str) -> int:
+    first = rest[0]
+    if first in "|>{[&*!":
+        raise _CannotSplice
+    if first == '"':
+        i = 1
+        while i < len(rest):
+            if rest[i] == "\\":
+                i += 2
+                continue
+            if rest[i] == '"':
+                return i + 1
+            i += 1
+        raise _CannotSplice  # a quoted scalar over several lines
+    if first == "'":
+        i = 1
+        while i < len(rest):
+            if rest[i] == "'":
+                if rest[i + 1:i + 2] == "'":
+                    i += 2
+                    continue
+                return i + 1
+            i += 1
+        raise _CannotSplice
+    match = _PLAIN_END.search(rest)
+    assert match is not None
+    return match.start()
+
+
+def format_scalar(value: Scalar, old_token: str | None = None) -> str:
+    """A YAML token for `value`, in the quoting style of the token it replaces where it can."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if old_token and old_token[0] == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if old_token and old_token[0] == '"':
+        return json.dumps(value, ensure_ascii=False)
+    plain_ok = _plain_loads_as(value, value)
+    if old_token:
+        # An unquoted old value that YAML reads as a timestamp or number stays unquoted when the
+        # new value is read the same way, so a file's style is kept.
+        old = _safe_scalar(old_token)
+        new = _safe_scalar(value)
+        if not isinstance(old, str) and old is not None and type(old) is type(new):
+            plain_ok = normalize(new) == normalize(value)
+    return value if plain_ok else json.dumps(value, ensure_ascii=False)
+
+
+def _safe_scalar(token: str) -> Any:
+    try:
+        return yaml.load(token, Loader=_SAFE_LOADER)  # noqa: S506
+    except yaml.YAMLError:
+        return None
+
+
+def _plain_loads_as(token: str, value: str) -> bool:
+    if not token or token != token.strip() or "\n" in token or ": " in token or " #" in token:
+        return False
+    if token[0] in "!&*{}[]|>'\"%@`#,?:-":
+        return False
+    return _safe_scalar(token) == value

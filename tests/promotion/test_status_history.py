@@ -1,0 +1,77 @@
+"""`status` (pinned vs applied, per cluster) and `history` (the log of channels/)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import Fleet, default_records
+from tests.promotion.test_promote import applied
+
+
+def by_id(fleet: Fleet) -> dict[str, dict]:
+    r = fleet.cli("status", "--output", "json")
+    assert r.code == 0, r.err
+    return {s["id"].rsplit(":", 1)[1]: s for s in json.loads(r.out)}
+
+
+def test_status_json_states(fleet: Fleet) -> None:
+    records = applied(default_records(), "dev", fleet.c3)
+    records[3]["config_items"] = {"cluster_update_block": "migrating etcd"}
+    records[4]["status"] = {"current_version": "", "next_version": "x#y",
+                            "problems": [], "last_version": ""}
+    fleet.set_clusters(records)
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    assert fleet.cli("promote", "alpha", "beta", "--group", "canary", "--force").code == 0
+    states = by_id(fleet)
+    assert set(states["dev-1"]) == {"id", "alias", "environment", "channel", "group",
+                                    "pinned_sha", "applied_sha", "state", "reason"}
+    assert states["dev-1"]["state"] == "in-sync"
+    assert states["dev-1"]["pinned_sha"] == states["dev-1"]["applied_sha"] == fleet.c3
+    assert states["alpha-1"]["state"] == "pending" and states["alpha-1"]["group"] == "default"
+    assert states["beta-canary"]["group"] == "canary"
+    assert states["beta-canary"]["pinned_sha"] == fleet.c3
+    assert states["beta-1"]["state"] == "blocked"
+    assert "migrating etcd" in states["beta-1"]["reason"]
+    assert states["prod-1"]["state"] == "blocked"  # stable has no pin yet
+    records[4]["channel"] = "dev"
+    fleet.set_clusters(records)
+    assert by_id(fleet)["prod-1"]["state"] == "updating"
+
+
+def test_status_failed_and_table(fleet: Fleet) -> None:
+    records = default_records()
+    records[0]["status"]["problems"] = [{"type": "stack", "title": "stack failed", "detail": ""}]
+    fleet.set_clusters(records)
+    assert by_id(fleet)["dev-1"]["state"] == "failed"
+    r = fleet.cli("status", "--channel", "dev")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["id", "alias", "environment", "channel", "group", "pinned",
+                                "applied", "state"]
+    assert len(lines) == 2 and "failed (stack failed)" in lines[1]
+
+
+def test_history_newest_first(fleet: Fleet) -> None:
+    fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2).code == 0
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    assert fleet.cli("freeze", "alpha", "--reason", "incident").code == 0
+    r = fleet.cli("history", "alpha", "--output", "json")
+    assert r.code == 0
+    entries = json.loads(r.out)
+    assert [e["action"] for e in entries[:3]] == ["freeze", "promote", "promote"]
+    assert entries[1]["sha"] == fleet.c3 and entries[2]["sha"] == fleet.c2
+    assert entries[1]["source"] == "dev" and entries[1]["groups"] == ["default"]
+    table = fleet.cli("history").out
+    assert "freeze(alpha): incident" in table.splitlines()[1]
+
+
+def test_diff_shows_commits_per_group(fleet: Fleet) -> None:
+    fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2).code == 0
+    r = fleet.cli("diff", "dev", "alpha")
+    assert r.code == 0, r.err
+    assert f"default: {fleet.c2[:7]}..{fleet.c3[:7]}, 1 commit(s) to cluster/" in r.out
+    assert "Raise the version to 3" in r.out and "Docs only" not in r.out
+    r = fleet.cli("diff", "dev", "alpha", "--cluster", "alpha-1", "--output", "json")
+    assert json.loads(r.out)[0]["group"] == "default"
