@@ -96,13 +96,13 @@ def _is_url(spec: str) -> bool:
 
 def _mirror(url: str) -> GitRepo:
     import hashlib
-    import os
     import subprocess
-    from pathlib import Path
 
     from clmgit.errors import GitError
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "clmgit" / "repos"
+    from clmgit.cache import cache_dir
+
+    cache = cache_dir("repos")
     path = cache / hashlib.sha256(url.encode()).hexdigest()[:16]
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
@@ -112,6 +112,13 @@ def _mirror(url: str) -> GitRepo:
                "+refs/heads/*:refs/heads/*"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise GitError(f"cannot fetch the config repo {url}: {proc.stderr.strip()[:200]}")
-    repo = GitRepo(path)
-    return repo
+        raise GitError(f"cannot fetch the config repo {redact(url)}: "
+                       f"{redact(proc.stderr.strip())[:200]}")
+    return GitRepo(path)
+
+
+def redact(text: str) -> str:
+    """Hide credentials in URLs (`https://user:token@host`) before they reach output or logs."""
+    import re
+
+    return re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)

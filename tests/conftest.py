@@ -18,6 +18,15 @@ from clmgit.sandbox.configrepo import (
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Keep clmgit's cache (parsed registries, repo mirrors) out of the user's home."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CLMGIT_CACHE_DIR", str(tmp_path_factory.mktemp("clmgit-cache")))
+    yield
+    mp.undo()
+
+
 @dataclass
 class Result:
     code: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clmgit import yamledit
+from clmgit.cache import load_yaml
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, parse_cluster
 
@@ -23,7 +23,7 @@ class FileRegistry:
             ) from None
         except OSError as e:
             raise RegistryError(f"cannot read the registry {self.path}: {e.strerror}") from None
-        data = yamledit.load(text, str(self.path))
+        data = load_yaml(text, str(self.path))
         if data is None:
             return []
         if not isinstance(data, dict) or not isinstance(data.get("clusters", []), list):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from clmgit.sandbox.configrepo import clusters_yaml
 from tests.conftest import Fleet, default_records
 from tests.promotion.test_promote import applied
 
@@ -75,3 +76,23 @@ def test_diff_shows_commits_per_group(fleet: Fleet) -> None:
     assert "Raise the version to 3" in r.out and "Docs only" not in r.out
     r = fleet.cli("diff", "dev", "alpha", "--cluster", "alpha-1", "--output", "json")
     assert json.loads(r.out)[0]["group"] == "default"
+
+
+def test_registry_edits_are_seen_through_the_parse_cache(fleet: Fleet) -> None:
+    assert by_id(fleet)["dev-1"]["state"] == "pending"
+    records = applied(default_records(), "dev", fleet.c3)
+    (fleet.path / "clusters.yaml").write_text(clusters_yaml(records))
+    assert by_id(fleet)["dev-1"]["state"] == "in-sync"
+
+
+def test_repo_given_as_git_url_is_mirrored(fleet: Fleet) -> None:
+    from tests.conftest import run_cli
+
+    fleet.builder.git("push", "--quiet", "origin", "main")
+    url = f"file://{fleet.origin}"
+    r = run_cli("--repo", url, "--registry", str(fleet.path / "clusters.yaml"),
+                "status", "--output", "json")
+    assert r.code == 0, r.err
+    assert len(json.loads(r.out)) == 5
+    r = run_cli("--repo", url, "history")
+    assert "Add channels and clusters" in r.out
