@@ -32,14 +32,23 @@ def main() -> None:
         print(f"running bench/{name}.py ...", file=sys.stderr, flush=True)
         for r in module.run():
             rows.append(r)
-            print(f"  {r['benchmark']}: {r['median_s'] * 1000:.0f} ms (target {r['target']})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {r['benchmark']}: {r['median_s'] * 1000:.0f} ms (target {r['target']})",
+                file=sys.stderr,
+                flush=True,
+            )
     lines = [
-        "# Benchmark results", "", f"Machine: {machine()}", "",
-        "| benchmark | target | median | detail |", "|---|---|---|---|",
+        "# Benchmark results",
+        "",
+        f"Machine: {machine()}",
+        "",
+        "| benchmark | target | median | detail |",
+        "|---|---|---|---|",
     ]
-    lines += [f"| {r['benchmark']} | {r['target']} | {r['median_s'] * 1000:.0f} ms | {r['detail']} |"
-              for r in rows]
+    lines += [
+        f"| {r['benchmark']} | {r['target']} | {r['median_s'] * 1000:.0f} ms | {r['detail']} |"
+        for r in rows
+    ]
     (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
     print((HERE / "RESULTS.md").read_text())
 

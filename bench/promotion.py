@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 
 from clmgit.model import desired_version, parse_cluster
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, clusters_yaml, example_channels
+from clmgit.sandbox.configrepo import (
+    ConfigRepoBuilder,
+    cluster_record,
+    clusters_yaml,
+    example_channels,
+)
 
 COMMITS = 20_000
 CLUSTERS = 1_000
@@ -47,8 +52,11 @@ def build(tmp: Path) -> ConfigRepoBuilder:
     records = []
     for i in range(CLUSTERS):
         ch = channels[i % 4]
-        r = cluster_record(f"aws:1234567890{i % 10:02d}:eu-central-1:c{i}", channel=ch,
-                           alias=f"c{i}-canary" if i % 50 == 2 else f"c{i}")
+        r = cluster_record(
+            f"aws:1234567890{i % 10:02d}:eu-central-1:c{i}",
+            channel=ch,
+            alias=f"c{i}-canary" if i % 50 == 2 else f"c{i}",
+        )
         r["config_items"] = {f"item_{k}": f"value-{k}" for k in range(10)}
         if ch == "dev":
             r["status"]["current_version"] = desired_version(head, parse_cluster(r, "bench"))
@@ -81,8 +89,16 @@ def run() -> list[dict[str, object]]:
         status = [timed([*clmgit, "status"], b.path) for _ in range(RUNS)]
     detail = f"{COMMITS:,} commits on dev, {CLUSTERS:,} clusters, median of {RUNS} runs"
     return [
-        {"benchmark": "promote dev alpha", "target": "<= 1.5 s",
-         "median_s": statistics.median(promote), "detail": detail},
-        {"benchmark": "status", "target": "<= 1.0 s",
-         "median_s": statistics.median(status), "detail": detail},
+        {
+            "benchmark": "promote dev alpha",
+            "target": "<= 1.5 s",
+            "median_s": statistics.median(promote),
+            "detail": detail,
+        },
+        {
+            "benchmark": "status",
+            "target": "<= 1.0 s",
+            "median_s": statistics.median(status),
+            "detail": detail,
+        },
     ]

@@ -20,7 +20,8 @@ KEEP = 16  # cached documents kept; older ones are pruned
 
 def cache_dir(kind: str) -> Path:
     base = os.environ.get("CLMGIT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "clmgit")
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "clmgit"
+    )
     return Path(base) / kind
 
 

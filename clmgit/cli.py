@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
-from enum import Enum
-from typing import Annotated, Optional
+from enum import StrEnum
+from typing import Annotated
 
 import typer
 
@@ -18,12 +18,14 @@ from clmgit import output
 from clmgit.errors import ClmgitError
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
     help="GitOps channel promotion and reconcile for fleets of Kubernetes clusters on AWS.",
 )
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     json = "json"
 
@@ -41,8 +43,9 @@ class Settings:
         if self._ws is None:
             from clmgit.workspace import open_workspace
 
-            self._ws = open_workspace(self.repo, registry=self.registry,
-                                      control_branch=self.control_branch)
+            self._ws = open_workspace(
+                self.repo, registry=self.registry, control_branch=self.control_branch
+            )
         return self._ws
 
 
@@ -56,17 +59,25 @@ def settings() -> Settings:
 
 @app.callback()
 def common(
-    repo: Annotated[str, typer.Option(envvar="CLMGIT_REPO", help="Config repo: a path or git URL.")] = ".",
-    registry: Annotated[Optional[str], typer.Option(  # noqa: UP007 - typer needs Optional
-        envvar="CLMGIT_REGISTRY", help="Cluster registry: a clusters.yaml path or an http(s) URL.",
-    )] = None,
+    repo: Annotated[
+        str, typer.Option(envvar="CLMGIT_REPO", help="Config repo: a path or git URL.")
+    ] = ".",
+    registry: Annotated[
+        str | None,
+        typer.Option(  # noqa: UP007 - typer needs Optional
+            envvar="CLMGIT_REGISTRY",
+            help="Cluster registry: a clusters.yaml path or an http(s) URL.",
+        ),
+    ] = None,
     control_branch: Annotated[str, typer.Option(envvar="CLMGIT_CONTROL_BRANCH")] = "main",
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     global _settings
     _settings = Settings(repo, registry, control_branch, verbose)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
 
 
 Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this group (repeatable).")]
@@ -75,9 +86,10 @@ OutputOpt = Annotated[Format, typer.Option("--output", "-o")]
 
 @app.command()
 def promote(
-    source: str, target: str,
+    source: str,
+    target: str,
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
-    sha: Annotated[Optional[str], typer.Option(help="Promote this SHA of the source.")] = None,  # noqa: UP007
+    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,  # noqa: UP007
     dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
     force: Annotated[bool, typer.Option(help="Override forward-only and gates.")] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze")] = False,
@@ -88,8 +100,15 @@ def promote(
     from clmgit.promotion.promote import land_plan, plan_promotion
 
     ws = settings().ws
-    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
-                          ignore_freeze=ignore_freeze)
+    plan = plan_promotion(
+        ws,
+        source=source,
+        target=target,
+        groups=group,
+        sha=sha,
+        force=force,
+        ignore_freeze=ignore_freeze,
+    )
     _finish_plan(ws, plan, dry_run=dry_run, push=push, out=out, land=land_plan)
 
 
@@ -97,7 +116,7 @@ def promote(
 def rollback(
     channel: str,
     group: Groups = [],  # noqa: B006
-    to: Annotated[Optional[str], typer.Option(help="Roll back to this SHA.")] = None,  # noqa: UP007
+    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,  # noqa: UP007
     dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
     push: Annotated[bool, typer.Option()] = False,
     out: OutputOpt = Format.table,
@@ -125,24 +144,26 @@ def _finish_plan(ws, plan, *, dry_run: bool, push: bool, out: Format, land) -> N
 
 @app.command()
 def diff(
-    source: str, target: str,
+    source: str,
+    target: str,
     group: Groups = [],  # noqa: B006
-    cluster: Annotated[Optional[str], typer.Option(help="Only the group of this cluster.")] = None,  # noqa: UP007
-    sha: Annotated[Optional[str], typer.Option()] = None,  # noqa: UP007
+    cluster: Annotated[str | None, typer.Option(help="Only the group of this cluster.")] = None,  # noqa: UP007
+    sha: Annotated[str | None, typer.Option()] = None,  # noqa: UP007
     out: OutputOpt = Format.table,
 ) -> None:
     """Preview what `promote SOURCE TARGET` would bring, per group."""
     from clmgit import views
     from clmgit.promotion.preview import preview
 
-    previews = preview(settings().ws, source=source, target=target, groups=group,
-                       cluster=cluster, sha=sha)
+    previews = preview(
+        settings().ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
+    )
     views.previews(previews, as_json=out is Format.json)
 
 
 @app.command()
 def status(
-    channel: Annotated[Optional[str], typer.Option()] = None,  # noqa: UP007
+    channel: Annotated[str | None, typer.Option()] = None,  # noqa: UP007
     out: OutputOpt = Format.table,
 ) -> None:
     """Pinned versus applied version, per cluster."""
@@ -154,7 +175,7 @@ def status(
 
 @app.command()
 def history(
-    channel: Annotated[Optional[str], typer.Argument()] = None,  # noqa: UP007
+    channel: Annotated[str | None, typer.Argument()] = None,  # noqa: UP007
     limit: Annotated[int, typer.Option(min=1)] = 50,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -225,7 +246,9 @@ def main() -> None:
     except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
         if verbose:
             traceback.print_exc()
-        sys.stderr.write(f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n")
+        sys.stderr.write(
+            f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n"
+        )
         sys.exit(3)
     finally:
         sys.stdout.flush()

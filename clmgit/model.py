@@ -1,4 +1,4 @@
-"""Domain values of a cluster registry record (CLM's format) and the version strings derived from them.
+"""Domain values of a cluster registry record (CLM's format) and the versions derived from them.
 
 A record is parsed once into frozen dataclasses; adapters never hand SDK or raw objects upward.
 """
@@ -84,8 +84,18 @@ class Cluster:
 
 
 SELECTOR_FIELDS = frozenset(
-    {"id", "alias", "environment", "region", "provider", "criticality_level",
-     "infrastructure_account", "channel", "lifecycle_status", "local_id"}
+    {
+        "id",
+        "alias",
+        "environment",
+        "region",
+        "provider",
+        "criticality_level",
+        "infrastructure_account",
+        "channel",
+        "lifecycle_status",
+        "local_id",
+    }
 )
 
 
@@ -104,8 +114,14 @@ def cluster_hash(cluster: Cluster) -> str:
     node-pool sizes as int64), config items sorted by key; base64 URL encoding without padding.
     """
     state = bytearray()
-    for text in (cluster.id, cluster.infrastructure_account, cluster.local_id,
-                 cluster.api_server_url, cluster.channel, cluster.environment):
+    for text in (
+        cluster.id,
+        cluster.infrastructure_account,
+        cluster.local_id,
+        cluster.api_server_url,
+        cluster.channel,
+        cluster.environment,
+    ):
         state += text.encode()
     state += struct.pack("<i", cluster.criticality_level)
     for text in (cluster.lifecycle_status, cluster.provider, cluster.region):
@@ -182,7 +198,9 @@ def parse_status(raw: Any) -> ClusterStatus:
     if not isinstance(raw, Mapping):
         return ClusterStatus()
     problems = tuple(
-        Problem(type=_text(p.get("type")), title=_text(p.get("title")), detail=_text(p.get("detail")))
+        Problem(
+            type=_text(p.get("type")), title=_text(p.get("title")), detail=_text(p.get("detail"))
+        )
         for p in raw.get("problems") or ()
         if isinstance(p, Mapping)
     )
@@ -214,9 +232,7 @@ def parse_cluster(raw: Any, where: str) -> Cluster:
         lifecycle_status=_text(raw.get("lifecycle_status") or READY),
         owner=_text(raw.get("owner")),
         config_items=_items(raw.get("config_items"), where),
-        node_pools=tuple(
-            parse_node_pool(p, where) for p in raw.get("node_pools") or ()
-        ),
+        node_pools=tuple(parse_node_pool(p, where) for p in raw.get("node_pools") or ()),
         status=parse_status(raw.get("status")),
     )
 

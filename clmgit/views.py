@@ -21,29 +21,38 @@ def _short(sha: str | None) -> str:
 
 def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
     if as_json:
-        emit_json({
-            "result": "dry-run" if landed is None else "landed",
-            "action": p.action, "target": p.target, "source": p.source, "sha": p.sha,
-            "changes": p.changes, "unchanged": p.unchanged, "overrides": p.overrides,
-            "branch_move": p.move, "commit": landed.commit if landed else None,
-            "pushed": bool(landed and landed.pushed), "message": p.message,
-        })
+        emit_json(
+            {
+                "result": "dry-run" if landed is None else "landed",
+                "action": p.action,
+                "target": p.target,
+                "source": p.source,
+                "sha": p.sha,
+                "changes": p.changes,
+                "unchanged": p.unchanged,
+                "overrides": p.overrides,
+                "branch_move": p.move,
+                "commit": landed.commit if landed else None,
+                "pushed": bool(landed and landed.pushed),
+                "message": p.message,
+            }
+        )
         return
     head = "would " if landed is None else ""
     verb = "promote" if p.action == "promote" else "roll back"
     for c in p.changes:
         src = f" from {p.source}" if p.source else ""
         line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)}")
-    for g in p.unchanged:
-        line(f"  {p.target}/{g} already at {_short(p.sha)}")
+    for name in p.unchanged:
+        line(f"  {p.target}/{name} already at {_short(p.sha)}")
     for o in p.overrides:
         note(f"override {o}")
     if p.move:
         line(f"{head}move branch {p.move.branch}: {_short(p.move.old)} -> {_short(p.move.new)}")
     if p.commits:
         line(f"brings {len(p.commits)} change(s) to cluster/:")
-        for c in p.commits:
-            line(f"  {c}")
+        for entry in p.commits:
+            line(f"  {entry}")
     if landed is None:
         line("dry run: nothing written")
     else:
@@ -53,12 +62,22 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
 
 def previews(items: Sequence[GroupPreview], *, as_json: bool) -> None:
     if as_json:
-        emit_json([
-            {"group": p.group, "old": p.old, "new": p.new, "forward": p.forward,
-             "total": p.total, "commits": [{"sha": c.sha, "subject": c.subject,
-                                            "author": c.author, "date": c.date} for c in p.commits]}
-            for p in items
-        ])
+        emit_json(
+            [
+                {
+                    "group": p.group,
+                    "old": p.old,
+                    "new": p.new,
+                    "forward": p.forward,
+                    "total": p.total,
+                    "commits": [
+                        {"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date}
+                        for c in p.commits
+                    ],
+                }
+                for p in items
+            ]
+        )
         return
     for p in items:
         if p.old == p.new:
@@ -77,16 +96,34 @@ STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "pinned", "ap
 
 def states(items: Sequence[ClusterState], *, as_json: bool) -> None:
     if as_json:
-        emit_json([
-            {"id": s.id, "alias": s.alias, "environment": s.environment, "channel": s.channel,
-             "group": s.group, "pinned_sha": s.pinned_sha, "applied_sha": s.applied_sha or None,
-             "state": s.state, "reason": s.reason}
-            for s in items
-        ])
+        emit_json(
+            [
+                {
+                    "id": s.id,
+                    "alias": s.alias,
+                    "environment": s.environment,
+                    "channel": s.channel,
+                    "group": s.group,
+                    "pinned_sha": s.pinned_sha,
+                    "applied_sha": s.applied_sha or None,
+                    "state": s.state,
+                    "reason": s.reason,
+                }
+                for s in items
+            ]
+        )
         return
     rows: list[list[Any]] = [
-        [s.id, s.alias, s.environment, s.channel, s.group or "-", _short(s.pinned_sha),
-         _short(s.applied_sha), s.state + (f" ({s.reason})" if s.reason else "")]
+        [
+            s.id,
+            s.alias,
+            s.environment,
+            s.channel,
+            s.group or "-",
+            _short(s.pinned_sha),
+            _short(s.applied_sha),
+            s.state + (f" ({s.reason})" if s.reason else ""),
+        ]
         for s in items
     ]
     table(STATE_COLUMNS, rows)

@@ -78,8 +78,9 @@ class Workspace:
         return group.sha, group.name
 
 
-def open_workspace(repo: str, *, registry: str | None = None,
-                   control_branch: str = "main") -> Workspace:
+def open_workspace(
+    repo: str, *, registry: str | None = None, control_branch: str = "main"
+) -> Workspace:
     """Open the config repo at a path, or a local mirror of it for a git URL.
 
     A URL is mirrored under ~/.cache/clmgit and fetched on every open; its branches are the
@@ -98,9 +99,8 @@ def _mirror(url: str) -> GitRepo:
     import hashlib
     import subprocess
 
-    from clmgit.errors import GitError
-
     from clmgit.cache import cache_dir
+    from clmgit.errors import GitError
 
     cache = cache_dir("repos")
     path = cache / hashlib.sha256(url.encode()).hexdigest()[:16]
@@ -108,12 +108,21 @@ def _mirror(url: str) -> GitRepo:
         cache.mkdir(parents=True, exist_ok=True)
         cmd = ["git", "clone", "--quiet", "--bare", url, str(path)]
     else:
-        cmd = ["git", "-C", str(path), "fetch", "--quiet", "--prune", "origin",
-               "+refs/heads/*:refs/heads/*"]
+        cmd = [
+            "git",
+            "-C",
+            str(path),
+            "fetch",
+            "--quiet",
+            "--prune",
+            "origin",
+            "+refs/heads/*:refs/heads/*",
+        ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise GitError(f"cannot fetch the config repo {redact(url)}: "
-                       f"{redact(proc.stderr.strip())[:200]}")
+        raise GitError(
+            f"cannot fetch the config repo {redact(url)}: {redact(proc.stderr.strip())[:200]}"
+        )
     return GitRepo(path)
 
 

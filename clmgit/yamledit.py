@@ -176,10 +176,10 @@ def _replace_value(line: str, col: int, key: str, value: Scalar) -> str:
     while start < len(line) and line[start] == " ":
         start += 1
     body = line.rstrip("\r\n")
-    newline = line[len(body):]
+    newline = line[len(body) :]
     rest = body[start:]
     if not rest or rest.startswith("#"):  # a null value: `key:` or `key:  # comment`
-        gap = "" if body[colon + 1:start] else " "
+        gap = "" if body[colon + 1 : start] else " "
         new = format_scalar(value)
         tail = (" " + rest) if rest else ""
         return body[:start] + gap + new + tail + newline
@@ -206,7 +206,7 @@ def _token_end(rest: str) -> int:
         i = 1
         while i < len(rest):
             if rest[i] == "'":
-                if rest[i + 1:i + 2] == "'":
+                if rest[i + 1 : i + 2] == "'":
                     i += 2
                     continue
                 return i + 1

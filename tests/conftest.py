@@ -80,11 +80,13 @@ def default_records() -> list[dict[str, object]]:
     return [
         cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev"),
         cluster_record("aws:123456789012:eu-central-1:alpha-1", channel="alpha"),
-        cluster_record("aws:123456789012:eu-central-1:beta-canary", channel="beta",
-                       alias="beta-canary"),
+        cluster_record(
+            "aws:123456789012:eu-central-1:beta-canary", channel="beta", alias="beta-canary"
+        ),
         cluster_record("aws:123456789012:eu-central-1:beta-1", channel="beta"),
-        cluster_record("aws:123456789012:eu-central-1:prod-1", channel="stable",
-                       environment="production"),
+        cluster_record(
+            "aws:123456789012:eu-central-1:prod-1", channel="stable", environment="production"
+        ),
     ]
 
 
@@ -97,7 +99,10 @@ def fleet(tmp_path: Path) -> Fleet:
     c2 = b.commit("dev", {"cluster/stack.yaml": "v: 2\n"}, "Raise the version to 2")
     b.commit("dev", {"README.md": "docs\n"}, "Docs only")
     c3 = b.commit("dev", {"cluster/stack.yaml": "v: 3\n"}, "Raise the version to 3")
-    b.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml(default_records())},
-             "Add channels and clusters")
+    b.commit(
+        "main",
+        {**example_channels(), "clusters.yaml": clusters_yaml(default_records())},
+        "Add channels and clusters",
+    )
     origin = b.add_origin()
     return Fleet(b, b.path, origin, c1, c2, c3)

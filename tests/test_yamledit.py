@@ -28,15 +28,17 @@ def test_replace_keeps_quote_style_and_comments() -> None:
     doc = yamledit.Document(TEXT, "beta.yaml")
     doc.set(["groups", 0], {"sha": "a" * 40, "promoted_at": "2026-11-22T08:00:00Z"})
     expected = TEXT.replace("9f1b3697c6f1d2a1e0c4b7d8e9f0a1b2c3d4e5f6", "a" * 40).replace(
-        "2026-11-20T10:00:00Z", "2026-11-22T08:00:00Z")
+        "2026-11-20T10:00:00Z", "2026-11-22T08:00:00Z"
+    )
     assert doc.text == expected
 
 
 def test_insert_goes_beside_siblings() -> None:
     doc = yamledit.Document(TEXT, "beta.yaml")
     doc.set(["groups", 1], {"sha": "1" * 40})
-    assert doc.text == TEXT.replace("  - name: default\n",
-                                    f'  - name: default\n    sha: "{"1" * 40}"\n')
+    assert doc.text == TEXT.replace(
+        "  - name: default\n", f'  - name: default\n    sha: "{"1" * 40}"\n'
+    )
     assert yaml.safe_load(doc.text)["groups"][1]["sha"] == "1" * 40  # quoted: not an int
 
 

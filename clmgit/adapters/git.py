@@ -57,7 +57,8 @@ class GitRepo:
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
         self.git = self._repo.git
-        self.workdir: Path | None = None if self._repo.bare else Path(self._repo.working_tree_dir)
+        tree = self._repo.working_tree_dir
+        self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
         self.git_dir = Path(self._repo.git_dir)
 
     # --- reading ---------------------------------------------------------------------------
@@ -119,8 +120,14 @@ class GitRepo:
     def commit_time(self, sha: str) -> str:
         return self.run("show", "-s", "--format=%cI", sha).strip()
 
-    def log(self, revs: str | Sequence[str], *, paths: Iterable[str] = (), limit: int | None = None,
-            first_parent: bool = False) -> list[Commit]:
+    def log(
+        self,
+        revs: str | Sequence[str],
+        *,
+        paths: Iterable[str] = (),
+        limit: int | None = None,
+        first_parent: bool = False,
+    ) -> list[Commit]:
         """Commits of a range, newest first, with their full messages."""
         args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
         if limit:
@@ -153,24 +160,28 @@ class GitRepo:
     # --- writing ---------------------------------------------------------------------------
 
     def make_commit(self, parent: str, files: Mapping[str, bytes], message: str) -> str:
-        """A commit on top of `parent` with `files` replaced; written to the object database only."""
+        """A commit on top of `parent` with `files` replaced, in the object database only."""
         with tempfile.TemporaryDirectory(prefix="clmgit-index-") as tmp:
             env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
             self._with_env(env, "read-tree", parent)
             for path, data in files.items():
-                blob = self._with_env(env, "hash-object", "-w", "--stdin", "--path", path,
-                                      istream=data).strip()
-                self._with_env(env, "update-index", "--add", "--cacheinfo",
-                               f"100644,{blob},{path}")
+                blob = self._with_env(
+                    env, "hash-object", "-w", "--stdin", "--path", path, istream=data
+                ).strip()
+                self._with_env(env, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
             tree = self._with_env(env, "write-tree").strip()
-        return self._with_env({}, "commit-tree", tree, "-p", parent, "-F", "-",
-                              istream=message.encode()).strip()
+        return self._with_env(
+            {}, "commit-tree", tree, "-p", parent, "-F", "-", istream=message.encode()
+        ).strip()
 
     def _with_env(self, env: dict[str, str], *args: str, istream: bytes | None = None) -> str:
         import subprocess
 
         proc = subprocess.run(
-            ["git", *args], cwd=self.git_dir, input=istream, capture_output=True,
+            ["git", *args],
+            cwd=self.git_dir,
+            input=istream,
+            capture_output=True,
             env={**os.environ, **env, **self._identity_env()},
         )
         if proc.returncode != 0:

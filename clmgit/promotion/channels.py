@@ -96,7 +96,7 @@ def parse_duration(text: Any, where: str) -> timedelta:
 
 def format_duration(delta: timedelta) -> str:
     seconds = max(0, int(delta.total_seconds()))
-    parts = []
+    parts: list[str] = []
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if seconds >= size or (unit == "s" and not parts):
             parts.append(f"{seconds // size}{unit}")
@@ -115,7 +115,9 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{path}: a channel file must be a mapping")
     if raw.get("channel", name) != name:
-        raise ConfigError(f"{path}: says channel {raw['channel']!r}, but the file is named {name!r}")
+        raise ConfigError(
+            f"{path}: says channel {raw['channel']!r}, but the file is named {name!r}"
+        )
     groups_raw = raw.get("groups") or []
     if not isinstance(groups_raw, list):
         raise ConfigError(f"{path}: groups must be a list")
@@ -199,7 +201,9 @@ def _promotion_order(channels: Mapping[str, Channel]) -> list[str]:
         current: str | None = name
         while current is not None and current not in order:
             if current in chain:
-                raise ConfigError(f"channels form a cycle through their sources: {' -> '.join(chain)}")
+                raise ConfigError(
+                    f"channels form a cycle through their sources: {' -> '.join(chain)}"
+                )
             chain.append(current)
             current = channels[current].source
         order.extend(reversed(chain))

@@ -8,8 +8,9 @@ from clmgit.promotion.write import Landed, land
 from clmgit.workspace import Workspace
 
 
-def set_frozen(ws: Workspace, channel: str, *, frozen: bool, reason: str = "",
-               push: bool = False) -> Landed | None:
+def set_frozen(
+    ws: Workspace, channel: str, *, frozen: bool, reason: str = "", push: bool = False
+) -> Landed | None:
     """Freeze or unfreeze; None when the channel is already so."""
     ch = ws.channel(channel)
     if frozen and not reason.strip():

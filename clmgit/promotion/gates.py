@@ -43,7 +43,9 @@ def check_freeze(target: Channel) -> GateResult:
 
 
 def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:
-    return [c for c in ws.clusters if c.channel == source.name and c.lifecycle_status not in INACTIVE]
+    return [
+        c for c in ws.clusters if c.channel == source.name and c.lifecycle_status not in INACTIVE
+    ]
 
 
 def has_applied(ws: Workspace, cluster: Cluster, sha: str, cache: dict[str, bool]) -> bool:
@@ -56,8 +58,9 @@ def has_applied(ws: Workspace, cluster: Cluster, sha: str, cache: dict[str, bool
     return cache[applied]
 
 
-def check_applied(ws: Workspace, source: Channel, sha: str,
-                  clusters: Sequence[Cluster]) -> GateResult:
+def check_applied(
+    ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]
+) -> GateResult:
     cache: dict[str, bool] = {}
     missing = [c for c in clusters if not has_applied(ws, c, sha, cache)]
     refusal = None
@@ -87,8 +90,14 @@ def soak_start(ws: Workspace, source: Channel, sha: str, clusters: Sequence[Clus
     return start
 
 
-def check_soak(ws: Workspace, target: Channel, source: Channel, sha: str,
-               clusters: Sequence[Cluster], now: datetime) -> GateResult:
+def check_soak(
+    ws: Workspace,
+    target: Channel,
+    source: Channel,
+    sha: str,
+    clusters: Sequence[Cluster],
+    now: datetime,
+) -> GateResult:
     soak = target.gates.soak
     refusal = None
     if soak:
@@ -103,8 +112,9 @@ def check_soak(ws: Workspace, target: Channel, source: Channel, sha: str,
     return GateResult("soak", refusal)
 
 
-def check_all(ws: Workspace, *, source: Channel, target: Channel, sha: str,
-              now: datetime) -> list[GateResult]:
+def check_all(
+    ws: Workspace, *, source: Channel, target: Channel, sha: str, now: datetime
+) -> list[GateResult]:
     results = [check_freeze(target)]
     if target.gates.applied_in_source or target.gates.soak:
         clusters = source_clusters(ws, source)

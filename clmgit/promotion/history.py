@@ -40,14 +40,20 @@ def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> li
         t = trailers(c.body)
         action = t.get("Clmgit-Action") or "edit"
         subject_channel = c.subject.partition("(")[2].partition(")")[0]
-        entries.append(Entry(
-            commit=c.sha, date=c.date, author=c.author,
-            channel=t.get("Clmgit-Channel") or subject_channel or (channel or ""),
-            action=action, subject=c.subject, source=t.get("Clmgit-Source", ""),
-            sha=t.get("Clmgit-Sha", ""),
-            groups=tuple(g for g in t.get("Clmgit-Groups", "").split(",") if g),
-            overrides=tuple(v for k, v in _all_trailers(c.body) if k == "Clmgit-Override"),
-        ))
+        entries.append(
+            Entry(
+                commit=c.sha,
+                date=c.date,
+                author=c.author,
+                channel=t.get("Clmgit-Channel") or subject_channel or (channel or ""),
+                action=action,
+                subject=c.subject,
+                source=t.get("Clmgit-Source", ""),
+                sha=t.get("Clmgit-Sha", ""),
+                groups=tuple(g for g in t.get("Clmgit-Groups", "").split(",") if g),
+                overrides=tuple(v for k, v in _all_trailers(c.body) if k == "Clmgit-Override"),
+            )
+        )
     return entries
 
 

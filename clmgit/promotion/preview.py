@@ -24,8 +24,15 @@ class GroupPreview:
     forward: bool  # False: the new SHA does not contain the old one
 
 
-def preview(ws: Workspace, *, source: str, target: str, groups: Sequence[str] = (),
-            cluster: str | None = None, sha: str | None = None) -> list[GroupPreview]:
+def preview(
+    ws: Workspace,
+    *,
+    source: str,
+    target: str,
+    groups: Sequence[str] = (),
+    cluster: str | None = None,
+    sha: str | None = None,
+) -> list[GroupPreview]:
     src, dst = ws.channel(source), ws.channel(target)
     new = source_sha(ws, src, sha)
     selected: Sequence[Group] = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)

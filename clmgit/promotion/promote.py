@@ -72,7 +72,9 @@ def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
     if sha:
         resolved = resolve_commit(ws, sha)
         if not ws.repo.is_ancestor(resolved, head):
-            raise RefusedError(f"{sha} is not on branch {source.branch!r} of channel {source.name!r}")
+            raise RefusedError(
+                f"{sha} is not on branch {source.branch!r} of channel {source.name!r}"
+            )
         return resolved
     pinned = [g for g in source.groups if g.sha]
     if not pinned:
@@ -89,9 +91,17 @@ def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
     return only
 
 
-def plan_promotion(ws: Workspace, *, source: str, target: str, groups: Sequence[str] = (),
-                   sha: str | None = None, force: bool = False, ignore_freeze: bool = False,
-                   now: datetime | None = None) -> Plan:
+def plan_promotion(
+    ws: Workspace,
+    *,
+    source: str,
+    target: str,
+    groups: Sequence[str] = (),
+    sha: str | None = None,
+    force: bool = False,
+    ignore_freeze: bool = False,
+    now: datetime | None = None,
+) -> Plan:
     now = now or _now()
     src, dst = ws.channel(source), ws.channel(target)
     if src.name == dst.name:
@@ -128,19 +138,29 @@ def plan_promotion(ws: Workspace, *, source: str, target: str, groups: Sequence[
         else:
             refusals.append(refusal)
     if refusals:
-        raise RefusedError(f"promotion of {new[:7]} to {dst.name!r} refused: " + "; ".join(refusals))
+        raise RefusedError(
+            f"promotion of {new[:7]} to {dst.name!r} refused: " + "; ".join(refusals)
+        )
 
-    pins = {c.group: {"sha": new, "promoted_at": _iso(now), "promoted_from": src.name}
-            for c in changes}
+    pins = {
+        c.group: {"sha": new, "promoted_at": _iso(now), "promoted_from": src.name} for c in changes
+    }
     commits = _shortlog(ws, changes, new)
     move = _branch_move(ws, dst, {c.group: new for c in changes}, new)
-    plan = Plan("promote", dst.name, src.name, new, changes, unchanged, tuple(overrides),
-                commits, move)
+    plan = Plan(
+        "promote", dst.name, src.name, new, changes, unchanged, tuple(overrides), commits, move
+    )
     return _with_commit(ws, plan, dst, pins)
 
 
-def plan_rollback(ws: Workspace, *, channel: str, groups: Sequence[str] = (),
-                  to: str | None = None, now: datetime | None = None) -> Plan:
+def plan_rollback(
+    ws: Workspace,
+    *,
+    channel: str,
+    groups: Sequence[str] = (),
+    to: str | None = None,
+    now: datetime | None = None,
+) -> Plan:
     now = now or _now()
     ch = ws.channel(channel)
     if not ch.groups:
@@ -168,15 +188,19 @@ def plan_rollback(ws: Workspace, *, channel: str, groups: Sequence[str] = (),
     sha = changes[0].new if changes else (target_sha or "")
     if not changes:
         return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
-    pins = {c.group: {"sha": c.new, "promoted_at": _iso(now), "promoted_from": "rollback"}
-            for c in changes}
+    pins = {
+        c.group: {"sha": c.new, "promoted_at": _iso(now), "promoted_from": "rollback"}
+        for c in changes
+    }
     new_pins = {c.group: c.new for c in changes}
     move = _branch_move(ws, ch, new_pins, sha)
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged), (), (), move)
     return _with_commit(ws, plan, ch, pins)
 
 
-def _branch_move(ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str) -> BranchMove | None:
+def _branch_move(
+    ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str
+) -> BranchMove | None:
     """The channel branch follows once every group of the channel is at the same SHA."""
     after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
     if set(after.values()) != {sha}:
@@ -213,9 +237,9 @@ def commit_message(plan: Plan) -> str:
         subject = f"rollback({plan.target}): {old7}..{plan.sha[:7]} [{groups}]"
     paragraphs = [subject]
     if plan.action == "rollback":
-        paragraphs.append("\n".join(
-            f"Roll back group {c.group} from {c.old} to {c.new}." for c in plan.changes
-        ))
+        paragraphs.append(
+            "\n".join(f"Roll back group {c.group} from {c.old} to {c.new}." for c in plan.changes)
+        )
     if plan.commits:
         paragraphs.append("\n".join(plan.commits))
     if plan.overrides:
@@ -231,7 +255,9 @@ def commit_message(plan: Plan) -> str:
     return "\n\n".join(paragraphs) + "\n"
 
 
-def land_plan(ws: Workspace, plan: Plan, *, push: bool = False, branch: str | None = None) -> Landed:
+def land_plan(
+    ws: Workspace, plan: Plan, *, push: bool = False, branch: str | None = None
+) -> Landed:
     """Write a plan: the commit on the control branch (or `branch`), the channel-branch move."""
     moves = [plan.move] if plan.move and branch is None else []
     return land(ws, files=plan.files, message=plan.message, moves=moves, push=push, branch=branch)

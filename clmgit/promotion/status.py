@@ -41,9 +41,15 @@ def cluster_state(ws: Workspace, cluster: Cluster) -> ClusterState:
     else:
         state = "pending"
     return ClusterState(
-        id=cluster.id, alias=cluster.alias, environment=cluster.environment,
-        channel=cluster.channel, group=group, pinned_sha=pinned,
-        applied_sha=cluster.applied_sha, state=state, reason=reason,
+        id=cluster.id,
+        alias=cluster.alias,
+        environment=cluster.environment,
+        channel=cluster.channel,
+        group=group,
+        pinned_sha=pinned,
+        applied_sha=cluster.applied_sha,
+        state=state,
+        reason=reason,
     )
 
 

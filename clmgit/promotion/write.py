@@ -25,9 +25,15 @@ class Landed:
     branch: str
 
 
-def land(ws: Workspace, *, files: Mapping[str, str], message: str,
-         moves: Sequence[BranchMove] = (), push: bool = False,
-         branch: str | None = None) -> Landed:
+def land(
+    ws: Workspace,
+    *,
+    files: Mapping[str, str],
+    message: str,
+    moves: Sequence[BranchMove] = (),
+    push: bool = False,
+    branch: str | None = None,
+) -> Landed:
     """Commit `files` on top of the control branch (or on a new `branch` from it) and move
     channel branches; with `push`, send all of it to the remote in one atomic push first."""
     repo = ws.repo
@@ -42,7 +48,9 @@ def land(ws: Workspace, *, files: Mapping[str, str], message: str,
     updates: list[RefUpdate] = []
     commit = None
     if files:
-        commit = repo.make_commit(ws.control_sha, {p: t.encode() for p, t in files.items()}, message)
+        commit = repo.make_commit(
+            ws.control_sha, {p: t.encode() for p, t in files.items()}, message
+        )
         old = ws.control_sha if branch is None else repo.branch_sha(branch)
         updates.append(RefUpdate(f"refs/heads/{target}", commit, old))
     for move in moves:

@@ -23,7 +23,9 @@ def open_registry(spec: str | None, *, default_dir: Path | None) -> Registry:
     from clmgit.registry.file import FileRegistry
 
     if spec and spec.startswith(("http://", "https://")):
-        raise RegistryError(f"the HTTP registry at {spec} is not supported yet; use a clusters.yaml")
+        raise RegistryError(
+            f"the HTTP registry at {spec} is not supported yet; use a clusters.yaml"
+        )
     if spec:
         return FileRegistry(Path(spec))
     if default_dir is None:

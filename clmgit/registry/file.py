@@ -29,7 +29,9 @@ class FileRegistry:
         if not isinstance(data, dict) or not isinstance(data.get("clusters", []), list):
             raise RegistryError(f"{self.path}: expected a mapping with a `clusters:` list")
         records = data.get("clusters") or []
-        clusters = [parse_cluster(r, f"{self.path}: cluster #{i + 1}") for i, r in enumerate(records)]
+        clusters = [
+            parse_cluster(r, f"{self.path}: cluster #{i + 1}") for i, r in enumerate(records)
+        ]
         seen: set[str] = set()
         for c in clusters:
             if c.id in seen:

@@ -16,8 +16,10 @@ import yaml
 PROJECT_CHANNELS = Path(__file__).resolve().parents[2] / "channels"
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Ada Platform", "GIT_AUTHOR_EMAIL": "ada@example.org",
-    "GIT_COMMITTER_NAME": "Ada Platform", "GIT_COMMITTER_EMAIL": "ada@example.org",
+    "GIT_AUTHOR_NAME": "Ada Platform",
+    "GIT_AUTHOR_EMAIL": "ada@example.org",
+    "GIT_COMMITTER_NAME": "Ada Platform",
+    "GIT_COMMITTER_EMAIL": "ada@example.org",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -41,8 +43,13 @@ class ConfigRepoBuilder:
         self.root = self.sha(control_branch)
 
     def git(self, *args: str, input: bytes | None = None) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True,
-                              env={**os.environ, **GIT_ENV})
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.path,
+            input=input,
+            capture_output=True,
+            env={**os.environ, **GIT_ENV},
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
         return proc.stdout.decode().strip()
@@ -50,8 +57,14 @@ class ConfigRepoBuilder:
     def sha(self, ref: str) -> str:
         return self.git("rev-parse", f"{ref}^{{commit}}")
 
-    def commit(self, branch: str, files: Mapping[str, str | None], message: str,
-               *, start: str | None = None) -> str:
+    def commit(
+        self,
+        branch: str,
+        files: Mapping[str, str | None],
+        message: str,
+        *,
+        start: str | None = None,
+    ) -> str:
         """Commit `files` (None deletes) on `branch`, creating it from `start` (default: the
         root commit); the control branch stays checked out."""
         parent = self.sha(branch) if self._exists(branch) else self.sha(start or self.root)
@@ -59,8 +72,9 @@ class ConfigRepoBuilder:
         env = {**os.environ, **GIT_ENV, "GIT_INDEX_FILE": env_index}
 
         def run(*args: str, data: bytes | None = None) -> str:
-            proc = subprocess.run(["git", *args], cwd=self.path, input=data, capture_output=True,
-                                  env=env)
+            proc = subprocess.run(
+                ["git", *args], cwd=self.path, input=data, capture_output=True, env=env
+            )
             if proc.returncode != 0:
                 raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
             return proc.stdout.decode().strip()
@@ -81,34 +95,64 @@ class ConfigRepoBuilder:
         return new
 
     def _exists(self, branch: str) -> bool:
-        return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
-                              cwd=self.path, capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                cwd=self.path,
+                capture_output=True,
+            ).returncode
+            == 0
+        )
 
     def add_origin(self) -> Path:
         """A bare clone beside the repo, added as `origin`, with every branch pushed."""
         origin = self.path.parent / f"{self.path.name}-origin.git"
-        subprocess.run(["git", "init", "--quiet", "--bare", f"--initial-branch={self.control_branch}",
-                        str(origin)], check=True)
+        subprocess.run(
+            [
+                "git",
+                "init",
+                "--quiet",
+                "--bare",
+                f"--initial-branch={self.control_branch}",
+                str(origin),
+            ],
+            check=True,
+        )
         self.git("remote", "add", "origin", str(origin))
         self.git("push", "--quiet", "origin", "refs/heads/*:refs/heads/*")
         self.git("fetch", "--quiet", "origin")
         return origin
 
 
-def cluster_record(cid: str, *, channel: str, alias: str | None = None,
-                   environment: str = "test", **extra: object) -> dict[str, object]:
+def cluster_record(
+    cid: str, *, channel: str, alias: str | None = None, environment: str = "test", **extra: object
+) -> dict[str, object]:
     """A registry record in CLM's format, with one node pool."""
     local_id = cid.rsplit(":", 1)[-1]
     record: dict[str, object] = {
-        "id": cid, "alias": alias or local_id,
-        "infrastructure_account": "aws:123456789012", "region": "eu-central-1",
-        "local_id": local_id, "provider": "zalando-aws",
-        "api_server_url": f"https://{local_id}.example.org", "channel": channel,
-        "environment": environment, "criticality_level": 1 if environment == "production" else 2,
-        "lifecycle_status": "ready", "config_items": {},
-        "node_pools": [{"name": "default-worker", "profile": "worker-default",
-                        "instance_types": ["m5.large"], "discount_strategy": "none",
-                        "min_size": 1, "max_size": 3, "config_items": {}}],
+        "id": cid,
+        "alias": alias or local_id,
+        "infrastructure_account": "aws:123456789012",
+        "region": "eu-central-1",
+        "local_id": local_id,
+        "provider": "zalando-aws",
+        "api_server_url": f"https://{local_id}.example.org",
+        "channel": channel,
+        "environment": environment,
+        "criticality_level": 1 if environment == "production" else 2,
+        "lifecycle_status": "ready",
+        "config_items": {},
+        "node_pools": [
+            {
+                "name": "default-worker",
+                "profile": "worker-default",
+                "instance_types": ["m5.large"],
+                "discount_strategy": "none",
+                "min_size": 1,
+                "max_size": 3,
+                "config_items": {},
+            }
+        ],
         "status": {"current_version": "", "last_version": "", "next_version": "", "problems": []},
     }
     record.update(extra)

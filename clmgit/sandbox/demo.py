@@ -14,7 +14,12 @@ from pathlib import Path
 import yaml
 
 from clmgit.model import desired_version, parse_cluster
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, clusters_yaml, example_channels
+from clmgit.sandbox.configrepo import (
+    ConfigRepoBuilder,
+    cluster_record,
+    clusters_yaml,
+    example_channels,
+)
 
 
 def say(text: str) -> None:
@@ -54,12 +59,16 @@ def main() -> None:
         records = [
             cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev"),
             cluster_record("aws:123456789012:eu-central-1:alpha-1", channel="alpha"),
-            cluster_record("aws:123456789012:eu-central-1:beta-canary", channel="beta",
-                           alias="beta-canary"),
+            cluster_record(
+                "aws:123456789012:eu-central-1:beta-canary", channel="beta", alias="beta-canary"
+            ),
             cluster_record("aws:123456789012:eu-central-1:beta-1", channel="beta"),
         ]
-        b.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml(records)},
-                 "Add channels and clusters")
+        b.commit(
+            "main",
+            {**example_channels(), "clusters.yaml": clusters_yaml(records)},
+            "Add channels and clusters",
+        )
         repo = b.path
         say(f"A config repo in {repo}: channels on main, configuration on dev/alpha/beta/stable")
         clmgit(repo, "status")

@@ -16,15 +16,18 @@ def assert_refused(fleet: Fleet, *args: str, says: str) -> None:
     assert fleet.branch("main") == head
 
 
-@pytest.mark.parametrize("args, says", [
-    (("promote", "dev", "nope"), "unknown channel 'nope'"),
-    (("promote", "dev", "beta", "--group", "blue"), "has no group 'blue'"),
-    (("rollback", "beta", "--group", "blue"), "has no group 'blue'"),
-    (("history", "nope"), "unknown channel 'nope'"),
-    (("status", "--channel", "nope"), "unknown channel 'nope'"),
-    (("freeze", "beta", "--reason", " "), "needs a reason"),
-    (("promote", "dev", "alpha", "--sha", "not-a-sha"), "'not-a-sha' is not a commit SHA"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("promote", "dev", "nope"), "unknown channel 'nope'"),
+        (("promote", "dev", "beta", "--group", "blue"), "has no group 'blue'"),
+        (("rollback", "beta", "--group", "blue"), "has no group 'blue'"),
+        (("history", "nope"), "unknown channel 'nope'"),
+        (("status", "--channel", "nope"), "unknown channel 'nope'"),
+        (("freeze", "beta", "--reason", " "), "needs a reason"),
+        (("promote", "dev", "alpha", "--sha", "not-a-sha"), "'not-a-sha' is not a commit SHA"),
+    ],
+)
 def test_unknown_names(fleet: Fleet, args, says) -> None:
     assert_refused(fleet, *args, says=says)
 

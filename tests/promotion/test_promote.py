@@ -17,8 +17,13 @@ def applied(records, channel: str, sha: str, *, ago: timedelta = timedelta(days=
     for r in records:
         if r["channel"] == channel:
             version = desired_version(sha, parse_cluster(r, "test"))
-            r["status"] = {"current_version": version, "last_version": "", "next_version": "",
-                           "problems": [], "applied_at": at}
+            r["status"] = {
+                "current_version": version,
+                "last_version": "",
+                "next_version": "",
+                "problems": [],
+                "applied_at": at,
+            }
     return records
 
 
@@ -44,8 +49,10 @@ def test_gate_refuses_until_source_clusters_applied_then_promotes(fleet: Fleet) 
     assert r.code == 0, r.err
     assert pins(fleet, "alpha") == {"default": fleet.c3}
     subject = fleet.builder.git("log", "-1", "--format=%s", "main")
-    assert subject == f"promote(alpha): dev {fleet.c1[:7]}..{fleet.c3[:7]} [default]" or \
-        subject == f"promote(alpha): dev none..{fleet.c3[:7]} [default]"
+    assert (
+        subject == f"promote(alpha): dev {fleet.c1[:7]}..{fleet.c3[:7]} [default]"
+        or subject == f"promote(alpha): dev none..{fleet.c3[:7]} [default]"
+    )
     message = last_message(fleet)
     assert f"Clmgit-Sha: {fleet.c3}" in message
     assert "Clmgit-Source: dev" in message and "Clmgit-Groups: default" in message
@@ -145,7 +152,9 @@ def test_channel_file_keeps_comments_order_and_quoting(fleet: Fleet) -> None:
     assert fleet.cli("rollback", "beta", "--group", "canary", "--to", fleet.c2).code == 0
     again = fleet.file("channels/beta.yaml")
     assert len(again.splitlines()) == len(after.splitlines())
-    changed = [(a, b) for a, b in zip(after.splitlines(), again.splitlines(), strict=True) if a != b]
+    changed = [
+        (a, b) for a, b in zip(after.splitlines(), again.splitlines(), strict=True) if a != b
+    ]
     assert {a.split(":")[0].strip() for a, _ in changed} <= {"sha", "promoted_at", "promoted_from"}
     assert 'promoted_at: "' in again
 
@@ -191,7 +200,9 @@ def test_push_lands_control_and_channel_branch_atomically(fleet: Fleet) -> None:
     fleet.builder.git("push", "--quiet", "origin", "main")
     r = fleet.cli("promote", "dev", "alpha", "--push")
     assert r.code == 0, r.err
-    remote = dict(ln.split("\t")[::-1] for ln in fleet.builder.git("ls-remote", "origin").splitlines())
+    remote = dict(
+        ln.split("\t")[::-1] for ln in fleet.builder.git("ls-remote", "origin").splitlines()
+    )
     assert remote["refs/heads/main"] == fleet.branch("main")
     assert remote["refs/heads/alpha"] == fleet.c3
 
@@ -200,10 +211,29 @@ def test_rejected_push_leaves_local_refs_unchanged(fleet: Fleet, tmp_path) -> No
     fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
     other = tmp_path / "other"
     subprocess.run(["git", "clone", "--quiet", str(fleet.origin), str(other)], check=True)
-    subprocess.run(["git", "-C", str(other), "-c", "user.name=x", "-c", "user.email=x@y",
-                    "commit", "--quiet", "--allow-empty", "-m", "someone else"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(other),
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@y",
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "someone else",
+        ],
+        check=True,
+    )
     subprocess.run(["git", "-C", str(other), "push", "--quiet", "origin", "main"], check=True)
-    main, alpha, text = fleet.branch("main"), fleet.branch("alpha"), fleet.file("channels/alpha.yaml")
+    main, alpha, text = (
+        fleet.branch("main"),
+        fleet.branch("alpha"),
+        fleet.file("channels/alpha.yaml"),
+    )
     r = fleet.cli("promote", "dev", "alpha", "--push")
     assert r.code == 1 and "rejected" in r.err and "retry" in r.err
     assert fleet.branch("main") == main and fleet.branch("alpha") == alpha
@@ -212,7 +242,9 @@ def test_rejected_push_leaves_local_refs_unchanged(fleet: Fleet, tmp_path) -> No
 
 def test_dirty_control_checkout_is_refused(fleet: Fleet) -> None:
     fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
-    (fleet.path / "channels/alpha.yaml").write_text("# my local edit\n" + fleet.file("channels/alpha.yaml"))
+    (fleet.path / "channels/alpha.yaml").write_text(
+        "# my local edit\n" + fleet.file("channels/alpha.yaml")
+    )
     head = fleet.branch("main")
     r = fleet.cli("promote", "dev", "alpha")
     assert r.code == 1 and "uncommitted changes" in r.err

@@ -18,14 +18,27 @@ def by_id(fleet: Fleet) -> dict[str, dict]:
 def test_status_json_states(fleet: Fleet) -> None:
     records = applied(default_records(), "dev", fleet.c3)
     records[3]["config_items"] = {"cluster_update_block": "migrating etcd"}
-    records[4]["status"] = {"current_version": "", "next_version": "x#y",
-                            "problems": [], "last_version": ""}
+    records[4]["status"] = {
+        "current_version": "",
+        "next_version": "x#y",
+        "problems": [],
+        "last_version": "",
+    }
     fleet.set_clusters(records)
     assert fleet.cli("promote", "dev", "alpha").code == 0
     assert fleet.cli("promote", "alpha", "beta", "--group", "canary", "--force").code == 0
     states = by_id(fleet)
-    assert set(states["dev-1"]) == {"id", "alias", "environment", "channel", "group",
-                                    "pinned_sha", "applied_sha", "state", "reason"}
+    assert set(states["dev-1"]) == {
+        "id",
+        "alias",
+        "environment",
+        "channel",
+        "group",
+        "pinned_sha",
+        "applied_sha",
+        "state",
+        "reason",
+    }
     assert states["dev-1"]["state"] == "in-sync"
     assert states["dev-1"]["pinned_sha"] == states["dev-1"]["applied_sha"] == fleet.c3
     assert states["alpha-1"]["state"] == "pending" and states["alpha-1"]["group"] == "default"
@@ -47,8 +60,16 @@ def test_status_failed_and_table(fleet: Fleet) -> None:
     r = fleet.cli("status", "--channel", "dev")
     assert r.code == 0
     lines = r.out.splitlines()
-    assert lines[0].split() == ["id", "alias", "environment", "channel", "group", "pinned",
-                                "applied", "state"]
+    assert lines[0].split() == [
+        "id",
+        "alias",
+        "environment",
+        "channel",
+        "group",
+        "pinned",
+        "applied",
+        "state",
+    ]
     assert len(lines) == 2 and "failed (stack failed)" in lines[1]
 
 
@@ -90,8 +111,9 @@ def test_repo_given_as_git_url_is_mirrored(fleet: Fleet) -> None:
 
     fleet.builder.git("push", "--quiet", "origin", "main")
     url = f"file://{fleet.origin}"
-    r = run_cli("--repo", url, "--registry", str(fleet.path / "clusters.yaml"),
-                "status", "--output", "json")
+    r = run_cli(
+        "--repo", url, "--registry", str(fleet.path / "clusters.yaml"), "status", "--output", "json"
+    )
     assert r.code == 0, r.err
     assert len(json.loads(r.out)) == 5
     r = run_cli("--repo", url, "history")
