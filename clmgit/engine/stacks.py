@@ -1,0 +1,314 @@
+"""CloudFormation stacks of a cluster (DESIGN.md §6 steps 4, 5 and 8): what is applied, in which
+order, with which tags, and what is deleted.
+
+The cloud side is behind the `StackBackend` seam: `clmgit.adapters.aws.CloudFormationStacks` is
+the real one, `FakeStacks` below the in-memory one for unit tests. Order of `apply_stacks`:
+`cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the `cf-manifests` stacks by
+name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of node pools no longer in
+the registry, `cf-deletions.yaml` post_apply. Each stack's outputs are handed to the templates of
+the stacks after it, so a template may be given as a function of those outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+import yaml
+
+from clmgit.errors import ApplyError
+from clmgit.model import Cluster
+
+#: Tags clmgit puts on every stack; CloudFormation propagates them to the stack's resources.
+TAG_CLUSTER = "clmgit/cluster-id"
+TAG_ROLE = "clmgit/role"
+TAG_NODE_POOL = "clmgit/node-pool"
+
+ROLE_MAIN = "main"
+ROLE_EXTRA = "cf-manifest"
+ROLE_NODE_POOL = "node-pool"
+
+NODE_POOL_PREFIX = "nodepool-"
+
+Operation = Literal["create", "update", "delete", "none"]
+Outputs = Mapping[str, str]
+Renderer = Callable[[Outputs], str]
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    action: str  # CloudFormation's word: Add, Modify, Remove, Import, Dynamic
+    logical_id: str
+    resource_type: str
+
+
+@dataclass(frozen=True)
+class StackResult:
+    name: str
+    operation: Operation
+    outputs: Outputs = field(default_factory=dict)
+    changes: tuple[ResourceChange, ...] = ()
+    dry_run: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.operation != "none"
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    """A stack found by its tags."""
+
+    name: str
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class StackTemplate:
+    """What a backend applies: the rendered template text and everything else the stack gets."""
+
+    name: str
+    body: str
+    tags: Mapping[str, str]
+    termination_protection: bool = False
+
+
+class StackBackend(Protocol):
+    def apply_stack(self, stack: StackTemplate, *, dry_run: bool) -> StackResult:
+        """Create or update the stack through a change set and wait for it; "no changes" is
+        success. With `dry_run`, describe the change set and change nothing."""
+        ...
+
+    def delete_stack(self, name: str, *, lift_protection: bool, dry_run: bool) -> StackResult:
+        """Delete the stack and wait for it; a stack that does not exist is fine. A stack with
+        termination protection is refused unless `lift_protection`."""
+        ...
+
+    def find_stacks(self, tags: Mapping[str, str]) -> list[StackInfo]:
+        """The existing stacks that carry all of `tags`."""
+        ...
+
+
+@dataclass(frozen=True)
+class RenderedStack:
+    """A stack to apply; `template` is its text, or a function of the outputs of earlier stacks."""
+
+    name: str
+    template: str | Renderer
+    role: str = ROLE_EXTRA
+    tags: Mapping[str, str] = field(default_factory=dict)
+    node_pool: str = ""
+
+    def text(self, outputs: Outputs) -> str:
+        return self.template if isinstance(self.template, str) else self.template(outputs)
+
+
+def main_stack_name(cluster: Cluster) -> str:
+    return cluster.local_id
+
+
+def node_pool_stack_name(cluster: Cluster, pool: str) -> str:
+    return f"{NODE_POOL_PREFIX}{pool}-{cluster.local_id}"
+
+
+def main_stack(cluster: Cluster, template: str | Renderer) -> RenderedStack:
+    return RenderedStack(main_stack_name(cluster), template, ROLE_MAIN)
+
+
+def extra_stack(name: str, template: str | Renderer) -> RenderedStack:
+    """A stack of `cf-manifests/`."""
+    return RenderedStack(name, template, ROLE_EXTRA)
+
+
+def node_pool_stack(cluster: Cluster, pool: str, template: str | Renderer) -> RenderedStack:
+    return RenderedStack(node_pool_stack_name(cluster, pool), template, ROLE_NODE_POOL,
+                         node_pool=pool)
+
+
+def stack_tags(cluster: Cluster, stack: RenderedStack) -> dict[str, str]:
+    tags = {**stack.tags, TAG_CLUSTER: cluster.id, TAG_ROLE: stack.role}
+    if stack.node_pool:
+        tags[TAG_NODE_POOL] = stack.node_pool
+    return tags
+
+
+def apply_stacks(
+    backend: StackBackend,
+    *,
+    cluster: Cluster,
+    main: RenderedStack,
+    extra: Sequence[RenderedStack] = (),
+    node_pools: Sequence[RenderedStack] = (),
+    deletions_pre: Sequence[str] = (),
+    deletions_post: Sequence[str] = (),
+    on_pool_removed: Callable[[str], None] | None = None,
+    dry_run: bool = False,
+) -> list[StackResult]:
+    """Apply a cluster's stacks in DESIGN order; the first failure raises `ApplyError`.
+
+    Templates given as functions are rendered just before their stack is applied, with the
+    outputs of every stack applied before (later stacks win on a name clash; in a dry run, the
+    outputs the stacks have now). `on_pool_removed(pool)` is called before the stack of a node
+    pool that is no longer in `node_pools` is deleted — the place to drain it — in dry runs too.
+    """
+    results = [_delete(backend, name, dry_run=dry_run) for name in deletions_pre]
+    outputs: dict[str, str] = {}
+    for stack in [main, *sorted(extra, key=lambda s: s.name), *node_pools]:
+        template = StackTemplate(stack.name, stack.text(outputs), stack_tags(cluster, stack),
+                                 termination_protection=stack.role == ROLE_MAIN)
+        result = backend.apply_stack(template, dry_run=dry_run)
+        outputs.update(result.outputs)
+        results.append(result)
+    keep = {stack.name for stack in node_pools}
+    for info in _node_pool_stacks(backend, cluster):
+        if info.name not in keep:
+            if on_pool_removed is not None:
+                on_pool_removed(info.tags.get(TAG_NODE_POOL, info.name))
+            results.append(_delete(backend, info.name, dry_run=dry_run))
+    results += [_delete(backend, name, dry_run=dry_run) for name in deletions_post]
+    return results
+
+
+def decommission_stacks(
+    backend: StackBackend, *, cluster: Cluster, dry_run: bool = False
+) -> list[StackResult]:
+    """Delete every stack of the cluster, lifting termination protection: the node-pool stacks,
+    the other stacks in reverse name order (a later one may use an earlier one's exports), then
+    the main stack. Stacks already gone are fine."""
+    main = main_stack_name(cluster)
+    found = [s for s in backend.find_stacks({TAG_CLUSTER: cluster.id}) if s.name != main]
+    pools = sorted(s.name for s in found if s.tags.get(TAG_ROLE) == ROLE_NODE_POOL)
+    others = sorted((s.name for s in found if s.name not in pools), reverse=True)
+    return [
+        backend.delete_stack(name, lift_protection=True, dry_run=dry_run)
+        for name in [*pools, *others, main]
+    ]
+
+
+def _node_pool_stacks(backend: StackBackend, cluster: Cluster) -> list[StackInfo]:
+    found = backend.find_stacks({TAG_CLUSTER: cluster.id, TAG_ROLE: ROLE_NODE_POOL})
+    return sorted(found, key=lambda s: s.name)
+
+
+def _delete(backend: StackBackend, name: str, *, dry_run: bool) -> StackResult:
+    # Deletions from cf-deletions.yaml and of removed pools never lift termination protection:
+    # a protected stack named there is a mistake that must not take the cluster down.
+    return backend.delete_stack(name, lift_protection=False, dry_run=dry_run)
+
+
+# --- the in-memory fake ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FakeStack:
+    body: str
+    tags: Mapping[str, str]
+    protected: bool = False
+
+
+class FakeStacks:
+    """An in-memory `StackBackend` for unit tests.
+
+    Outputs cannot be computed from a template here: a test sets them per stack in `outputs`,
+    and they are reported once the stack exists. `failures` maps a stack name to the reason its
+    apply fails with. `calls` records every change made, as (operation, stack name).
+    """
+
+    def __init__(
+        self,
+        *,
+        outputs: Mapping[str, Outputs] | None = None,
+        failures: Mapping[str, str] | None = None,
+    ) -> None:
+        self.stacks: dict[str, FakeStack] = {}
+        self.outputs = dict(outputs or {})
+        self.failures = dict(failures or {})
+        self.calls: list[tuple[str, str]] = []
+
+    def apply_stack(self, stack: StackTemplate, *, dry_run: bool) -> StackResult:
+        current = self.stacks.get(stack.name)
+        old_body = current.body if current else ""
+        changes = diff_resources(old_body, stack.body)
+        if current is None:
+            operation: Operation = "create"
+        elif changes or current.tags != stack.tags:
+            operation = "update"
+        else:
+            operation = "none"
+        if operation != "none" and stack.name in self.failures:
+            raise ApplyError(f"stack {stack.name} failed: {self.failures[stack.name]}")
+        if not dry_run:
+            protected = stack.termination_protection or (current is not None and current.protected)
+            self.stacks[stack.name] = FakeStack(stack.body, dict(stack.tags), protected)
+            if operation != "none":
+                self.calls.append((operation, stack.name))
+        exists = stack.name in self.stacks
+        outputs = self.outputs.get(stack.name, {}) if exists else {}
+        return StackResult(stack.name, operation, dict(outputs), changes, dry_run)
+
+    def delete_stack(self, name: str, *, lift_protection: bool, dry_run: bool) -> StackResult:
+        current = self.stacks.get(name)
+        if current is None:
+            return StackResult(name, "none", dry_run=dry_run)
+        if current.protected and not lift_protection:
+            raise ApplyError(f"stack {name} has termination protection and is not deleted")
+        if not dry_run:
+            if current.protected:
+                self.stacks[name] = replace(current, protected=False)
+                self.calls.append(("unprotect", name))
+            del self.stacks[name]
+            self.calls.append(("delete", name))
+        return StackResult(name, "delete", dry_run=dry_run)
+
+    def find_stacks(self, tags: Mapping[str, str]) -> list[StackInfo]:
+        return [
+            StackInfo(name, stack.tags)
+            for name, stack in self.stacks.items()
+            if all(stack.tags.get(k) == v for k, v in tags.items())
+        ]
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """YAML that accepts CloudFormation's short forms (`!Ref`, `!GetAtt` ...) as plain values."""
+
+
+def _short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    """`!GetAtt A.B` as its long form `{"Fn::GetAtt": ["A", "B"]}`, and so on."""
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
+
+
+_TemplateLoader.add_multi_constructor("!", _short_form)
+
+
+def template_resources(body: str) -> dict[str, Any]:
+    """The `Resources` of a YAML or JSON template; {} for an empty body."""
+    try:
+        doc = yaml.load(body, Loader=_TemplateLoader) if body.strip() else {}
+    except yaml.YAMLError as e:
+        raise ApplyError(f"template is not valid YAML or JSON: {e}") from e
+    resources = doc.get("Resources") if isinstance(doc, dict) else None
+    return resources if isinstance(resources, dict) else {}
+
+
+def diff_resources(old_body: str, new_body: str) -> tuple[ResourceChange, ...]:
+    """The resource changes between two templates, by logical id, as a change set lists them."""
+    old, new = template_resources(old_body), template_resources(new_body)
+
+    def change(action: str, logical_id: str, resource: Any) -> ResourceChange:
+        kind = resource.get("Type", "") if isinstance(resource, dict) else ""
+        return ResourceChange(action, logical_id, str(kind))
+
+    return (
+        *(change("Add", k, v) for k, v in new.items() if k not in old),
+        *(change("Modify", k, v) for k, v in new.items() if k in old and old[k] != v),
+        *(change("Remove", k, v) for k, v in old.items() if k not in new),
+    )

@@ -1,0 +1,89 @@
+"""CloudFormation templates for the moto tests: a main stack and a node pool of one Auto Scaling
+group on a launch template.
+
+The group uses launch template version `$Latest`, not `!GetAtt ....LatestVersionNumber` as a
+production template would: moto updates only the resources whose template text changed, so a
+version reached through GetAtt would never reach the group there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from clmgit.engine.stacks import Outputs
+
+MAIN = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Description: main stack of a test cluster
+Resources:
+  WorkerSecurityGroup:
+    Type: AWS::EC2::SecurityGroup
+    Properties:
+      GroupDescription: workers
+Outputs:
+  WorkerSecurityGroup:
+    Value: !Ref WorkerSecurityGroup
+"""
+
+
+def node_pool(
+    *, instance_type: str = "t3.micro", image: str = "ami-12c6146b", desired: int = 2,
+    max_size: int = 4, security_group: str = "none", padding: int = 0,
+) -> str:
+    """A node-pool template; `padding` adds that many bytes of metadata (for size limits)."""
+    metadata = f"Metadata:\n  Padding: {'x' * padding}\n" if padding else ""
+    return f"""\
+AWSTemplateFormatVersion: "2010-09-09"
+{metadata}Resources:
+  LaunchTemplate:
+    Type: AWS::EC2::LaunchTemplate
+    Properties:
+      LaunchTemplateData:
+        ImageId: {image}
+        InstanceType: {instance_type}
+  AutoScalingGroup:
+    Type: AWS::AutoScaling::AutoScalingGroup
+    Properties:
+      AvailabilityZones: [eu-central-1a, eu-central-1b]
+      MinSize: "0"
+      MaxSize: "{max_size}"
+      DesiredCapacity: "{desired}"
+      LaunchTemplate:
+        LaunchTemplateId: !Ref LaunchTemplate
+        Version: $Latest
+      Tags:
+        - Key: security-group
+          Value: {security_group}
+          PropagateAtLaunch: true
+Outputs:
+  AutoScalingGroupName:
+    Value: !Ref AutoScalingGroup
+"""
+
+
+def node_pool_from(outputs: Outputs, **kwargs: object) -> str:
+    """A node-pool template that uses the main stack's output, as a Jinja template would (a dry
+    run of a new cluster has no outputs yet)."""
+    return node_pool(security_group=outputs.get("WorkerSecurityGroup", "unknown"), **kwargs)  # type: ignore[arg-type]
+
+
+BAD_RESOURCE_TYPE = """\
+Resources:
+  Thing:
+    Type: AWS::Nope::Thing
+    Properties: {}
+"""
+
+MISSING_PROPERTY = """\
+Resources:
+  AutoScalingGroup:
+    Type: AWS::AutoScaling::AutoScalingGroup
+    Properties:
+      AvailabilityZones: [eu-central-1a]
+      MinSize: "1"
+      MaxSize: "1"
+"""
+
+
+def tags_of(raw: Mapping[str, object]) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in raw.get("Tags", ())}  # type: ignore[attr-defined]

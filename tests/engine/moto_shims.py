@@ -1,0 +1,169 @@
+"""Test-only patches that make moto 5.2 behave like AWS where clmgit relies on it.
+
+moto runs in this process (ThreadedMotoServer), so its classes can be patched; boto3 still talks
+HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour:
+
+1. A stack changed through a change set gets the outputs of its new template (moto keeps the
+   outputs of the template the stack had before, none for a new stack).
+2. A resource that fails during ExecuteChangeSet fails the stack: a CREATE_FAILED/UPDATE_FAILED
+   event with the reason, then ROLLBACK_COMPLETE/UPDATE_ROLLBACK_COMPLETE (moto raises the error
+   out of the request instead — HTTP 400 or 500).
+3. CreateChangeSet refuses unknown resource types with "Template format error: Unrecognized
+   resource types" (moto logs a warning and skips the resource).
+4. UpdateTerminationProtection exists and DeleteStack refuses a protected stack (moto has no such
+   action and ignores protection).
+5. An Auto Scaling instance reports the launch template version it was launched from (moto
+   reports the template's default version for every instance).
+
+Nothing here changes what clmgit's adapters do; they are written against AWS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from moto.autoscaling.models import InstanceState
+from moto.cloudformation import parsing
+from moto.cloudformation.exceptions import ValidationError
+from moto.cloudformation.models import CloudFormationBackend, Event, Stack
+from moto.cloudformation.responses import CloudFormationResponse
+from moto.core.responses import ActionResult
+
+STACK_TYPE = "AWS::CloudFormation::Stack"
+
+
+def install(mp: pytest.MonkeyPatch) -> None:
+    """Apply every patch; `mp.undo()` removes them."""
+    _change_set_execution(mp)
+    _unknown_resource_types(mp)
+    _termination_protection(mp)
+    _launched_versions(mp)
+
+
+# --- 1 and 2: executing a change set ----------------------------------------------------------
+
+
+def _remember_resource(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Tag an error raised while creating or updating a resource with the resource."""
+
+    def wrapper(logical_id: str, resource_json: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(logical_id, resource_json, *args, **kwargs)
+        except Exception as e:
+            if not hasattr(e, "cfn_resource"):
+                e.cfn_resource = (logical_id, resource_json.get("Type", ""))  # type: ignore[attr-defined]
+            raise
+
+    return wrapper
+
+
+def _fail_stack(stack: Stack, change_set: Any, error: Exception) -> None:
+    operation = change_set.change_set_type  # CREATE or UPDATE
+    logical_id, resource_type = getattr(error, "cfn_resource", (stack.name, STACK_TYPE))
+    reason = str(getattr(error, "message", "") or error)
+    stack.events.append(Event(
+        stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical_id,
+        physical_resource_id="", resource_type=resource_type,
+        resource_status=f"{operation}_FAILED", resource_status_reason=reason,
+        resource_properties=None,
+    ))
+    rollback = "ROLLBACK" if operation == "CREATE" else "UPDATE_ROLLBACK"
+    stack._add_stack_event(f"{rollback}_IN_PROGRESS", resource_status_reason=(
+        f"The following resource(s) failed: [{logical_id}]"))
+    stack._add_stack_event(f"{rollback}_COMPLETE")
+    stack.status = f"{rollback}_COMPLETE"
+    change_set.execution_status = "EXECUTE_FAILED"
+
+
+def _change_set_execution(mp: pytest.MonkeyPatch) -> None:
+    for name in ("parse_and_create_resource", "parse_and_update_resource"):
+        mp.setattr(parsing, name, _remember_resource(getattr(parsing, name)))
+    original = CloudFormationBackend.execute_change_set
+
+    def execute_change_set(
+        self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None
+    ) -> None:
+        change_set = self.describe_change_set(change_set_name)
+        assert change_set is not None  # moto raises for an unknown change set
+        stack = self.stacks[change_set.stack_id]
+        try:
+            original(self, change_set_name, stack_name)
+        except Exception as e:
+            _fail_stack(stack, change_set, e)
+            return
+        stack._parse_template()
+        stack.output_map = stack._create_output_map()
+
+    mp.setattr(CloudFormationBackend, "execute_change_set", execute_change_set)
+
+
+# --- 3: unknown resource types ----------------------------------------------------------------
+
+
+def _unknown_resource_types(mp: pytest.MonkeyPatch) -> None:
+    original = CloudFormationBackend.create_change_set
+
+    def create_change_set(self: CloudFormationBackend, *args: Any, **kwargs: Any) -> Any:
+        template = Stack.parse_template(kwargs["template"]) or {}
+        known = parsing.get_model_map()
+        unknown = sorted({
+            str(r.get("Type")) for r in (template.get("Resources") or {}).values()
+            if r.get("Type") not in known and r.get("Type") not in parsing.NULL_MODELS
+            and not str(r.get("Type")).startswith("Custom::")
+        })
+        if unknown:
+            raise ValidationError(message=(
+                f"Template format error: Unrecognized resource types: [{', '.join(unknown)}]"))
+        return original(self, *args, **kwargs)
+
+    mp.setattr(CloudFormationBackend, "create_change_set", create_change_set)
+
+
+# --- 4: termination protection ----------------------------------------------------------------
+
+
+def _termination_protection(mp: pytest.MonkeyPatch) -> None:
+    def update_termination_protection(self: CloudFormationResponse) -> ActionResult:
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        stack.enable_termination_protection = self._get_bool_param("EnableTerminationProtection")
+        return ActionResult({"StackId": stack.stack_id})
+
+    original = CloudFormationBackend.delete_stack
+
+    def delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
+        for stack in list(self.stacks.values()):
+            named = name_or_stack_id in (stack.name, stack.stack_id)
+            if named and stack.enable_termination_protection:
+                raise ValidationError(message=f"Stack [{stack.name}] cannot be deleted "
+                                              "while TerminationProtection is enabled")
+        original(self, name_or_stack_id)
+
+    mp.setattr(CloudFormationResponse, "update_termination_protection",
+               update_termination_protection, raising=False)
+    mp.setattr(CloudFormationBackend, "delete_stack", delete_stack)
+
+
+# --- 5: launch template versions of instances ------------------------------------------------
+
+
+def _launched_versions(mp: pytest.MonkeyPatch) -> None:
+    original_init = InstanceState.__init__
+    original_property = InstanceState.launch_template
+
+    def init(self: InstanceState, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        group = self.auto_scaling_group
+        template = getattr(group, "ec2_launch_template", None)
+        self.launched_version = (  # type: ignore[attr-defined]
+            str(template.get_version(group.launch_template_version).number) if template else None)
+
+    def launch_template(self: InstanceState) -> dict[str, Any] | None:
+        spec = original_property.fget(self)  # type: ignore[attr-defined]
+        if spec is not None and getattr(self, "launched_version", None):
+            spec["Version"] = self.launched_version  # type: ignore[attr-defined]
+        return spec
+
+    mp.setattr(InstanceState, "__init__", init)
+    mp.setattr(InstanceState, "launch_template", property(launch_template))

@@ -1,0 +1,306 @@
+"""The CloudFormation adapter and the stack order against moto in server mode, over HTTP."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import cfn_templates as t
+import pytest
+
+from clmgit.adapters.aws import CloudFormationStacks
+from clmgit.engine.clock import FakeClock, TimedOut
+from clmgit.engine.stacks import (
+    TAG_CLUSTER,
+    TAG_NODE_POOL,
+    TAG_ROLE,
+    RenderedStack,
+    ResourceChange,
+    StackResult,
+    apply_stacks,
+    decommission_stacks,
+    extra_stack,
+    main_stack,
+    node_pool_stack,
+    node_pool_stack_name,
+)
+from clmgit.errors import ApplyError
+from clmgit.model import Cluster
+
+CHANGING_CALLS = {"ExecuteChangeSet", "UpdateStack", "CreateStack", "DeleteStack",
+                  "UpdateTerminationProtection"}
+
+
+def apply(stacks: CloudFormationStacks, cluster: Cluster, *pools: RenderedStack,
+          **kwargs: Any) -> list[StackResult]:
+    return apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
+                        node_pools=pools, **kwargs)
+
+
+def pool(cluster: Cluster, name: str = "default", **kwargs: Any) -> RenderedStack:
+    return node_pool_stack(cluster, name, lambda outputs: t.node_pool_from(outputs, **kwargs))
+
+
+def describe(aws: Any, name: str) -> dict[str, Any]:
+    return dict(aws("cloudformation").describe_stacks(StackName=name)["Stacks"][0])
+
+
+def status(aws: Any, name: str) -> str:
+    return str(describe(aws, name)["StackStatus"])
+
+
+def stack_exists(aws: Any, name: str) -> bool:
+    return any(s["StackName"] == name
+               for s in aws("cloudformation").describe_stacks()["Stacks"])
+
+
+def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:
+    reservations = aws("ec2").describe_instances(Filters=[
+        {"Name": "tag:aws:autoscaling:groupName",
+         "Values": [_group_name(aws, node_pool_stack_name(cluster, "default"))]},
+        {"Name": "instance-state-name", "Values": ["running"]},
+    ])["Reservations"]
+    return [i for r in reservations for i in r["Instances"]]
+
+
+def _group_name(aws: Any, stack: str) -> str:
+    return str(describe(aws, stack)["Outputs"][0]["OutputValue"])
+
+
+def test_a_node_pool_stack_runs_instances_and_a_second_run_changes_nothing(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    first = apply(stacks, cluster, pool(cluster, desired=3))
+
+    assert [(r.name, r.operation) for r in first] == [
+        (cluster.local_id, "create"), (node_pool_stack_name(cluster, "default"), "create")]
+    assert len(running_instances(aws, cluster)) == 3
+
+    calls.made.clear()
+    second = apply(stacks, cluster, pool(cluster, desired=3))
+
+    assert [r.operation for r in second] == ["none", "none"]
+    assert CHANGING_CALLS.isdisjoint(calls.names())
+    assert len(running_instances(aws, cluster)) == 3
+
+
+def test_outputs_of_earlier_stacks_reach_later_templates(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    results = apply(stacks, cluster, pool(cluster))
+
+    group_id = describe(aws, cluster.local_id)["Outputs"][0]["OutputValue"]
+    assert group_id.startswith("sg-")
+    assert results[0].outputs == {"WorkerSecurityGroup": group_id}
+    group = aws("autoscaling").describe_auto_scaling_groups(
+        AutoScalingGroupNames=[results[1].outputs["AutoScalingGroupName"]])["AutoScalingGroups"][0]
+    assert t.tags_of(group)["security-group"] == group_id
+
+
+def test_every_stack_is_tagged_and_only_the_main_stack_is_protected(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
+                 extra=[extra_stack(f"extra-{cluster.local_id}", t.MAIN)],
+                 node_pools=[pool(cluster)])
+
+    main = describe(aws, cluster.local_id)
+    extra = describe(aws, f"extra-{cluster.local_id}")
+    node_pool = describe(aws, node_pool_stack_name(cluster, "default"))
+    assert t.tags_of(main) == {TAG_CLUSTER: cluster.id, TAG_ROLE: "main"}
+    assert t.tags_of(extra) == {TAG_CLUSTER: cluster.id, TAG_ROLE: "cf-manifest"}
+    assert t.tags_of(node_pool) == {TAG_CLUSTER: cluster.id, TAG_ROLE: "node-pool",
+                                    TAG_NODE_POOL: "default"}
+    assert [main["EnableTerminationProtection"], extra["EnableTerminationProtection"],
+            node_pool["EnableTerminationProtection"]] == [True, False, False]
+
+
+def test_a_changed_template_updates_the_stack_through_a_change_set(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    apply(stacks, cluster, pool(cluster))
+    calls.made.clear()
+
+    results = apply(stacks, cluster, pool(cluster, instance_type="t3.small"))
+
+    assert [r.operation for r in results] == ["none", "update"]
+    assert results[1].changes == (
+        ResourceChange("Modify", "LaunchTemplate", "AWS::EC2::LaunchTemplate"),)
+    assert calls.names().count("ExecuteChangeSet") == 1
+    assert status(aws, node_pool_stack_name(cluster, "default")) == "UPDATE_COMPLETE"
+
+
+@pytest.mark.parametrize(("template", "reason"), [
+    (t.BAD_RESOURCE_TYPE, "Unrecognized resource types: [AWS::Nope::Thing]"),
+    (t.MISSING_PROPERTY, "AutoScalingGroup (AWS::AutoScaling::AutoScalingGroup) CREATE_FAILED: "
+                         "Valid requests must contain either LaunchTemplate"),
+])
+def test_a_broken_template_fails_with_the_stacks_reason(
+    stacks: CloudFormationStacks, cluster: Cluster, template: str, reason: str
+) -> None:
+    with pytest.raises(ApplyError, match=re.escape(reason)):
+        apply(stacks, cluster, node_pool_stack(cluster, "default", template))
+
+
+def test_a_stack_whose_creation_failed_is_recreated_by_the_next_run(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    with pytest.raises(ApplyError):
+        apply(stacks, cluster, node_pool_stack(cluster, "default", t.MISSING_PROPERTY))
+    name = node_pool_stack_name(cluster, "default")
+    assert status(aws, name) == "ROLLBACK_COMPLETE"
+
+    results = apply(stacks, cluster, pool(cluster))
+
+    assert results[1].operation == "create"
+    assert status(aws, name) == "CREATE_COMPLETE"
+
+
+def test_a_failed_update_reports_the_first_failed_resource(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    apply(stacks, cluster, pool(cluster))
+    broken = t.node_pool().replace("LaunchTemplateId: !Ref LaunchTemplate",
+                                   "LaunchTemplateId: lt-0123456789abcdef0")
+
+    with pytest.raises(ApplyError, match=r"AutoScalingGroup .* UPDATE_FAILED"):
+        apply(stacks, cluster, node_pool_stack(cluster, "default", broken))
+    assert status(aws, node_pool_stack_name(cluster, "default")) == "UPDATE_ROLLBACK_COMPLETE"
+
+
+def test_dry_run_shows_each_change_set_and_changes_nothing(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    new = apply(stacks, cluster, pool(cluster), dry_run=True)
+
+    assert [(r.operation, r.dry_run) for r in new] == [("create", True), ("create", True)]
+    assert new[1].changes == (
+        ResourceChange("Add", "LaunchTemplate", "AWS::EC2::LaunchTemplate"),
+        ResourceChange("Add", "AutoScalingGroup", "AWS::AutoScaling::AutoScalingGroup"),
+    )
+    assert not stack_exists(aws, cluster.local_id)
+    assert "ExecuteChangeSet" not in calls.names()
+
+    apply(stacks, cluster, pool(cluster))
+    calls.made.clear()
+    changed = apply(stacks, cluster, pool(cluster, instance_type="t3.large"), dry_run=True)
+
+    assert [r.operation for r in changed] == ["none", "update"]
+    assert [c.action for c in changed[1].changes] == ["Modify"]
+    assert CHANGING_CALLS.isdisjoint(calls.names())
+    templates = aws("ec2").describe_launch_templates()["LaunchTemplates"]
+    mine = [lt for lt in templates if lt["LaunchTemplateId"] == _template_id(aws, cluster)]
+    assert mine[0]["LatestVersionNumber"] == 1
+
+
+def _template_id(aws: Any, cluster: Cluster) -> str:
+    resources = aws("cloudformation").describe_stack_resources(
+        StackName=node_pool_stack_name(cluster, "default"))["StackResources"]
+    return next(r["PhysicalResourceId"] for r in resources
+                if r["LogicalResourceId"] == "LaunchTemplate")
+
+
+def test_a_template_over_the_inline_limit_goes_by_s3_url(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    big = t.node_pool(padding=60_000)
+
+    apply(stacks, cluster, node_pool_stack(cluster, "default", big))
+
+    created = calls.params("CreateChangeSet")
+    assert "TemplateBody" in created[0] and "TemplateURL" not in created[0]
+    url = created[1]["TemplateURL"]
+    bucket, key = url.removeprefix("https://").split(".", 1)[0], url.split("/", 3)[3]
+    assert aws("s3").get_object(Bucket=bucket, Key=key)["Body"].read().decode() == big
+    assert status(aws, node_pool_stack_name(cluster, "default")) == "CREATE_COMPLETE"
+
+
+def _moto_stack(name: str) -> Any:
+    from moto.cloudformation.models import cloudformation_backends
+
+    backend = cloudformation_backends["123456789012"]["eu-central-1"]
+    return next(s for s in backend.stacks.values() if s.name == name)
+
+
+def test_an_update_waits_for_a_running_operation_then_proceeds(
+    stacks: CloudFormationStacks, cluster: Cluster, clock: FakeClock
+) -> None:
+    apply(stacks, cluster)
+    stack = _moto_stack(cluster.local_id)
+    stack.status = "UPDATE_IN_PROGRESS"  # someone else's update, still running
+
+    def finish_after_three_polls(c: FakeClock) -> None:
+        if len(c.sleeps) == 3:
+            stack.status = "UPDATE_COMPLETE"
+
+    clock.on_sleep = finish_after_three_polls
+    results = apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN + "# v2\n"))
+
+    assert clock.sleeps == [1, 2, 4]
+    assert results[0].operation == "none"  # a comment changes no resource
+
+
+def test_waiting_for_a_stuck_operation_gives_up_at_the_time_limit(
+    stacks: CloudFormationStacks, cluster: Cluster, clock: FakeClock
+) -> None:
+    apply(stacks, cluster)
+    _moto_stack(cluster.local_id).status = "UPDATE_IN_PROGRESS"
+
+    with pytest.raises(TimedOut, match="60s"):
+        apply(stacks, cluster)
+    assert sum(clock.sleeps) == 60
+
+
+def test_removed_node_pools_and_listed_deletions_are_deleted(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    old = f"old-{cluster.local_id}"
+    aws("cloudformation").create_stack(StackName=old, TemplateBody=t.MAIN)
+    apply(stacks, cluster, pool(cluster, "a"), pool(cluster, "b", desired=1))
+    drained: list[str] = []
+
+    results = apply(stacks, cluster, pool(cluster, "a"), on_pool_removed=drained.append,
+                    deletions_pre=[f"gone-{cluster.local_id}"], deletions_post=[old])
+
+    assert drained == ["b"]
+    assert [(r.name, r.operation) for r in results] == [
+        (f"gone-{cluster.local_id}", "none"),
+        (cluster.local_id, "none"),
+        (node_pool_stack_name(cluster, "a"), "none"),
+        (node_pool_stack_name(cluster, "b"), "delete"),
+        (old, "delete"),
+    ]
+    assert not stack_exists(aws, node_pool_stack_name(cluster, "b"))
+    assert not stack_exists(aws, old)
+
+
+def test_a_protected_stack_named_for_deletion_is_refused(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    apply(stacks, cluster)
+
+    with pytest.raises(ApplyError, match="termination protection"):
+        apply(stacks, cluster, deletions_post=[cluster.local_id])
+    assert stack_exists(aws, cluster.local_id)
+
+
+def test_decommission_deletes_every_stack_main_last_and_can_run_again(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
+                 extra=[extra_stack(f"extra-{cluster.local_id}", t.MAIN)],
+                 node_pools=[pool(cluster)])
+    calls.made.clear()
+
+    results = decommission_stacks(stacks, cluster=cluster)
+
+    assert [(r.name, r.operation) for r in results] == [
+        (node_pool_stack_name(cluster, "default"), "delete"),
+        (f"extra-{cluster.local_id}", "delete"),
+        (cluster.local_id, "delete"),
+    ]
+    assert [p["EnableTerminationProtection"] for p in calls.params("UpdateTerminationProtection")] \
+        == [False]
+    assert not stack_exists(aws, cluster.local_id)
+    again = decommission_stacks(stacks, cluster=cluster)
+    assert [r.operation for r in again] == ["none"]

@@ -1,0 +1,184 @@
+"""The stack order, tags, outputs and deletions of `apply_stacks` and `decommission_stacks`, on the
+in-memory `FakeStacks`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from clmgit.engine.stacks import (
+    TAG_CLUSTER,
+    TAG_NODE_POOL,
+    TAG_ROLE,
+    FakeStacks,
+    Outputs,
+    Renderer,
+    ResourceChange,
+    apply_stacks,
+    decommission_stacks,
+    diff_resources,
+    extra_stack,
+    main_stack,
+    node_pool_stack,
+)
+from clmgit.errors import ApplyError
+from clmgit.model import Cluster
+
+CLUSTER = Cluster(id="aws:1:eu-central-1:kube-1", local_id="kube-1", region="eu-central-1")
+QUEUE = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n"
+TOPIC = "Resources:\n  Topic:\n    Type: AWS::SNS::Topic\n"
+
+
+def fleet(fake: FakeStacks, *pools: str, **kwargs: Any) -> list[str]:
+    """Apply a main stack, two cf-manifests stacks given out of order, and `pools`."""
+    results = apply_stacks(
+        fake, cluster=CLUSTER, main=main_stack(CLUSTER, QUEUE),
+        extra=[extra_stack("zz-extra", QUEUE), extra_stack("aa-extra", QUEUE)],
+        node_pools=[node_pool_stack(CLUSTER, p, QUEUE) for p in pools], **kwargs,
+    )
+    return [f"{r.operation} {r.name}" for r in results]
+
+
+def test_stacks_are_applied_main_first_then_extras_by_name_then_node_pools() -> None:
+    fake = FakeStacks()
+
+    assert fleet(fake, "workers", "db") == [
+        "create kube-1", "create aa-extra", "create zz-extra",
+        "create nodepool-workers-kube-1", "create nodepool-db-kube-1",
+    ]
+
+
+def test_every_stack_carries_the_cluster_and_its_role_and_main_is_protected() -> None:
+    fake = FakeStacks()
+    fleet(fake, "workers")
+
+    assert fake.stacks["kube-1"].tags == {TAG_CLUSTER: CLUSTER.id, TAG_ROLE: "main"}
+    assert fake.stacks["aa-extra"].tags == {TAG_CLUSTER: CLUSTER.id, TAG_ROLE: "cf-manifest"}
+    assert fake.stacks["nodepool-workers-kube-1"].tags == {
+        TAG_CLUSTER: CLUSTER.id, TAG_ROLE: "node-pool", TAG_NODE_POOL: "workers"}
+    assert [name for name, s in fake.stacks.items() if s.protected] == ["kube-1"]
+
+
+def test_later_templates_are_rendered_with_the_outputs_of_earlier_stacks() -> None:
+    fake = FakeStacks(outputs={"kube-1": {"Vpc": "vpc-1"}, "aa-extra": {"Role": "arn:role"}})
+    seen: dict[str, dict[str, str]] = {}
+
+    def render(name: str) -> Renderer:
+        def template(outputs: Outputs) -> str:
+            seen[name] = dict(outputs)
+            return QUEUE
+        return template
+
+    apply_stacks(fake, cluster=CLUSTER, main=main_stack(CLUSTER, render("main")),
+                 extra=[extra_stack("aa-extra", render("extra"))],
+                 node_pools=[node_pool_stack(CLUSTER, "workers", render("pool"))])
+
+    assert seen == {"main": {}, "extra": {"Vpc": "vpc-1"},
+                    "pool": {"Vpc": "vpc-1", "Role": "arn:role"}}
+
+
+def test_a_second_run_changes_nothing() -> None:
+    fake = FakeStacks()
+    fleet(fake, "workers")
+    fake.calls.clear()
+
+    assert fleet(fake, "workers") == [
+        "none kube-1", "none aa-extra", "none zz-extra", "none nodepool-workers-kube-1"]
+    assert fake.calls == []
+
+
+def test_a_failing_stack_stops_the_run_before_later_stacks() -> None:
+    fake = FakeStacks(failures={"aa-extra": "Queue CREATE_FAILED: no"})
+
+    with pytest.raises(ApplyError, match="Queue CREATE_FAILED: no"):
+        fleet(fake, "workers")
+    assert fake.calls == [("create", "kube-1")]
+
+
+def test_dry_run_reports_the_changes_and_changes_nothing() -> None:
+    fake = FakeStacks()
+    fleet(fake)
+    fake.calls.clear()
+
+    results = apply_stacks(fake, cluster=CLUSTER, main=main_stack(CLUSTER, TOPIC), dry_run=True)
+
+    assert [(r.operation, r.dry_run) for r in results] == [("update", True)]
+    assert results[0].changes == (ResourceChange("Add", "Topic", "AWS::SNS::Topic"),
+                                  ResourceChange("Remove", "Queue", "AWS::SQS::Queue"))
+    assert fake.calls == [] and fake.stacks["kube-1"].body == QUEUE
+
+
+def test_removed_pools_are_handed_over_for_draining_then_deleted() -> None:
+    fake = FakeStacks()
+    fleet(fake, "workers", "old")
+    fake.calls.clear()
+    events: list[str] = []
+
+    def drain(pool: str) -> None:
+        events.append(f"drain {pool}, stack there: {'nodepool-old-kube-1' in fake.stacks}")
+
+    fleet(fake, "workers", on_pool_removed=drain)
+
+    assert events == ["drain old, stack there: True"]
+    assert fake.calls == [("delete", "nodepool-old-kube-1")]
+
+
+def test_deletions_run_before_and_after_and_a_missing_stack_is_fine() -> None:
+    fake = FakeStacks()
+    fleet(fake)
+    fake.calls.clear()
+
+    applied = fleet(fake, deletions_pre=["aa-extra", "never-was"], deletions_post=["zz-extra"])
+
+    assert applied[:2] == ["delete aa-extra", "none never-was"]
+    assert applied[-1] == "delete zz-extra"
+    assert fake.calls == [("delete", "aa-extra"), ("create", "aa-extra"), ("delete", "zz-extra")]
+
+
+def test_a_deletion_of_the_protected_main_stack_is_refused() -> None:
+    fake = FakeStacks()
+    fleet(fake)
+
+    with pytest.raises(ApplyError, match="termination protection"):
+        fleet(fake, deletions_post=["kube-1"])
+    assert "kube-1" in fake.stacks
+
+
+def test_decommission_deletes_pools_then_extras_in_reverse_then_main() -> None:
+    fake = FakeStacks()
+    fleet(fake, "workers")
+    fake.calls.clear()
+
+    results = decommission_stacks(fake, cluster=CLUSTER)
+
+    assert [r.name for r in results] == [
+        "nodepool-workers-kube-1", "zz-extra", "aa-extra", "kube-1"]
+    assert fake.calls[-2:] == [("unprotect", "kube-1"), ("delete", "kube-1")]
+    assert fake.stacks == {}
+    assert [r.operation for r in decommission_stacks(fake, cluster=CLUSTER)] == ["none"]
+
+
+def test_decommission_leaves_other_clusters_alone() -> None:
+    fake = FakeStacks()
+    fleet(fake)
+    other = Cluster(id="aws:1:eu-central-1:kube-2", local_id="kube-2")
+    apply_stacks(fake, cluster=other, main=main_stack(other, QUEUE))
+
+    decommission_stacks(fake, cluster=CLUSTER)
+
+    assert list(fake.stacks) == ["kube-2"]
+
+
+def test_diff_resources_reads_cloudformation_short_forms_and_json() -> None:
+    old = "Resources:\n  A: {Type: T1, Properties: {X: !Ref B, Y: !GetAtt B.Arn}}\n" \
+        "  B: {Type: T2}\n"
+    same = '{"Resources": {"A": {"Type": "T1", "Properties": {"X": {"Ref": "B"}, ' \
+        '"Y": {"Fn::GetAtt": ["B", "Arn"]}}}, "B": {"Type": "T2"}}}'
+    new = '{"Resources": {"A": {"Type": "T1", "Properties": {"X": {"Ref": "C"}}}}}'
+
+    assert diff_resources(old, same) == ()
+    assert diff_resources(old, new) == (ResourceChange("Modify", "A", "T1"),
+                                        ResourceChange("Remove", "B", "T2"))
+    with pytest.raises(ApplyError, match="not valid YAML"):
+        diff_resources("", "Resources: [")
