@@ -1,0 +1,303 @@
+"""[2/8]: rendering a cluster from `cluster/` at a SHA, and reading that tree from git.
+
+A synthetic config — 250 manifests in 50 components, a 1,000-line `config-defaults.yaml`, 5 stacks
+and 4 node-pool profiles, every file templated and every manifest depending on the cluster (so no
+cluster can reuse another's output) — is committed to a real repository. Measured:
+
+- the first cluster at a SHA, cold: in a fresh process, so the tree is read and every template
+  compiled;
+- the first cluster at a new SHA in a running process (a controller, a reconcile of several
+  SHAs): the tree is read, only the files the commit changed (6 here) are compiled;
+- the same in a new process (a CI shard) given the compile-cache directory an earlier one filled;
+- each further cluster at the same SHA (another registry record, so everything is re-rendered
+  and every manifest parsed);
+- reading the tree at the SHA against `git clone --local` plus a checkout of it, side by side.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from clmgit.adapters.git import GitRepo
+from clmgit.config.render import render_cluster
+from clmgit.config.source import GitConfigSource
+from clmgit.config.templates import use_compile_cache_dir
+from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.configrepo import ConfigRepoBuilder
+
+COMPONENTS, FILES_PER_COMPONENT = 50, 5
+DEFAULT_LINES = 1_000
+CF_STACKS = 4  # plus the main stack: 5 stacks
+PROFILES = ("worker-default", "worker-splitaz", "worker-gpu", "master-default")
+CLUSTERS = 10
+RUNS = 7
+PROJECT = Path(__file__).resolve().parents[1]
+
+MANIFEST = """\
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {name}
+  namespace: kube-system
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: kube-system
+  labels:
+    application: {name}
+    version: "{{{{ cluster.config_items.{name}_version }}}}"
+spec:
+  replicas: {{{{ cluster.config_items.{name}_replicas | int }}}}
+  selector:
+    matchLabels:
+      application: {name}
+  template:
+    metadata:
+      labels:
+        application: {name}
+      annotations:
+        config/hash: "{{{{ manifest_hash('config.yaml') }}}}"
+    spec:
+      serviceAccountName: {name}
+      {{% if cluster.environment == "production" %}}
+      priorityClassName: system-cluster-critical
+      {{% endif %}}
+      containers:
+      - name: {name}
+        image: "registry.example.org/{name}:{{{{ cluster.config_items.{name}_version }}}}"
+        args:
+        - --cluster={{{{ cluster.alias }}}}
+        - --region={{{{ cluster.region }}}}
+        - --zones={{{{ values.availability_zones | join(",") }}}}
+        resources:
+          requests:
+            cpu: "{{{{ cluster.config_items.{name}_cpu }}}}"
+            memory: "{{{{ cluster.config_items.{name}_memory }}}}"
+          limits:
+            memory: "{{{{ cluster.config_items.{name}_memory | scale_quantity(1.5) }}}}"
+"""
+
+CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}-config
+  namespace: kube-system
+data:
+  config.yaml: |
+    cluster: {{{{ cluster.id }}}}
+    account: {{{{ cluster.infrastructure_account | account_id }}}}
+    zones: {{{{ values.availability_zones | length }}}}
+    {{% for pool in cluster.node_pools %}}
+    pool-{{{{ pool.name }}}}: {{{{ pool.min_size }}}}-{{{{ pool.max_size }}}}
+    {{% endfor %}}
+"""
+
+STACK = """\
+AWSTemplateFormatVersion: 2010-09-09
+Description: {title} of {{{{ cluster.id }}}}
+Resources:
+{resources}
+Outputs:
+  {title}Id:
+    Value: !Ref {title}0
+"""
+
+RESOURCE = """\
+  {title}{i}:
+    Type: AWS::EC2::SecurityGroup
+    Properties:
+      GroupDescription: "{{{{ cluster.local_id }}}} {title} {i}"
+      VpcId: "{{{{ values.stack_outputs.VpcId }}}}"
+      Tags:
+      - Key: kubernetes.io/cluster/{{{{ cluster.id }}}}
+        Value: owned
+      - Key: item
+        Value: "{{{{ cluster.config_items.item_{i:04d} }}}}"
+"""
+
+POOL_STACK = """\
+AWSTemplateFormatVersion: 2010-09-09
+Resources:
+  AutoScalingGroup:
+    Type: AWS::AutoScaling::AutoScalingGroup
+    Properties:
+      MinSize: "{{{{ asg_size(node_pool.min_size, 1) }}}}"
+      MaxSize: "{{{{ asg_size(node_pool.max_size, 1) }}}}"
+      VPCZoneIdentifier: [{{{{ values.subnets["*"] }}}}]
+      Tags:
+      - Key: profile
+        Value: {profile}
+      - Key: pool
+        Value: "{{{{ node_pool.name }}}}"
+      - Key: instance-types
+        Value: "{{{{ node_pool.instance_types | join(",") }}}}"
+{tags}"""
+
+POOL_TAG = """\
+      - Key: item-{i:04d}
+        Value: "{{{{ node_pool.config_items.item_{i:04d} }}}}"
+"""
+
+
+def synthetic_config() -> dict[str, str]:
+    files: dict[str, str] = {"cluster/config-defaults.yaml": defaults_file()}
+    for c in range(COMPONENTS):
+        for f in range(FILES_PER_COMPONENT - 1):
+            name = f"app{c:02d}x{f}"
+            files[f"cluster/manifests/comp{c:02d}/{f}-{name}.yaml"] = MANIFEST.format(name=name)
+        files[f"cluster/manifests/comp{c:02d}/config.yaml"] = CONFIG.format(name=f"comp{c:02d}")
+    for i, title in enumerate(["Main", *(f"Extra{n}" for n in range(CF_STACKS))]):
+        resources = "".join(RESOURCE.format(title=title, i=r) for r in range(15))
+        path = "cluster/stack.yaml" if i == 0 else f"cluster/cf-manifests/{i:02d}-{title}.yaml"
+        files[path] = STACK.format(title=title, resources=resources)
+    for profile in PROFILES:
+        tags = "".join(POOL_TAG.format(i=i) for i in range(20))
+        files[f"cluster/node-pools/{profile}/stack.yaml"] = POOL_STACK.format(profile=profile,
+                                                                              tags=tags)
+    return files
+
+
+def defaults_file() -> str:
+    lines = ['{% if cluster.environment == "production" %}', 'tier: "critical"', "{% else %}",
+             'tier: "standard"', "{% endif %}"]
+    for c in range(COMPONENTS):
+        for f in range(FILES_PER_COMPONENT - 1):
+            name = f"app{c:02d}x{f}"
+            lines += [f'{name}_version: "v1.{c}.{f}"', f"{name}_replicas: 2",
+                      f"{name}_cpu: 100m", f"{name}_memory: {64 * (f + 1)}Mi"]
+    i = 0
+    while len(lines) < DEFAULT_LINES:
+        lines.append(f'item_{i:04d}: "value-{i}-{{{{ cluster.region }}}}"')
+        i += 1
+    return "\n".join(lines) + "\n"
+
+
+def make_cluster(i: int) -> Cluster:
+    pools = tuple(NodePool(name=f"pool-{p}", profile=profile, instance_types=("m5.large",),
+                           min_size=1 + i % 3, max_size=10, config_items={"item_0001": f"pool{p}"})
+                  for p, profile in enumerate(PROFILES))
+    return Cluster(
+        id=f"aws:123456789012:eu-central-1:kube-{i}", alias=f"kube-{i}",
+        infrastructure_account="aws:123456789012", region="eu-central-1", local_id=f"kube-{i}",
+        api_server_url=f"https://kube-{i}.example.org", channel="dev",
+        environment="production" if i % 2 else "test",
+        config_items={"app00x0_replicas": str(3 + i), "item_0002": f"cluster-{i}"},
+        node_pools=pools,
+    )
+
+
+def commit(b: ConfigRepoBuilder, files: dict[str, str], *, parent: str | None = None) -> str:
+    """One commit on dev with `files`, through `git fast-import` (one process, not one per file)."""
+    parts = [b"commit refs/heads/dev\ncommitter Bench <b@x> 1700000000 +0000\ndata 6\nconfig\n",
+             f"from {parent or b.root}\n".encode()]
+    for path, text in files.items():
+        data = text.encode()
+        parts.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+    subprocess.run(["git", "fast-import", "--quiet", "--force"], cwd=b.path,
+                   input=b"".join(parts), check=True)
+    return b.sha("dev")
+
+
+def change(files: dict[str, str], run_no: int) -> dict[str, str]:
+    """What a typical promotion changes: a few manifests and the defaults."""
+    paths = [p for p in files if p.startswith("cluster/manifests/")][run_no::50][:5]
+    changed = {p: files[p] + f"# change {run_no}\n" for p in paths}
+    defaults = "cluster/config-defaults.yaml"
+    changed[defaults] = files[defaults] + f'change_{run_no}: "{run_no}"\n'
+    return changed
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def cold_first(repo: Path, sha: str, cache_dir: Path | None = None) -> float:
+    """The first cluster rendered in a fresh process; only the render is timed."""
+    code = ("import sys; from bench.render import cold_child; "
+            "print(cold_child(sys.argv[1], sys.argv[2], sys.argv[3]))")
+    out = subprocess.run([sys.executable, "-c", code, str(repo), sha, str(cache_dir or "")],
+                         cwd=PROJECT, check=True, capture_output=True, text=True).stdout
+    return float(out)
+
+
+def cold_child(repo: str, sha: str, cache_dir: str) -> float:
+    use_compile_cache_dir(cache_dir or None)
+    source = GitConfigSource(GitRepo(repo))
+    return timed(lambda: render_cluster(source, sha, make_cluster(0)))
+
+
+def clone_and_checkout(repo: Path, sha: str, target: Path) -> None:
+    subprocess.run(["git", "clone", "--quiet", "--local", "--no-checkout", str(repo), str(target)],
+                   check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(target), "checkout", "--quiet", sha], check=True,
+                   capture_output=True)
+
+
+def run() -> list[dict[str, object]]:
+    with tempfile.TemporaryDirectory(prefix="clmgit-bench-render-") as tmp:
+        b = ConfigRepoBuilder(Path(tmp) / "config")
+        files = synthetic_config()
+        sha = commit(b, files)
+        repo = GitRepo(b.path)
+        clusters = [make_cluster(i) for i in range(CLUSTERS)]
+        cold = [cold_first(b.path, sha) for _ in range(RUNS)]
+        cache_dir = Path(tmp) / "compiled"
+        cold_first(b.path, sha, cache_dir)  # an earlier process, at the previous SHA
+        source = GitConfigSource(repo)
+        render_cluster(source, sha, clusters[0])
+        further = [timed(lambda c=c: render_cluster(source, sha, c))
+                   for _ in range(RUNS) for c in clusters[1:]]
+        new_sha, new_process, next_sha = [], [], sha
+        for run_no in range(RUNS):
+            next_sha = commit(b, change(files, run_no), parent=next_sha)
+            new_process.append(cold_first(b.path, next_sha, cache_dir))
+            new_sha.append(timed(partial(render_cluster, GitConfigSource(repo), next_sha,
+                                         clusters[0])))
+        reads, clones = [], []
+        for run_no in range(RUNS):
+            reads.append(timed(lambda: GitConfigSource(repo).files(sha)))
+            target = Path(tmp) / f"clone-{run_no}"
+            clones.append(timed(partial(clone_and_checkout, b.path, sha, target)))
+    manifests = sum(1 for p in files if p.startswith("cluster/manifests/"))
+    detail = (f"{manifests} manifests ({manifests - COMPONENTS} with 2 objects) in {COMPONENTS} "
+              f"components, {DEFAULT_LINES}-line defaults, {1 + CF_STACKS} stacks, "
+              f"{len(PROFILES)} node-pool profiles")
+    read, clone = statistics.median(reads), statistics.median(clones)
+    return [
+        {"benchmark": "render: first cluster at a SHA, cold process", "target": "<= 400 ms",
+         "median_s": statistics.median(cold),
+         "detail": f"{detail}; tree read + compile of all {len(files)} templates + render; "
+                   f"median of {RUNS} fresh processes"},
+        {"benchmark": "render: first cluster at a new SHA, running process", "target": "<= 400 ms",
+         "median_s": statistics.median(new_sha),
+         "detail": f"tree read + compile of the 6 changed files + render; median of {RUNS} SHAs"},
+        {"benchmark": "render: first cluster at a new SHA, new process with a compile-cache dir",
+         "target": "<= 400 ms", "median_s": statistics.median(new_process),
+         "detail": "as above, compiled code of unchanged files loaded from the directory an "
+                   f"earlier process filled; median of {RUNS} SHAs"},
+        {"benchmark": "render: each further cluster at the SHA", "target": "<= 60 ms",
+         "median_s": statistics.median(further),
+         "detail": f"templates + parsing of every object; median of {len(further)} renders"},
+        {"benchmark": "read cluster/ at a SHA (ls-tree + cat-file)",
+         "target": ">= 5x faster than clone --local + checkout", "median_s": read,
+         "detail": f"{len(files)} files; clone --local + checkout: {clone * 1000:.0f} ms, "
+                   f"{clone / read:.1f}x slower; median of {RUNS}, side by side"},
+    ]
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(f"{row['benchmark']}: {row['median_s'] * 1000:.1f} ms ({row['target']}) "
+              f"- {row['detail']}")

@@ -1,0 +1,169 @@
+"""Declarative deletions (DESIGN.md §6.7): `manifests/deletions.yaml` for Kubernetes objects and
+`cf-deletions.yaml` for CloudFormation stacks, each with `pre_apply` and `post_apply` lists.
+
+An entry names what to delete by exactly one of `name`, `selector` (a label selector string) or
+`labels` (a map, matched exactly); `has_owner` (only with a selector or labels) narrows it to
+objects that have (true) or have no (false) owner. A missing object is not an error when applied.
+In `cf-deletions.yaml` the kind is `Stack` (and may be left out), labels are stack tags, and there
+is no namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from clmgit import yamledit
+from clmgit.errors import ConfigError
+
+DELETIONS_PATH = "cluster/manifests/deletions.yaml"
+CF_DELETIONS_PATH = "cluster/cf-deletions.yaml"
+STACK_KIND = "Stack"
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+PHASES = ("pre_apply", "post_apply")
+_FIELDS = frozenset({"kind", "namespace", "name", "selector", "labels", "has_owner",
+                     "propagation_policy", "grace_period_seconds"})
+
+
+@dataclass(frozen=True)
+class Deletion:
+    kind: str
+    namespace: str | None = None
+    name: str | None = None
+    selector: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    has_owner: bool | None = None
+    propagation_policy: str | None = None
+    grace_period_seconds: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as written in a deletions file, unset fields left out."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for key in ("namespace", "name", "selector", "has_owner", "propagation_policy",
+                    "grace_period_seconds"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
+
+
+@dataclass(frozen=True)
+class Deletions:
+    pre_apply: tuple[Deletion, ...] = ()
+    post_apply: tuple[Deletion, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.pre_apply or self.post_apply)
+
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {phase: [d.to_dict() for d in getattr(self, phase)] for phase in PHASES}
+
+
+def parse_deletions(text: str, path: str, *, stacks: bool = False) -> Deletions:
+    """The deletions of a (rendered) deletions file; `stacks` for `cf-deletions.yaml`."""
+    data = yamledit.load(text, path)
+    if data is None:
+        return Deletions()
+    if not isinstance(data, Mapping) or set(data) - set(PHASES):
+        raise ConfigError(f"{path}: must be a mapping with only pre_apply and post_apply lists")
+    lists = {}
+    for phase in PHASES:
+        entries = data.get(phase) or []
+        if not isinstance(entries, list):
+            raise ConfigError(f"{path}: {phase} must be a list of deletions")
+        lists[phase] = tuple(
+            parse_deletion(raw, f"{path}: {phase}[{i}]", stacks=stacks)
+            for i, raw in enumerate(entries)
+        )
+    return Deletions(**lists)
+
+
+def parse_deletion(raw: Any, where: str, *, stacks: bool = False) -> Deletion:
+    """One entry, validated; `where` names the file and entry in errors."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: a deletion must be a mapping")
+    unknown = sorted(set(map(str, raw)) - _FIELDS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown field {unknown[0]!r}")
+    deletion = Deletion(
+        kind=_kind(raw, where, stacks=stacks),
+        namespace=_optional_text(raw, "namespace", where),
+        name=_optional_text(raw, "name", where),
+        selector=_optional_text(raw, "selector", where),
+        labels=_labels(raw.get("labels"), where),
+        has_owner=_optional_bool(raw, "has_owner", where),
+        propagation_policy=_policy(raw.get("propagation_policy"), where),
+        grace_period_seconds=_grace(raw.get("grace_period_seconds"), where),
+    )
+    _check_target(deletion, where, stacks=stacks)
+    return deletion
+
+
+def _check_target(d: Deletion, where: str, *, stacks: bool) -> None:
+    given = [k for k in ("name", "selector", "labels") if getattr(d, k)]
+    if len(given) != 1:
+        found = f" (found {', '.join(given)})" if given else ""
+        raise ConfigError(f"{where}: give exactly one of name, selector or labels{found}")
+    if d.has_owner is not None and d.name:
+        raise ConfigError(f"{where}: has_owner goes with selector or labels, not with name")
+    if stacks and d.namespace is not None:
+        raise ConfigError(f"{where}: stacks have no namespace")
+
+
+def _kind(raw: Mapping[str, Any], where: str, *, stacks: bool) -> str:
+    kind = _optional_text(raw, "kind", where)
+    if stacks:
+        if kind not in (None, STACK_KIND):
+            raise ConfigError(f"{where}: cf-deletions.yaml deletes stacks; kind must be "
+                              f"{STACK_KIND}")
+        return STACK_KIND
+    if not kind:
+        raise ConfigError(f"{where}: kind is required")
+    return kind
+
+
+def _optional_text(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: {key} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _optional_bool(raw: Mapping[str, Any], key: str, where: str) -> bool | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{where}: {key} must be true or false, not {value!r}")
+    return value
+
+
+def _labels(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError(f"{where}: labels must be a non-empty mapping of label to value")
+    labels = {}
+    for key, item in value.items():
+        if isinstance(item, Mapping | list) or item is None:
+            raise ConfigError(f"{where}: the value of label {key!r} must be a plain value")
+        labels[str(key)] = str(item).lower() if isinstance(item, bool) else str(item)
+    return labels
+
+
+def _policy(value: Any, where: str) -> str | None:
+    if value is not None and value not in PROPAGATION_POLICIES:
+        raise ConfigError(f"{where}: propagation_policy must be one of "
+                          f"{', '.join(PROPAGATION_POLICIES)}, not {value!r}")
+    return value
+
+
+def _grace(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{where}: grace_period_seconds must be a whole number ≥ 0, "
+                          f"not {value!r}")
+    return value

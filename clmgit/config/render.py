@@ -1,0 +1,221 @@
+"""Everything one cluster gets from `cluster/` at one SHA (DESIGN.md §6 steps 1–3, §7).
+
+`cluster_renderer` reads the tree (shared per SHA), renders and merges the defaults, and returns a
+`ClusterRenderer`. Its `render_all` renders every template — stacks, node-pool stacks, manifests,
+deletion lists — so that a broken template fails before anything is changed. The engine then
+re-renders each stack with `render_stack`, passing the outputs of the stacks before it
+(`values.with_outputs`), because later templates may use them.
+
+Templates see `cluster` (every registry field, `config_items` with the defaults merged,
+`node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`.
+
+Order is part of the contract: components in sorted directory order, files inside a component in
+sorted order, documents in file order; empty files and empty documents are skipped.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from clmgit.config import yamlfiles
+from clmgit.config.defaults import render_defaults, with_defaults
+from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
+from clmgit.config.source import ConfigSource, ConfigTree
+from clmgit.config.templates import template_set
+from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, placeholder_values
+from clmgit.errors import ConfigError
+from clmgit.model import Cluster, NodePool, cluster_to_dict
+
+MAIN_STACK_PATH = "cluster/stack.yaml"
+CF_STACKS_DIR = "cluster/cf-manifests"
+NODE_POOLS_DIR = "cluster/node-pools"
+MANIFESTS_DIR = "cluster/manifests"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class RenderedStack:
+    name: str  # the CloudFormation stack's name
+    path: str  # the template it was rendered from
+    text: str
+    node_pool: str | None = None
+
+
+@dataclass(frozen=True)
+class ManifestObject:
+    path: str  # the file it came from
+    index: int  # its place among the objects of that file
+    obj: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        namespace = self.obj["metadata"].get("namespace")
+        return None if namespace is None else str(namespace)
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    objects: tuple[ManifestObject, ...]
+
+
+@dataclass(frozen=True)
+class RenderedCluster:
+    sha: str
+    cluster: Cluster  # the registry record with the defaults merged in
+    stacks: tuple[RenderedStack, ...]  # the main stack, then cf-manifests/ in name order
+    node_pool_stacks: tuple[RenderedStack, ...]  # one per node pool, in registry order
+    manifests: tuple[Component, ...]
+    deletions: Deletions  # Kubernetes objects
+    cf_deletions: Deletions  # CloudFormation stacks
+
+
+class ClusterRenderer:
+    """One cluster's templates at one SHA, its defaults merged. `values` left out (None) means the
+    offline placeholders; values without `stack_outputs` get placeholder outputs."""
+
+    def __init__(self, tree: ConfigTree, cluster: Cluster) -> None:
+        self.tree = tree
+        self.templates = template_set(tree)
+        self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
+        # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
+        self._context = cluster_to_dict(self.cluster)
+        self._pools = {p["name"]: p for p in self._context["node_pools"]}
+
+    def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
+        values = self._values(values)
+        deletions, cf_deletions = self.render_deletions(values)
+        return RenderedCluster(
+            sha=self.tree.ref,
+            cluster=self.cluster,
+            stacks=tuple(self.render_stack(p, values) for p in self.stack_paths()),
+            node_pool_stacks=tuple(self.render_node_pool_stack(p.name, values)
+                                   for p in self.cluster.node_pools),
+            manifests=self.render_manifests(values),
+            deletions=deletions,
+            cf_deletions=cf_deletions,
+        )
+
+    def stack_paths(self) -> list[str]:
+        """The templates of the cluster's stacks, in the order they are applied."""
+        if MAIN_STACK_PATH not in self.tree:
+            raise ConfigError(f"{MAIN_STACK_PATH} is missing at {self.tree.ref}")
+        extra = [p for p in self.tree.listdir(CF_STACKS_DIR) if p.endswith(YAML_SUFFIXES)]
+        return [MAIN_STACK_PATH, *extra]
+
+    def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
+        text = _checked_stack(self.templates.render(path, self._variables(values)), path)
+        return RenderedStack(stack_name(self.cluster, path), path, text)
+
+    def render_node_pool_stack(self, pool_name: str,
+                               values: Mapping[str, Any] | None = None) -> RenderedStack:
+        pool = self._pool(pool_name)
+        path = f"{NODE_POOLS_DIR}/{pool.profile}/stack.yaml"
+        if path not in self.tree:
+            raise ConfigError(f"node pool {pool.name} has profile {pool.profile!r}, but {path} "
+                              f"is missing at {self.tree.ref}")
+        variables = {**self._variables(values), "node_pool": self._pools[pool.name]}
+        text = _checked_stack(self.templates.render(path, variables), path)
+        return RenderedStack(node_pool_stack_name(self.cluster, pool), path, text, pool.name)
+
+    def render_manifests(self, values: Mapping[str, Any] | None = None) -> tuple[Component, ...]:
+        variables = self._variables(values)
+        return tuple(self._component(name, variables)
+                     for name in self.tree.subdirs(MANIFESTS_DIR))
+
+    def render_deletions(self,
+                         values: Mapping[str, Any] | None = None) -> tuple[Deletions, Deletions]:
+        """(Kubernetes deletions, stack deletions); empty where the tree has no such file."""
+        variables = self._variables(values)
+        found = []
+        for path, stacks in ((DELETIONS_PATH, False), (CF_DELETIONS_PATH, True)):
+            text = self.templates.render(path, variables) if path in self.tree else ""
+            found.append(parse_deletions(text, path, stacks=stacks))
+        return found[0], found[1]
+
+    def _component(self, name: str, variables: Mapping[str, Any]) -> Component:
+        rendered: dict[str, str] = {}  # shared so that manifest_hash of a sibling renders it once
+        objects: list[ManifestObject] = []
+        for path in self.tree.listdir(f"{MANIFESTS_DIR}/{name}"):
+            if path.endswith(YAML_SUFFIXES):
+                text = self.templates.render(path, variables, rendered=rendered)
+                objects += manifest_objects(text, path)
+        return Component(name, tuple(objects))
+
+    def _pool(self, name: str) -> NodePool:
+        for pool in self.cluster.node_pools:
+            if pool.name == name:
+                return pool
+        raise ConfigError(f"cluster {self.cluster.id} has no node pool {name!r}")
+
+    def _values(self, values: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        if values is None:
+            return placeholder_values(self.cluster)
+        if STACK_OUTPUTS not in values:
+            return {**values, STACK_OUTPUTS: PlaceholderOutputs()}
+        return values
+
+    def _variables(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {"cluster": self._context, "values": self._values(values)}
+
+
+def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster) -> ClusterRenderer:
+    """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged."""
+    return ClusterRenderer(source.files(sha), cluster)
+
+
+def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
+                   values: Mapping[str, Any] | None = None) -> RenderedCluster:
+    """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
+    return cluster_renderer(source, sha, cluster).render_all(values)
+
+
+def stack_name(cluster: Cluster, path: str) -> str:
+    """The main stack is named after the cluster's local id; `cf-manifests/etcd.yaml` gives
+    `etcd-<local id>`."""
+    if path == MAIN_STACK_PATH:
+        return cluster.local_id
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    return f"{stem}-{cluster.local_id}"
+
+
+def node_pool_stack_name(cluster: Cluster, pool: NodePool) -> str:
+    return f"nodepool-{pool.name}-{cluster.local_id}"
+
+
+def _checked_stack(text: str, path: str) -> str:
+    """A rendered stack template, refused here if it is not YAML (or JSON) rather than by
+    CloudFormation after earlier stacks have changed. Tags such as `!Ref` are fine."""
+    yamlfiles.compose(text, path)
+    return text
+
+
+def manifest_objects(text: str, path: str) -> list[ManifestObject]:
+    """The Kubernetes objects of a rendered manifest file, empty documents skipped."""
+    if not text.strip():
+        return []
+    objects = [doc for doc in yamlfiles.load_all(text, path) if doc is not None]
+    for number, obj in enumerate(objects, 1):
+        _check_object(obj, f"{path}: object {number}")
+    return [ManifestObject(path, i, obj) for i, obj in enumerate(objects)]
+
+
+def _check_object(obj: Any, where: str) -> None:
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{where} is not a Kubernetes object (a mapping)")
+    metadata = obj.get("metadata")
+    if not obj.get("apiVersion") or not obj.get("kind"):
+        raise ConfigError(f"{where} needs apiVersion and kind")
+    if not isinstance(metadata, dict) or not metadata.get("name"):
+        raise ConfigError(f"{where} ({obj['kind']}) needs metadata.name")

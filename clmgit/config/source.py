@@ -1,0 +1,182 @@
+"""Where the `cluster/` tree of a config repo comes from: git at a SHA, a directory, or memory.
+
+Reconcile renders many clusters at the same few SHAs, often concurrently. The git source reads a
+tree with one `git ls-tree` and one `git cat-file --batch` — no clone, no checkout — and keeps
+the last few trees in a bounded, thread-safe cache, so every cluster at a SHA shares one read.
+Whatever is derived from a tree once (compiled templates) is memoised on the `ConfigTree` itself
+and so lives exactly as long as the tree stays cached.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import subprocess
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from clmgit.adapters.git import SHA_RE, GitRepo
+from clmgit.config.cache import LruCache
+from clmgit.errors import ConfigError, GitError
+
+CONFIG_DIR = "cluster"
+T = TypeVar("T")
+
+
+class ConfigTree(Mapping[str, bytes]):
+    """The files below `cluster/` (keys like `cluster/stack.yaml`) at one version, read-only."""
+
+    def __init__(self, ref: str, files: Mapping[str, bytes]) -> None:
+        #: The commit SHA the tree was read at, or the directory it was read from.
+        self.ref = ref
+        self._files = dict(files)
+        self._derived: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, path: str) -> bytes:
+        return self._files[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def listdir(self, directory: str) -> list[str]:
+        """Paths of the files directly inside `directory`, sorted."""
+        prefix = directory.rstrip("/") + "/"
+        return sorted(p for p in self._files if p.startswith(prefix) and "/" not in p[len(prefix):])
+
+    def subdirs(self, directory: str) -> list[str]:
+        """Names of the directories directly inside `directory`, sorted."""
+        prefix = directory.rstrip("/") + "/"
+        names = {p[len(prefix):].split("/", 1)[0] for p in self._files
+                 if p.startswith(prefix) and "/" in p[len(prefix):]}
+        return sorted(names)
+
+    def derived(self, key: str, make: Callable[[ConfigTree], T]) -> T:
+        """`make(self)`, computed once per tree and shared by every caller (thread-safe)."""
+        with self._lock:
+            if key not in self._derived:
+                self._derived[key] = make(self)
+            return self._derived[key]  # type: ignore[no-any-return]
+
+
+class ConfigSource(Protocol):
+    """The `cluster/` tree of the config repo at a commit."""
+
+    def files(self, sha: str) -> ConfigTree: ...
+
+
+class GitConfigSource:
+    """Trees read from a repository's object database, the last `max_trees` of them cached."""
+
+    def __init__(self, repo: GitRepo, *, max_trees: int = 8) -> None:
+        self.repo = repo
+        self._cache: LruCache[str, ConfigTree] = LruCache(max_trees)
+
+    def files(self, sha: str) -> ConfigTree:
+        return self._cache.get_or_load(self._full_sha(sha), self._read)
+
+    def _full_sha(self, sha: str) -> str:
+        if SHA_RE.match(sha):
+            return sha
+        full = self.repo.rev(sha)
+        if full is None:
+            raise GitError(f"commit {sha} does not exist in {self.repo.location}; fetch it first")
+        return full
+
+    def _read(self, sha: str) -> ConfigTree:
+        listing = self._git("ls-tree", "-r", "-z", "--full-tree", sha, "--", f"{CONFIG_DIR}/")
+        blobs = dict(_blob_entries(listing))
+        if not blobs:
+            raise ConfigError(f"there is no {CONFIG_DIR}/ directory at commit {sha[:7]}")
+        oids = list(dict.fromkeys(blobs.values()))
+        contents = _parse_batch(self._git("cat-file", "--batch", "--buffer",
+                                        stdin="\n".join(oids) + "\n"), oids)
+        return ConfigTree(sha, {path: contents[oid] for path, oid in blobs.items()})
+
+    def _git(self, *args: str, stdin: str | None = None) -> bytes:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(self.repo.git_dir), *args],
+            input=stdin.encode() if stdin is not None else None, capture_output=True,
+        )
+        if proc.returncode != 0:
+            detail = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed in {self.repo.location}: "
+                           f"{detail[0] if detail else f'exit code {proc.returncode}'}")
+        return proc.stdout
+
+
+def _blob_entries(listing: bytes) -> Iterator[tuple[str, str]]:
+    """(path, object id) of the regular files in `git ls-tree -z` output."""
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, kind, oid = meta.split(b" ")
+        # Symlinks and submodules are not configuration; only regular files are read.
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            yield path.decode(), oid.decode()
+
+
+def _parse_batch(out: bytes, oids: list[str]) -> dict[str, bytes]:
+    """Contents by object id from `git cat-file --batch` output, which answers in input order."""
+    contents: dict[str, bytes] = {}
+    pos = 0
+    for oid in oids:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split(b" ")
+        if len(header) != 3:
+            raise GitError(f"git cat-file could not read object {oid}")
+        size = int(header[2])
+        contents[oid] = out[eol + 1:eol + 1 + size]
+        pos = eol + 1 + size + 1  # the content is followed by a newline
+    return contents
+
+
+class DirectoryConfigSource:
+    """A working tree on disk (`provision --directory`): its `cluster/`, or the directory itself
+    when it has no `cluster/` inside. The SHA is ignored; the files are read once."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        path = Path(path)
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a directory")
+        self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
+        self._tree: ConfigTree | None = None
+        self._lock = threading.Lock()
+
+    def files(self, sha: str = "") -> ConfigTree:
+        with self._lock:
+            if self._tree is None:
+                self._tree = ConfigTree(str(self.root), dict(self._walk()))
+            return self._tree
+
+    def _walk(self) -> Iterator[tuple[str, bytes]]:
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            for name in sorted(filenames):
+                full = Path(dirpath, name)
+                if full.is_file():
+                    path = posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
+                    yield path, full.read_bytes()
+
+
+class StaticConfigSource:
+    """Trees held in memory, by SHA: the in-memory fake of the seam, for tests."""
+
+    def __init__(self, trees: Mapping[str, Mapping[str, bytes | str]]) -> None:
+        self._trees = {
+            sha: ConfigTree(sha, {p: d.encode() if isinstance(d, str) else d for p, d in f.items()})
+            for sha, f in trees.items()
+        }
+
+    def files(self, sha: str) -> ConfigTree:
+        try:
+            return self._trees[sha]
+        except KeyError:
+            raise GitError(f"commit {sha} does not exist") from None

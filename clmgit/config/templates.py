@@ -1,0 +1,208 @@
+"""The one Jinja2 environment: sandboxed, strict, deterministic; and rendering with errors that
+name the file and line.
+
+Templates come from a repository, not from trusted code, so the environment is an immutable
+sandbox (no `__class__`, no mutating the shared context between templates) with
+`StrictUndefined` (a typo fails instead of rendering empty). Globals that would make output vary
+between runs (`lipsum`, the `random` filter) are removed: the same SHA and registry record must
+give byte-identical output.
+
+One `TemplateSet` exists per `ConfigTree` (per SHA) and holds each file's compiled template,
+however many clusters are rendered from it. Compiled code is also shared between trees by path and
+content, process-wide: a file that did not change from one SHA to the next is compiled once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import CodeType, TracebackType
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from clmgit.config.cache import LruCache
+from clmgit.config.helpers import HELPERS, HelperError
+from clmgit.config.source import ConfigTree
+from clmgit.errors import TemplateError
+
+
+class _CompiledCode(jinja2.BytecodeCache):
+    """Compiled template code by path and source checksum, in memory and, if a directory is set,
+    on disk. Jinja checks the checksum; the path is part of the key because the code carries it
+    (for error lines)."""
+
+    def __init__(self, size: int) -> None:
+        self._codes: LruCache[tuple[str, str], CodeType] = LruCache(size)
+        self.disk: jinja2.FileSystemBytecodeCache | None = None
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        key = (bucket.key, bucket.checksum)
+        bucket.code = self._codes.get(key)
+        if bucket.code is None and self.disk is not None:
+            self.disk.load_bytecode(bucket)  # leaves no code if the checksum differs
+            if bucket.code is not None:
+                self._codes.put(key, bucket.code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is None:
+            return
+        self._codes.put((bucket.key, bucket.checksum), bucket.code)
+        if self.disk is not None:
+            self.disk.dump_bytecode(bucket)
+
+
+_COMPILED = _CompiledCode(size=8192)
+
+
+def use_compile_cache_dir(directory: str | os.PathLike[str] | None) -> None:
+    """Also keep compiled templates in `directory` (None: memory only), so that a new process —
+    a CI shard, a restarted controller — does not compile again what an earlier one did."""
+    if directory is None:
+        _COMPILED.disk = None
+        return
+    os.makedirs(directory, exist_ok=True)
+    _COMPILED.disk = jinja2.FileSystemBytecodeCache(os.fspath(directory))
+
+
+def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
+    """The Jinja2 environment every template of the config repo is rendered in."""
+    env = ImmutableSandboxedEnvironment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        auto_reload=False,  # a tree at a SHA never changes
+        cache_size=-1,  # the set is per tree: keep every compiled template of it
+        bytecode_cache=_COMPILED,
+    )
+    # Jinja's constant-folding pass costs about a tenth of compile time and saves nothing
+    # measurable when rendering these templates.
+    env.optimized = False
+    env.globals.pop("lipsum", None)
+    env.filters.pop("random", None)
+    env.filters.update(HELPERS)
+    env.globals.update(HELPERS)
+    env.filters["manifest_hash"] = env.globals["manifest_hash"] = manifest_hash
+    return env
+
+
+class _TreeLoader(jinja2.BaseLoader):
+    def __init__(self, tree: Mapping[str, bytes]) -> None:
+        self._tree = tree
+
+    def get_source(self, environment: jinja2.Environment,
+                   template: str) -> tuple[str, str, Callable[[], bool]]:
+        data = self._tree.get(template)
+        if data is None:
+            raise jinja2.TemplateNotFound(template)
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            raise TemplateError(f"{template}: is not UTF-8 text") from None
+        return text, template, lambda: True
+
+
+class TemplateSet:
+    """The templates of one tree, compiled on first use and kept."""
+
+    def __init__(self, tree: ConfigTree) -> None:
+        self.tree = tree
+        self.env = make_environment(_TreeLoader(tree))
+
+    def render(self, path: str, variables: Mapping[str, Any], *,
+               rendered: dict[str, str] | None = None) -> str:
+        """`path` rendered with `variables`. `rendered` collects the output of every file
+        rendered in this pass (siblings hashed by `manifest_hash` included) and is reused by
+        later calls that share it, so each file renders once per pass."""
+        state = _Pass(self, variables, rendered if rendered is not None else {})
+        token = _PASS.set(state)
+        try:
+            return state.render(path)
+        finally:
+            _PASS.reset(token)
+
+    def _render_one(self, path: str, variables: Mapping[str, Any]) -> str:
+        try:
+            return self.env.get_template(path).render(variables)
+        except TemplateError:
+            raise  # already names its file: a sibling's error, or a file that is not text
+        except jinja2.TemplateSyntaxError as e:
+            raise TemplateError(f"{e.filename or path}:{e.lineno}: {e.message}") from None
+        except Exception as e:  # noqa: BLE001 - any failure of a template is the template's
+            where = _where(e.__traceback__, self.tree, path)
+            raise TemplateError(f"{where}: {_message(e)}") from None
+
+
+def template_set(tree: ConfigTree) -> TemplateSet:
+    """The shared `TemplateSet` of a tree."""
+    return tree.derived("templates", TemplateSet)
+
+
+@dataclass
+class _Pass:
+    """A render in progress: what `manifest_hash` needs to render a sibling the same way."""
+
+    templates: TemplateSet
+    variables: Mapping[str, Any]
+    rendered: dict[str, str]
+    active: list[str] = field(default_factory=list)
+
+    def render(self, path: str) -> str:
+        if path in self.rendered:
+            return self.rendered[path]
+        self.active.append(path)
+        try:
+            text = self.templates._render_one(path, self.variables)
+        finally:
+            self.active.pop()
+        self.rendered[path] = text
+        return text
+
+
+_PASS: ContextVar[_Pass | None] = ContextVar("clmgit_template_pass", default=None)
+
+
+@jinja2.pass_context
+def manifest_hash(context: jinja2.runtime.Context, name: str) -> str:
+    """Hex SHA-256 of a sibling file (a path relative to this template's directory) as rendered
+    with the same context — so a change in a ConfigMap's content can roll its Deployment."""
+    state = _PASS.get()
+    current = context.name or ""
+    if state is None or not isinstance(name, str):
+        raise HelperError("manifest_hash takes the name of a file beside the template")
+    directory = posixpath.dirname(current)
+    path = posixpath.normpath(posixpath.join(directory, name))
+    if posixpath.dirname(path) != directory:
+        raise HelperError(f"manifest_hash: {name!r} is not a file in {directory}/")
+    if path not in state.templates.tree:
+        raise HelperError(f"manifest_hash: there is no file {path}")
+    if path in state.active:
+        cycle = " → ".join([*state.active[state.active.index(path):], path])
+        raise HelperError(f"manifest_hash goes round in a circle: {cycle}")
+    return hashlib.sha256(state.render(path).encode()).hexdigest()
+
+
+def _where(tb: TracebackType | None, tree: Mapping[str, bytes], default: str) -> str:
+    """`file:line` of the innermost template frame of a traceback (Jinja maps its frames back to
+    template lines), or the file alone if there is none."""
+    where = default
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in tree:
+            where = f"{filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+def _message(e: Exception) -> str:
+    if isinstance(e, jinja2.TemplateNotFound):
+        return f"there is no file {e.name} to include"
+    if isinstance(e, jinja2.UndefinedError | jinja2.exceptions.SecurityError | HelperError):
+        return str(e)
+    return f"{type(e).__name__}: {e}"
