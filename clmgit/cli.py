@@ -89,7 +89,7 @@ def promote(
     source: str,
     target: str,
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
-    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,  # noqa: UP007
+    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
     force: Annotated[bool, typer.Option(help="Override forward-only and gates.")] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze")] = False,
@@ -116,7 +116,7 @@ def promote(
 def rollback(
     channel: str,
     group: Groups = [],  # noqa: B006
-    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,  # noqa: UP007
+    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
     push: Annotated[bool, typer.Option()] = False,
     out: OutputOpt = Format.table,
@@ -147,8 +147,8 @@ def diff(
     source: str,
     target: str,
     group: Groups = [],  # noqa: B006
-    cluster: Annotated[str | None, typer.Option(help="Only the group of this cluster.")] = None,  # noqa: UP007
-    sha: Annotated[str | None, typer.Option()] = None,  # noqa: UP007
+    cluster: Annotated[str | None, typer.Option(help="Only the group of this cluster.")] = None,
+    sha: Annotated[str | None, typer.Option()] = None,
     out: OutputOpt = Format.table,
 ) -> None:
     """Preview what `promote SOURCE TARGET` would bring, per group."""
@@ -162,8 +162,31 @@ def diff(
 
 
 @app.command()
+def render(
+    cluster: Annotated[str, typer.Option(help="Cluster id or alias.")],
+    channel: Annotated[str | None, typer.Option(help="Render at this channel's pin.")] = None,
+    sha: Annotated[str | None, typer.Option(help="Render at this commit.")] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", help="Write files here.")] = None,
+) -> None:
+    """Render every stack, node-pool stack, manifest and deletion list of one cluster."""
+    from clmgit.config.output import render_text, render_to_files
+    from clmgit.config.render import render_cluster
+    from clmgit.config.source import GitConfigSource
+    from clmgit.promotion.render_at import resolve_render
+
+    ws = settings().ws
+    record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
+    rendered = render_cluster(GitConfigSource(ws.repo), at, record)
+    if out_dir:
+        paths = render_to_files(rendered, out_dir)
+        output.line(f"rendered {record.id} at {at[:7]}: {len(paths)} files in {out_dir}")
+    else:
+        sys.stdout.write(render_text(rendered))
+
+
+@app.command()
 def status(
-    channel: Annotated[str | None, typer.Option()] = None,  # noqa: UP007
+    channel: Annotated[str | None, typer.Option()] = None,
     out: OutputOpt = Format.table,
 ) -> None:
     """Pinned versus applied version, per cluster."""
@@ -175,7 +198,7 @@ def status(
 
 @app.command()
 def history(
-    channel: Annotated[str | None, typer.Argument()] = None,  # noqa: UP007
+    channel: Annotated[str | None, typer.Argument()] = None,
     limit: Annotated[int, typer.Option(min=1)] = 50,
     out: OutputOpt = Format.table,
 ) -> None:
