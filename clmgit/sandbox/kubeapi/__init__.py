@@ -1,0 +1,44 @@
+"""A Kubernetes API emulator for tests and the local sandbox.
+
+No kube-apiserver can run on the machines clmgit is developed and tested on, so this package
+serves the Kubernetes REST API itself, in memory, over real HTTP, for the official `kubernetes`
+client unmodified (typed APIs and `DynamicClient`), through a kubeconfig with a bearer token:
+
+    with KubeAPIServer() as server:
+        server.write_kubeconfig(path, context_names=["cluster-1", "alias-1"])
+        api = kubernetes.config.new_client_from_config(str(path), context="cluster-1")
+
+What it does as the real API server does (details in the module docstrings):
+- discovery for the built-in kinds clmgit touches and for custom resources once their CRD exists;
+- create, get, list (cluster-wide too, label and field selectors, limit/continue), update with
+  resourceVersion conflicts, merge / JSON / strategic merge patch, server-side apply with
+  managedFields (re-applying is a no-op, dropped fields go, conflicts are 409 unless forced),
+  status subresources, `dryRun=All`;
+- delete with preconditions, finalizers and propagation (Orphan, Background, Foreground) through
+  owner references; namespaces delete their contents, CRDs their custom resources;
+- the Eviction subresource judged by PodDisruptionBudgets (429 / 500);
+- `Status` bodies for errors (400, 401, 404, 405, 409, 413, 415, 422, 429, 500).
+
+Decisions where an emulator must differ, because nothing runs here:
+- No controllers and no kubelet. A Deployment makes no pods; a new Pod is `Pending` and its
+  `status` on create is ignored, as on a real server. Tests give pods a phase and a Ready
+  condition through the status subresource (`patch_namespaced_pod_status`) or with
+  `KubeAPIServer.seed()`, which writes objects as kubelet and controllers would, status included
+  (see `fixtures.py`). PodDisruptionBudget status is computed on read, as the disruption
+  controller would compute it.
+- Deletion is immediate: `gracePeriodSeconds` is accepted and not waited for (nothing would
+  confirm termination). Finalizers and the garbage collector run synchronously, inside the
+  request: a Foreground or Orphan delete answers with the object marked (`deletionTimestamp`,
+  finalizer), as the real server does, but by the time the client reads again the cascade is done.
+- Not emulated: watch (405), defaulting beyond a few fields (Pod phase, Namespace finalizers, CRD
+  names and status), most validation (see `validation.py`), CRD schema validation and pruning,
+  conversion between versions (all served versions share objects), admission webhooks, RBAC
+  (one bearer token may do everything), aggregated discovery, protobuf and table output.
+"""
+
+from __future__ import annotations
+
+from clmgit.sandbox.kubeapi.server import DEFAULT_MAX_BODY_BYTES, KubeAPIServer
+from clmgit.sandbox.kubeapi.stats import RequestRecord, Stats
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "KubeAPIServer", "RequestRecord", "Stats"]

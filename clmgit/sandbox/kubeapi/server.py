@@ -1,0 +1,244 @@
+"""The HTTP side: a threading stdlib server on 127.0.0.1, bearer-token auth, bounded bodies.
+
+`KubeAPIServer` is what tests and the demo use: start it (or use it as a context manager), write
+a kubeconfig for it, point the official client at that kubeconfig. `seed()` puts objects in
+directly, status included, the way kubelet and controllers would; `read()` and `objects()` look
+at stored state without going through (or being counted by) the API.
+"""
+
+from __future__ import annotations
+
+import copy
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from clmgit.sandbox.kubeapi.api import HEALTH_PATHS, KubeAPI
+from clmgit.sandbox.kubeapi.cluster import Cluster, utc_timestamp
+from clmgit.sandbox.kubeapi.errors import APIError, bad_request, entity_too_large, unauthorized
+from clmgit.sandbox.kubeapi.kubeconfig import kubeconfig, write_kubeconfig
+from clmgit.sandbox.kubeapi.messages import Request, Response
+from clmgit.sandbox.kubeapi.resources import ResourceType
+from clmgit.sandbox.kubeapi.stats import Stats
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+#: The API server's own limit on request bodies (3 MiB).
+DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024
+#: How much of an oversized body is read and discarded so the client gets its 413 cleanly.
+_DRAIN_LIMIT = 16 * 1024 * 1024
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, api_server: KubeAPIServer) -> None:
+        self.api_server = api_server
+        super().__init__((HOST, api_server.requested_port), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle's algorithm on, the client's
+    # delayed ACK would cost ~40 ms per request.
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def _serve(self) -> None:
+        owner = self.server.api_server
+        url = urlsplit(self.path)
+        try:
+            body = self._read_body(owner.max_body_bytes)
+            if url.path not in HEALTH_PATHS:
+                self._authenticate(owner.token)
+            request = Request(
+                method=self.command,
+                path=url.path,
+                query=dict(parse_qsl(url.query, keep_blank_values=True)),
+                content_type=self.headers.get("Content-Type", ""),
+                body=body,
+                user_agent=self.headers.get("User-Agent", ""),
+            )
+            response = owner.api.handle(request)
+        except APIError as e:
+            response = Response(e.code, e.body(), verb="error")
+        except Exception as e:  # an emulator bug must still answer like a server would
+            log.exception("internal error serving %s %s", self.command, self.path)
+            error = APIError(500, "InternalError", f"Internal error occurred: {e}")
+            response = Response(500, error.body(), verb="error")
+        owner.stats.record(response)
+        self._write(response)
+
+    def _authenticate(self, token: str) -> None:
+        given = self.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise unauthorized()
+
+    def _read_body(self, limit: int) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return self._read_chunked(limit)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError as e:
+            self.close_connection = True
+            raise bad_request("invalid Content-Length") from e
+        if length > limit:
+            self._discard(length)
+            raise entity_too_large(limit)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _discard(self, length: int) -> None:
+        """Drain an oversized body (bounded) so the client can read the answer."""
+        if length > _DRAIN_LIMIT:
+            self.close_connection = True
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 65536))
+            if not chunk:
+                return
+            length -= len(chunk)
+
+    def _read_chunked(self, limit: int) -> bytes:
+        data = bytearray()
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return bytes(data)
+            if len(data) + size > limit:
+                self.close_connection = True
+                raise entity_too_large(limit)
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
+    def _write(self, response: Response) -> None:
+        if isinstance(response.body, str):
+            payload, content_type = response.body.encode(), "text/plain; charset=utf-8"
+        else:
+            payload, content_type = json.dumps(response.body).encode(), "application/json"
+        self.send_response(response.code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class KubeAPIServer:
+    """A Kubernetes API emulator on 127.0.0.1, in-process; `port=0` picks a free port."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        clock: Callable[[], str] = utc_timestamp,
+    ):
+        """`clock` returns the RFC 3339 timestamps the server writes (tests may fake time)."""
+        self.requested_port = port
+        self.token = token or secrets.token_urlsafe(24)
+        self.max_body_bytes = max_body_bytes
+        self.cluster = Cluster(clock)
+        self.stats = Stats()
+        self.api = KubeAPI(self.cluster)
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> KubeAPIServer:
+        if self._httpd is not None:
+            return self
+        self._httpd = _HTTPServer(self)
+        self.api.server_address = f"{HOST}:{self.port}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="kubeapi",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd, self._thread = None, None
+
+    def __enter__(self) -> KubeAPIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the emulator is not running; call start() first")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def write_kubeconfig(
+        self,
+        path: str | os.PathLike[str],
+        context_names: Sequence[str] = ("sandbox",),
+        *,
+        namespace: str = "default",
+    ) -> Path:
+        """Write a kubeconfig with one context per name, all reaching this server."""
+        return write_kubeconfig(
+            path, kubeconfig(self.url, self.token, list(context_names), namespace)
+        )
+
+    def seed(self, *objects: dict[str, Any]) -> list[dict[str, Any]]:
+        """Create or replace objects directly, status and timestamps as given (kubelet's view)."""
+        with self.cluster.store.lock:
+            return [self.api.writer.seed(copy.deepcopy(obj)) for obj in objects]
+
+    def read(
+        self, api_version: str, kind: str, name: str, namespace: str = ""
+    ) -> dict[str, Any] | None:
+        """The stored object, or None; not an API call, not counted in `stats`."""
+        rtype = self._type(api_version, kind)
+        with self.cluster.store.lock:
+            obj = self.cluster.store.get(rtype.key, namespace if rtype.namespaced else "", name)
+            return self.cluster.present(rtype, obj) if obj is not None else None
+
+    def objects(
+        self, api_version: str, kind: str, namespace: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Stored objects of a kind (in a namespace, or all); not counted in `stats`."""
+        rtype = self._type(api_version, kind)
+        with self.cluster.store.lock:
+            objects = self.cluster.store.list_objects(rtype.key, namespace)
+            return [self.cluster.present(rtype, obj) for obj in objects]
+
+    def _type(self, api_version: str, kind: str) -> ResourceType:
+        rtype = self.cluster.registry.by_kind(api_version, kind)
+        if rtype is None:
+            raise ValueError(f"the emulator serves no {kind} in {api_version}")
+        return rtype

@@ -1,0 +1,80 @@
+"""In-memory object storage with one resourceVersion counter, like etcd behind the API server.
+
+Objects are plain dicts, stored per resource key (group, plural) and (namespace, name). Readers
+get deep copies, so nothing outside the store can change stored state by accident. One
+re-entrant lock guards everything; the API layer holds it for a whole request, which makes each
+request atomic (and `revision` tells whether a request wrote anything).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from typing import Any
+
+Key = tuple[str, str]
+Obj = dict[str, Any]
+
+
+class Store:
+    """Objects by resource key and (namespace, name), plus a uid index for owner references."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._objects: dict[Key, dict[tuple[str, str], Obj]] = {}
+        self._uids: dict[str, tuple[Key, str, str]] = {}
+        self._revision = 1000
+
+    @property
+    def revision(self) -> int:
+        """The latest resourceVersion handed out."""
+        return self._revision
+
+    def get(self, key: Key, namespace: str, name: str) -> Obj | None:
+        obj = self._objects.get(key, {}).get((namespace, name))
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def list_objects(self, key: Key, namespace: str | None = None) -> list[Obj]:
+        """Objects of one resource, in one namespace or all, ordered by namespace and name."""
+        bucket = self._objects.get(key, {})
+        return [
+            copy.deepcopy(bucket[ident])
+            for ident in sorted(bucket)
+            if namespace is None or ident[0] == namespace
+        ]
+
+    def put(self, key: Key, obj: Obj) -> Obj:
+        """Store `obj` under a new resourceVersion; returns the stored copy."""
+        with self.lock:
+            self._revision += 1
+            metadata = obj["metadata"]
+            metadata["resourceVersion"] = str(self._revision)
+            ident = (metadata.get("namespace", ""), metadata["name"])
+            self._objects.setdefault(key, {})[ident] = copy.deepcopy(obj)
+            self._uids[metadata["uid"]] = (key, *ident)
+            return copy.deepcopy(obj)
+
+    def remove(self, key: Key, namespace: str, name: str) -> None:
+        with self.lock:
+            obj = self._objects.get(key, {}).pop((namespace, name), None)
+            if obj is not None:
+                self._revision += 1
+                self._uids.pop(obj["metadata"]["uid"], None)
+
+    def by_uid(self, uid: str) -> tuple[Key, Obj] | None:
+        where = self._uids.get(uid)
+        if where is None:
+            return None
+        key, namespace, name = where
+        obj = self.get(key, namespace, name)
+        return (key, obj) if obj is not None else None
+
+    def find(self, predicate: Callable[[Obj], bool]) -> list[tuple[Key, Obj]]:
+        """Copies of the stored objects, of any resource, that satisfy `predicate`."""
+        return [
+            (key, copy.deepcopy(obj))
+            for key, bucket in self._objects.items()
+            for _, obj in sorted(bucket.items())
+            if predicate(obj)
+        ]
