@@ -5,9 +5,13 @@ from __future__ import annotations
 import subprocess
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import yaml
 
+from clmgit.errors import RefusedError
 from clmgit.model import desired_version, parse_cluster
+from clmgit.promotion.promote import plan_promotion
+from clmgit.workspace import open_workspace
 from tests.conftest import Fleet, default_records
 
 
@@ -165,7 +169,12 @@ def test_soak_gate_and_its_override(fleet: Fleet) -> None:
     fleet.set_clusters(records)
     assert fleet.cli("promote", "dev", "alpha").code == 0
     r = fleet.cli("promote", "alpha", "beta")
-    assert r.code == 1 and "soaked" in r.err and "1h30m left" in r.err
+    assert r.code == 1 and "soaked" in r.err and "left (--force overrides)" in r.err
+    # The exact figure through the library, at a fixed time: the CLI reads the wall clock.
+    applied_at = datetime.fromisoformat(records[1]["status"]["applied_at"].replace("Z", "+00:00"))
+    ws = open_workspace(str(fleet.path))
+    with pytest.raises(RefusedError, match="for 30m of the 2h that 'beta' requires; 1h30m left"):
+        plan_promotion(ws, source="alpha", target="beta", now=applied_at + timedelta(minutes=30))
     r = fleet.cli("promote", "alpha", "beta", "--force")
     assert r.code == 0, r.err
     assert "Clmgit-Override: force" in last_message(fleet) and "soaked" in last_message(fleet)
