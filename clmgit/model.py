@@ -281,10 +281,3 @@ def cluster_to_dict(cluster: Cluster) -> dict[str, Any]:
         ],
         "status": status_to_dict(cluster.status),
     }
-
-
-def replace_channel(cluster: Cluster, channel: str) -> Cluster:
-    """The same record, as if it were in another channel (for previews)."""
-    import dataclasses
-
-    return dataclasses.replace(cluster, channel=channel)

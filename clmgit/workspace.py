@@ -63,6 +63,13 @@ class Workspace:
     def clusters(self) -> list[Cluster]:
         return self.registry.clusters()
 
+    def cluster(self, name: str) -> Cluster:
+        """A registry record by id or alias."""
+        for c in self.clusters:
+            if name in (c.id, c.alias):
+                return c
+        raise ConfigError(f"no cluster {name!r} in the registry {self.registry.location}")
+
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
         """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
         channel = self.channels.get(cluster.channel)

@@ -278,12 +278,17 @@ def _parse_log(out: str) -> Iterator[Commit]:
         yield Commit(sha=sha, subject=subject, author=author, date=date, body=body.strip())
 
 
-def trailers(message_body: str) -> dict[str, str]:
-    """`Key: value` trailers of a commit message's last paragraph."""
+def trailer_pairs(message_body: str) -> list[tuple[str, str]]:
+    """`Key: value` trailers of a commit message's last paragraph, in order, repeats kept."""
     last = message_body.strip().split("\n\n")[-1]
-    out: dict[str, str] = {}
+    pairs = []
     for line in last.splitlines():
         key, sep, value = line.partition(": ")
         if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", key):
-            out[key] = value.strip()
-    return out
+            pairs.append((key, value.strip()))
+    return pairs
+
+
+def trailers(message_body: str) -> dict[str, str]:
+    """The trailers as a mapping; a repeated key keeps its last value."""
+    return dict(trailer_pairs(message_body))

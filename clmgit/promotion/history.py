@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clmgit import yamledit
-from clmgit.adapters.git import trailers
+from clmgit.adapters.git import trailer_pairs
 from clmgit.errors import ConfigError
 from clmgit.promotion.channels import CHANNELS_DIR, Channel, Group, channel_path
 from clmgit.workspace import Workspace
@@ -37,7 +37,8 @@ def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> li
     path = channel_path(ws.channel(channel).name) if channel else CHANNELS_DIR
     entries = []
     for c in ws.repo.log(ws.control_sha, paths=[path], limit=limit):
-        t = trailers(c.body)
+        pairs = trailer_pairs(c.body)
+        t = dict(pairs)
         action = t.get("Clmgit-Action") or "edit"
         subject_channel = c.subject.partition("(")[2].partition(")")[0]
         entries.append(
@@ -51,15 +52,10 @@ def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> li
                 source=t.get("Clmgit-Source", ""),
                 sha=t.get("Clmgit-Sha", ""),
                 groups=tuple(g for g in t.get("Clmgit-Groups", "").split(",") if g),
-                overrides=tuple(v for k, v in _all_trailers(c.body) if k == "Clmgit-Override"),
+                overrides=tuple(v for k, v in pairs if k == "Clmgit-Override"),
             )
         )
     return entries
-
-
-def _all_trailers(body: str) -> list[tuple[str, str]]:
-    last = body.strip().split("\n\n")[-1]
-    return [(k, v.strip()) for k, _, v in (ln.partition(": ") for ln in last.splitlines())]
 
 
 def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[str]:

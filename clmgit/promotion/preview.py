@@ -37,9 +37,7 @@ def preview(
     new = source_sha(ws, src, sha)
     selected: Sequence[Group] = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)
     if cluster:
-        record = next((c for c in ws.clusters if cluster in (c.id, c.alias)), None)
-        if record is None:
-            raise ConfigError(f"no cluster {cluster!r} in the registry {ws.registry.location}")
+        record = ws.cluster(cluster)
         group = dst.group_for(record) if dst.groups else Group(DEFAULT_GROUP)
         if group is None:
             raise ConfigError(f"cluster {cluster!r} is in no group of channel {dst.name!r}")

@@ -255,9 +255,7 @@ def commit_message(plan: Plan) -> str:
     return "\n\n".join(paragraphs) + "\n"
 
 
-def land_plan(
-    ws: Workspace, plan: Plan, *, push: bool = False, branch: str | None = None
-) -> Landed:
-    """Write a plan: the commit on the control branch (or `branch`), the channel-branch move."""
-    moves = [plan.move] if plan.move and branch is None else []
-    return land(ws, files=plan.files, message=plan.message, moves=moves, push=push, branch=branch)
+def land_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Landed:
+    """Write a plan: the commit on the control branch and the channel-branch move."""
+    moves = [plan.move] if plan.move else []
+    return land(ws, files=plan.files, message=plan.message, moves=moves, push=push)

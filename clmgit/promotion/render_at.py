@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from clmgit.errors import ConfigError, RefusedError
-from clmgit.model import Cluster, replace_channel
+from clmgit.model import Cluster
 from clmgit.promotion.promote import resolve_commit
 from clmgit.workspace import Workspace
-
-
-def find_cluster(ws: Workspace, name: str) -> Cluster:
-    for c in ws.clusters:
-        if name in (c.id, c.alias):
-            return c
-    raise ConfigError(f"no cluster {name!r} in the registry {ws.registry.location}")
 
 
 def resolve_render(ws: Workspace, *, cluster: str, channel: str | None,
@@ -20,9 +15,9 @@ def resolve_render(ws: Workspace, *, cluster: str, channel: str | None,
     """The record (as if in `channel`, when given) and the SHA: `--sha`, else its pin."""
     if channel and sha:
         raise ConfigError("give --channel or --sha, not both")
-    record = find_cluster(ws, cluster)
+    record = ws.cluster(cluster)
     if channel:
-        record = replace_channel(record, ws.channel(channel).name)
+        record = dataclasses.replace(record, channel=ws.channel(channel).name)
     if sha:
         return record, resolve_commit(ws, sha)
     pinned, reason = ws.pinned_sha(record)

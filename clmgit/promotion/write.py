@@ -32,13 +32,12 @@ def land(
     message: str,
     moves: Sequence[BranchMove] = (),
     push: bool = False,
-    branch: str | None = None,
 ) -> Landed:
-    """Commit `files` on top of the control branch (or on a new `branch` from it) and move
-    channel branches; with `push`, send all of it to the remote in one atomic push first."""
+    """Commit `files` on top of the control branch and move channel branches; with `push`,
+    send all of it to the remote in one atomic push first."""
     repo = ws.repo
-    target = branch or ws.control_branch
-    if branch is None and repo.current_branch() == ws.control_branch:
+    target = ws.control_branch
+    if repo.current_branch() == target:
         dirty = repo.dirty(files)
         if dirty:
             raise RefusedError(
@@ -51,8 +50,7 @@ def land(
         commit = repo.make_commit(
             ws.control_sha, {p: t.encode() for p, t in files.items()}, message
         )
-        old = ws.control_sha if branch is None else repo.branch_sha(branch)
-        updates.append(RefUpdate(f"refs/heads/{target}", commit, old))
+        updates.append(RefUpdate(f"refs/heads/{target}", commit, ws.control_sha))
     for move in moves:
         updates.append(RefUpdate(f"refs/heads/{move.branch}", move.new, move.old))
     if not updates:

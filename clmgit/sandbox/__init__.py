@@ -1,1 +1,1 @@
-"""The local sandbox: a Kubernetes API emulator and throw-away config repos for tests and the demo."""
+"""The local sandbox: a Kubernetes API emulator and throw-away config repos for tests and demo."""
