@@ -17,6 +17,9 @@ from clmgit.sandbox.configrepo import (
     example_channels,
 )
 
+#: Fixtures for moto and the Kubernetes emulator, usable from every test directory.
+pytest_plugins = ["cloud_fixtures"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory):

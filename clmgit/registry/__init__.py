@@ -1,4 +1,18 @@
-"""The cluster registry seam: where clusters are listed and their applied status is recorded."""
+"""The cluster registry seam: where clusters are listed and what was applied to them is recorded.
+
+Two kinds stand behind `Registry`: a `clusters.yaml` file (`clmgit.registry.file`) and CLM's HTTP
+Cluster Registry API (`clmgit.registry.http`). Reconcile uses them the same way (DESIGN.md §5):
+
+1. `clusters()` lists every record; clusters already at their desired version are skipped here
+   with no further call (the cheap no-op path).
+2. `acquire(id, holder, ttl)` takes the cluster's lease — free, expired, or already `holder`'s —
+   and returns the record as it is now (another reconciler may have just finished it), or None
+   when someone else holds an unexpired lease. Taking is a compare-and-set: of many callers at
+   once, exactly one wins.
+3. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds the
+   lease, and with `release=True` gives the lease up in the same write. A holder whose lease
+   was taken over meanwhile gets `LeaseLost` and nothing is written.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +20,43 @@ from pathlib import Path
 from typing import Protocol
 
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster
+from clmgit.model import Cluster, ClusterStatus
+
+#: How long a lease lasts unless renewed; reconcile renews it while it works on a cluster.
+DEFAULT_LEASE_SECONDS = 15 * 60
+
+
+class LeaseLost(RegistryError):
+    """The lease of a cluster is held by someone else now; the caller must stop working on it."""
 
 
 class Registry(Protocol):
-    """Lists clusters; records what was applied to them."""
+    """Lists clusters; records what was applied to them, under a lease per cluster."""
 
+    #: Where the registry is, for messages (a path or a URL without credentials).
     location: str
 
-    def clusters(self) -> list[Cluster]: ...
+    def clusters(self) -> list[Cluster]:
+        """Every record, in registry order."""
+        ...
+
+    def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
+        """Take or renew the lease of `cluster_id` for `ttl` seconds; the fresh record, or None
+        if another holder has an unexpired lease. An unknown id raises `RegistryError`."""
+        ...
+
+    def record(
+        self,
+        cluster_id: str,
+        holder: str,
+        *,
+        status: ClusterStatus | None = None,
+        lifecycle_status: str | None = None,
+        release: bool = False,
+    ) -> None:
+        """Write what is given (None: leave as it is) while `holder` holds the lease; release
+        it too if asked. Raises `LeaseLost` if the lease is not `holder`'s any more."""
+        ...
 
 
 def open_registry(spec: str | None, *, default_dir: Path | None) -> Registry:

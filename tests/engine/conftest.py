@@ -4,43 +4,18 @@ port, boto3 talking HTTP to it), the AWS adapters on a fake clock, and a fresh c
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-import moto_shims  # tests/engine is on sys.path: pytest puts rootless test dirs there
 import pytest
-from moto.server import ThreadedMotoServer
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.engine.clock import Backoff, FakeClock
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.aws import ACCOUNT, REGION
 
-REGION = "eu-central-1"
-ACCOUNT = "123456789012"  # moto's default account
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    mp = pytest.MonkeyPatch()
-    moto_shims.install(mp)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
-        mp.delenv(name, raising=False)
-    mp.setenv("AWS_ENDPOINT_URL", endpoint)
-    mp.setenv("AWS_ACCESS_KEY_ID", "testing")
-    mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    mp.setenv("AWS_DEFAULT_REGION", REGION)
-    try:
-        yield endpoint
-    finally:
-        server.stop()
-        mp.undo()
 
 
 @dataclass

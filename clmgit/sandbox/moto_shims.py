@@ -1,4 +1,4 @@
-"""Test-only patches that make moto 5.2 behave like AWS where clmgit relies on it.
+"""Patches that make moto 5.2 behave like AWS where clmgit relies on it (tests and the demo only).
 
 moto runs in this process (ThreadedMotoServer), so its classes can be patched; boto3 still talks
 HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour:
@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from moto.autoscaling.models import InstanceState
 from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import ValidationError
@@ -34,7 +33,30 @@ from moto.core.responses import ActionResult
 STACK_TYPE = "AWS::CloudFormation::Stack"
 
 
-def install(mp: pytest.MonkeyPatch) -> None:
+class Patcher:
+    """`setattr` that remembers what it replaced; `undo` puts it back (pytest's MonkeyPatch has
+    the same two methods and may be passed instead)."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def setattr(self, target: Any, name: str, value: Any, raising: bool = True) -> None:
+        self._saved.append((target, name, target.__dict__.get(name, _MISSING)))
+        setattr(target, name, value)
+
+    def undo(self) -> None:
+        while self._saved:
+            target, name, old = self._saved.pop()
+            if old is _MISSING:
+                delattr(target, name)
+            else:
+                setattr(target, name, old)
+
+
+_MISSING = object()
+
+
+def install(mp: Patcher) -> None:
     """Apply every patch; `mp.undo()` removes them."""
     _change_set_execution(mp)
     _unknown_resource_types(mp)
@@ -77,7 +99,7 @@ def _fail_stack(stack: Stack, change_set: Any, error: Exception) -> None:
     change_set.execution_status = "EXECUTE_FAILED"
 
 
-def _change_set_execution(mp: pytest.MonkeyPatch) -> None:
+def _change_set_execution(mp: Patcher) -> None:
     for name in ("parse_and_create_resource", "parse_and_update_resource"):
         mp.setattr(parsing, name, _remember_resource(getattr(parsing, name)))
     original = CloudFormationBackend.execute_change_set
@@ -102,7 +124,7 @@ def _change_set_execution(mp: pytest.MonkeyPatch) -> None:
 # --- 3: unknown resource types ----------------------------------------------------------------
 
 
-def _unknown_resource_types(mp: pytest.MonkeyPatch) -> None:
+def _unknown_resource_types(mp: Patcher) -> None:
     original = CloudFormationBackend.create_change_set
 
     def create_change_set(self: CloudFormationBackend, *args: Any, **kwargs: Any) -> Any:
@@ -124,7 +146,7 @@ def _unknown_resource_types(mp: pytest.MonkeyPatch) -> None:
 # --- 4: termination protection ----------------------------------------------------------------
 
 
-def _termination_protection(mp: pytest.MonkeyPatch) -> None:
+def _termination_protection(mp: Patcher) -> None:
     def update_termination_protection(self: CloudFormationResponse) -> ActionResult:
         stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
         stack.enable_termination_protection = self._get_bool_param("EnableTerminationProtection")
@@ -148,7 +170,7 @@ def _termination_protection(mp: pytest.MonkeyPatch) -> None:
 # --- 5: launch template versions of instances ------------------------------------------------
 
 
-def _launched_versions(mp: pytest.MonkeyPatch) -> None:
+def _launched_versions(mp: Patcher) -> None:
     original_init = InstanceState.__init__
     original_property = InstanceState.launch_template
 

@@ -1,0 +1,59 @@
+"""moto in server mode for tests and the demo: AWS on 127.0.0.1 and a free port, boto3 talking
+HTTP to it through `AWS_ENDPOINT_URL`, with the patches of `moto_shims` applied."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from clmgit.sandbox import moto_shims
+
+REGION = "eu-central-1"
+ACCOUNT = "123456789012"  # moto's default account
+
+#: Variables that would point boto3 elsewhere than moto; cleared while the sandbox runs.
+_FOREIGN = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
+
+
+def aws_environment(endpoint: str) -> dict[str, str]:
+    """What boto3 needs to talk to moto at `endpoint` with throw-away credentials."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }
+
+
+@contextmanager
+def moto_server(*, set_environment: bool = True) -> Iterator[str]:
+    """Start moto (patched), yield its endpoint URL, stop it; with `set_environment` the process
+    environment points boto3 at it meanwhile and is restored afterwards."""
+    from moto.server import ThreadedMotoServer  # a test/demo dependency only
+
+    patches = moto_shims.Patcher()
+    moto_shims.install(patches)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    saved = {name: os.environ.get(name) for name in (*_FOREIGN, *aws_environment(endpoint))}
+    try:
+        if set_environment:
+            _update(os.environ, {name: None for name in _FOREIGN})
+            _update(os.environ, aws_environment(endpoint))
+        yield endpoint
+    finally:
+        server.stop()
+        patches.undo()
+        if set_environment:
+            _update(os.environ, saved)
+
+
+def _update(environ: os._Environ[str], values: Mapping[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
