@@ -65,11 +65,39 @@ def open_registry(spec: str | None, *, default_dir: Path | None) -> Registry:
     from clmgit.registry.file import FileRegistry
 
     if spec and spec.startswith(("http://", "https://")):
-        raise RegistryError(
-            f"the HTTP registry at {spec} is not supported yet; use a clusters.yaml"
-        )
+        from clmgit.registry.http import HttpRegistry
+
+        return HttpRegistry(spec)
     if spec:
         return FileRegistry(Path(spec))
     if default_dir is None:
         raise RegistryError("no registry: the config repo has no checkout; pass --registry FILE")
     return FileRegistry(default_dir / "clusters.yaml")
+
+
+def new_holder() -> str:
+    """A lease holder name for this run: `host/pid/nonce`."""
+    import os
+    import socket
+    import uuid
+
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+
+
+def holder_is_dead(holder: str) -> bool:
+    """Whether `holder` names a process on this machine that is gone (killed runs leave their
+    leases behind; there is no need to wait for those to expire)."""
+    import os
+    import socket
+
+    host, _, rest = holder.partition("/")
+    pid = rest.partition("/")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -1,28 +1,61 @@
-"""The file registry: a `clusters.yaml` in CLM's format (`clusters:` list of records)."""
+"""The file registry: a `clusters.yaml` in CLM's format (`clusters:` list of records).
+
+Writes (DESIGN.md §8) hold a lock file beside the registry (`.clusters.yaml.lock`, an OS lock
+that dies with its process), read the file afresh, splice the change into its text
+(`filedoc.set_fields`: comments and formatting survive) and replace the file atomically: a new
+file written and synced next to it, then renamed over it. A crash at any point leaves either the
+old file or the new one, never a mix; two writers in turn lose nothing, because each edits what
+the other wrote.
+
+Leases are coordination, not data: they live in `.clusters.yaml.leases` (JSON) under the same
+lock, so taking one does not touch the file people read and review.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock
 
 from clmgit.cache import load_yaml
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, parse_cluster
+from clmgit.model import Cluster, ClusterStatus, parse_cluster, status_to_dict
+from clmgit.registry import LeaseLost, holder_is_dead
+from clmgit.registry.filedoc import set_fields
 
 
 class FileRegistry:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, now: Callable[[], float] = time.time) -> None:
         self.path = path
         self.location = str(path)
+        self._now = now
+        self._lock_path = path.with_name(f".{path.name}.lock")
+        self._leases_path = path.with_name(f".{path.name}.leases")
+        self._thread_lock = threading.Lock()  # the file lock is per process, not per thread
+
+    # --- reading ---------------------------------------------------------------------------
 
     def clusters(self) -> list[Cluster]:
+        return self._parse(self._read())
+
+    def _read(self) -> bytes:
         try:
-            text = self.path.read_bytes()
+            return self.path.read_bytes()
         except FileNotFoundError:
             raise RegistryError(
                 f"no registry: {self.path} does not exist; pass --registry FILE or URL"
             ) from None
         except OSError as e:
             raise RegistryError(f"cannot read the registry {self.path}: {e.strerror}") from None
+
+    def _parse(self, text: bytes) -> list[Cluster]:
         data = load_yaml(text, str(self.path))
         if data is None:
             return []
@@ -38,3 +71,105 @@ class FileRegistry:
                 raise RegistryError(f"{self.path}: cluster {c.id!r} is listed twice")
             seen.add(c.id)
         return clusters
+
+    def _cluster(self, cluster_id: str) -> Cluster:
+        for cluster in self.clusters():
+            if cluster.id == cluster_id:
+                return cluster
+        raise RegistryError(f"no cluster {cluster_id!r} in the registry {self.path}")
+
+    # --- leases and writes -----------------------------------------------------------------
+
+    def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
+        with self._locked():
+            cluster = self._cluster(cluster_id)
+            leases = self._leases()
+            now = self._now()
+            current = leases.get(cluster_id)
+            if (current and current["holder"] != holder and current["expires"] > now
+                    and not holder_is_dead(str(current["holder"]))):
+                return None
+            leases[cluster_id] = {"holder": holder, "expires": now + ttl}
+            self._write_leases(leases)
+            return cluster
+
+    def record(
+        self,
+        cluster_id: str,
+        holder: str,
+        *,
+        status: ClusterStatus | None = None,
+        lifecycle_status: str | None = None,
+        release: bool = False,
+    ) -> None:
+        with self._locked():
+            leases = self._leases()
+            current = leases.get(cluster_id)
+            if current is None or current["holder"] != holder:
+                raise LeaseLost(
+                    f"the lease of cluster {cluster_id} is no longer held by this run; "
+                    "another reconciler took it over"
+                )
+            if status is not None or lifecycle_status is not None:
+                text = self._read().decode()
+                new = set_fields(
+                    text, cluster_id, name=str(self.path), lifecycle_status=lifecycle_status,
+                    status=None if status is None else status_to_dict(status),
+                )
+                _replace(self.path, new.encode())
+            if release:
+                del leases[cluster_id]
+                self._write_leases(leases)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock, FileLock(self._lock_path):
+            yield
+
+    def _leases(self) -> dict[str, dict[str, object]]:
+        try:
+            data = json.loads(self._leases_path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            return {}  # a damaged lease file only costs a lease; the data is in the registry
+        return data if isinstance(data, dict) else {}
+
+    def _write_leases(self, leases: dict[str, dict[str, object]]) -> None:
+        # An expired lease stays until someone takes it over: until then its holder may finish.
+        if leases:
+            _replace(self._leases_path, json.dumps(leases, sort_keys=True).encode())
+        else:
+            self._leases_path.unlink(missing_ok=True)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write `data` to a new file beside `path`, sync it, and rename it over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _sync_directory(path.parent)
+
+
+def _sync_directory(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""`clmgit reconcile`: every selected cluster to its pinned version (DESIGN.md §5)."""

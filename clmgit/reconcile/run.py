@@ -1,0 +1,240 @@
+"""Reconcile the planned clusters: leases, the registry protocol of DESIGN.md §5, concurrency.
+
+Per cluster that needs work: take its lease (and the record as it is now); write
+`next_version` (and `creating`) first — that is what lets a killed run resume; run the engine;
+then record the result and give the lease up in one write. On success `last_version` takes the
+old `current_version`, `current_version` the new one, `next_version` and `problems` are cleared;
+on failure a problem is appended (at most 25) and `next_version` stays, so the next run tries
+again. A dry run takes no lease and writes nothing.
+
+Clusters in sync never reach the thread pool: they cost nothing but the plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Protocol
+
+from clmgit.errors import ClmgitError
+from clmgit.model import CREATING, MAX_PROBLEMS, REQUESTED, Cluster, ClusterStatus, Problem
+from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target
+from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
+
+log = logging.getLogger(__name__)
+
+# Outcomes of a cluster in a run.
+APPLIED = "applied"
+FAILED = "failed"
+SKIPPED = "skipped"
+PLANNED = "planned"
+
+
+class ClusterEngine(Protocol):
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> _Report: ...
+
+    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> _Report: ...
+
+
+class _Report(Protocol):
+    changes: list[str]
+
+
+@dataclass(frozen=True)
+class Result:
+    id: str
+    alias: str
+    action: str  # the plan's: in-sync, create, update, decommission, blocked
+    outcome: str  # in-sync, applied, planned, skipped, failed
+    version: str = ""
+    detail: str = ""
+    changes: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == FAILED
+
+
+@dataclass
+class Reconciler:
+    registry: Registry
+    engine: ClusterEngine
+    dry_run: bool = False
+    holder: str = field(default_factory=new_holder)
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    #: Called with each cluster's result as soon as it is known (progress display).
+    on_result: Callable[[Result], None] = lambda result: None
+    #: Called with a cluster's id when work on it starts.
+    on_start: Callable[[str], None] = lambda cluster_id: None
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
+        """Every target, the ones needing work `concurrency` at a time; results in target order."""
+        results: dict[int, Result] = {}
+        work = []
+        for i, target in enumerate(targets):
+            if target.action in (IN_SYNC, BLOCKED):
+                results[i] = self._report(_no_work(target))
+            else:
+                work.append((i, target))
+        with _Renewal(self) as renewal, ThreadPoolExecutor(max(1, concurrency)) as pool:
+            futures = {i: pool.submit(self._one, target, renewal) for i, target in work}
+            for i, future in futures.items():
+                results[i] = future.result()
+        return [results[i] for i in range(len(targets))]
+
+    def _report(self, result: Result) -> Result:
+        self.on_result(result)
+        return result
+
+    def _one(self, target: Target, renewal: _Renewal) -> Result:
+        self.on_start(target.cluster.id)
+        started = time.monotonic()
+        if self.dry_run:
+            result = self._dry_run(target)
+        else:
+            with renewal.holding(target.cluster.id):
+                result = self._apply(target)
+        return self._report(replace(result, seconds=round(time.monotonic() - started, 3)))
+
+    def _dry_run(self, target: Target) -> Result:
+        cluster = target.cluster
+        try:
+            if target.action == DECOMMISSION:
+                report = self.engine.decommission(cluster, dry_run=True)
+            else:
+                report = self.engine.apply(cluster, target.sha, dry_run=True)
+        except ClmgitError as e:
+            return _result(target, FAILED, detail=str(e))
+        return _result(target, PLANNED, changes=tuple(report.changes))
+
+    def _apply(self, target: Target) -> Result:
+        cluster_id = target.cluster.id
+        fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+        if fresh is None:
+            return _result(target, SKIPPED, detail="another reconciler holds its lease")
+        try:
+            return self._apply_leased(target, fresh)
+        except LeaseLost as e:
+            return _result(target, FAILED, detail=str(e))
+
+    def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
+        # The record may have moved since the plan (another run finished it): plan again.
+        target = replace(planned, cluster=cluster)
+        if target.action != DECOMMISSION and cluster.status.current_version == target.version \
+                and not cluster.status.next_version:
+            self.registry.record(cluster.id, self.holder, release=True)
+            return _result(target, IN_SYNC)
+        starting = replace(cluster.status, next_version=target.version)
+        self.registry.record(
+            cluster.id, self.holder, status=starting,
+            lifecycle_status=CREATING if cluster.lifecycle_status == REQUESTED else None,
+        )
+        try:
+            if target.action == DECOMMISSION:
+                report = self.engine.decommission(cluster)
+            else:
+                report = self.engine.apply(cluster, target.sha)
+        except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
+            problem = _problem(e)
+            failed = replace(starting, problems=_add_problem(starting.problems, problem))
+            self.registry.record(cluster.id, self.holder, status=failed, release=True)
+            return _result(target, FAILED, detail=problem.title)
+        if target.action == DECOMMISSION:
+            done = replace(cluster.status, next_version="", problems=())
+        else:
+            done = ClusterStatus(
+                current_version=target.version,
+                last_version=cluster.status.current_version,
+                applied_at=self.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            )
+        self.registry.record(cluster.id, self.holder, status=done,
+                             lifecycle_status=target.final_lifecycle, release=True)
+        return _result(target, APPLIED, changes=tuple(report.changes))
+
+
+def _no_work(target: Target) -> Result:
+    if target.action == BLOCKED:
+        return _result(target, SKIPPED, detail=target.reason)
+    return _result(target, IN_SYNC)
+
+
+def _result(target: Target, outcome: str, *, detail: str = "",
+            changes: tuple[str, ...] = ()) -> Result:
+    c = target.cluster
+    return Result(c.id, c.alias, target.action, outcome, target.version, detail, changes)
+
+
+def _problem(error: Exception) -> Problem:
+    if isinstance(error, ClmgitError):
+        kind = type(error).__name__.removesuffix("Error").lower() or "error"
+        return Problem(type=f"clmgit/{kind}", title=str(error).splitlines()[0][:500],
+                       detail=str(error)[:4000])
+    log.exception("unexpected error")
+    return Problem(type="clmgit/internal", title=f"internal error: {type(error).__name__}",
+                   detail=str(error)[:4000])
+
+
+def _add_problem(problems: tuple[Problem, ...], new: Problem) -> tuple[Problem, ...]:
+    """At most MAX_PROBLEMS: the last place says how many more there were."""
+    merged = (*problems, new)
+    if len(merged) <= MAX_PROBLEMS:
+        return merged
+    kept = tuple(p for p in merged if p.type != "clmgit/too-many")[:MAX_PROBLEMS - 1]
+    return (*kept, Problem("clmgit/too-many", "too many problems",
+                           "later problems were not recorded; the first ones are kept"))
+
+
+class _Renewal:
+    """Keeps the leases of the clusters being worked on alive: a background thread renews each
+    one every third of its lifetime (a rolling update can take hours)."""
+
+    def __init__(self, reconciler: Reconciler) -> None:
+        self._r = reconciler
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="lease-renewal", daemon=True)
+
+    def __enter__(self) -> _Renewal:
+        if not self._r.dry_run:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def holding(self, cluster_id: str) -> _Held:
+        return _Held(self, cluster_id)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._r.lease_seconds / 3):
+            with self._lock:
+                held = sorted(self._held)
+            for cluster_id in held:
+                try:
+                    self._r.registry.acquire(cluster_id, self._r.holder, self._r.lease_seconds)
+                except ClmgitError as e:
+                    log.warning("cannot renew the lease of %s: %s", cluster_id, e)
+
+
+@dataclass
+class _Held:
+    renewal: _Renewal
+    cluster_id: str
+
+    def __enter__(self) -> None:
+        with self.renewal._lock:
+            self.renewal._held.add(self.cluster_id)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.renewal._lock:
+            self.renewal._held.discard(self.cluster_id)

@@ -1,0 +1,237 @@
+"""The reconcile protocol (DESIGN.md §5) with the real file registry and a fake engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from clmgit.errors import ApplyError, ConfigError
+from clmgit.model import MAX_PROBLEMS, Cluster, ClusterStatus, Problem, desired_version
+from clmgit.reconcile.plan import (
+    BLOCKED,
+    CREATE,
+    DECOMMISSION,
+    IN_SYNC,
+    UPDATE,
+    parse_shard,
+    plan,
+    select,
+    shard_of,
+)
+from clmgit.reconcile.run import Reconciler
+from clmgit.registry.file import FileRegistry
+from clmgit.sandbox.configrepo import cluster_record, clusters_yaml
+
+SHA = "c" * 40
+OLD = "b" * 40
+
+
+@dataclass
+class FakeReport:
+    changes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FakeEngine:
+    fail: dict[str, str] = field(default_factory=dict)
+    calls: list[tuple[str, str, bool]] = field(default_factory=list)
+
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> FakeReport:
+        self.calls.append(("apply", cluster.id, dry_run))
+        if cluster.id in self.fail:
+            raise ApplyError(self.fail[cluster.id])
+        return FakeReport([f"applied {sha[:7]}"])
+
+    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> FakeReport:
+        self.calls.append(("decommission", cluster.id, dry_run))
+        return FakeReport(["stacks deleted"])
+
+
+def pin(cluster: Cluster) -> tuple[str | None, str]:
+    return (SHA, "default") if cluster.channel != "nowhere" else (None, "unknown channel")
+
+
+def make_registry(tmp_path: Path, records: list[dict]) -> FileRegistry:
+    path = tmp_path / "clusters.yaml"
+    path.write_text(clusters_yaml(records))
+    return FileRegistry(path)
+
+
+def record(name: str, channel: str = "dev", **extra) -> dict:
+    return cluster_record(f"aws:123456789012:eu-central-1:{name}", channel=channel, **extra)
+
+
+def run(reg: FileRegistry, engine: FakeEngine, *, dry_run: bool = False, **kwargs):
+    targets = [plan(c, pin) for c in reg.clusters()]
+    return Reconciler(reg, engine, dry_run=dry_run, **kwargs).run(targets, concurrency=2)
+
+
+def in_sync_record(name: str) -> dict:
+    r = record(name)
+    from clmgit.model import parse_cluster
+
+    r["status"] = {"current_version": desired_version(SHA, parse_cluster(r, "x")),
+                   "last_version": "", "next_version": "", "problems": []}
+    return r
+
+
+def test_a_cluster_at_its_version_costs_no_engine_call_and_no_write(tmp_path):
+    reg = make_registry(tmp_path, [in_sync_record("a")])
+    before = reg.path.read_bytes()
+    engine = FakeEngine()
+    [result] = run(reg, engine)
+    assert (result.action, result.outcome) == (IN_SYNC, "in-sync")
+    assert engine.calls == []
+    assert reg.path.read_bytes() == before
+    assert not (tmp_path / ".clusters.yaml.leases").exists()
+
+
+def test_an_update_records_current_last_and_clears_next_and_problems(tmp_path):
+    r = record("a")
+    r["status"] = {"current_version": f"{OLD}#x", "problems": [{"type": "t", "title": "old"}]}
+    reg = make_registry(tmp_path, [r])
+    engine = FakeEngine()
+    [result] = run(reg, engine)
+    assert result.outcome == "applied" and result.changes == (f"applied {SHA[:7]}",)
+    [c] = reg.clusters()
+    assert c.status.current_version == desired_version(SHA, c)
+    assert c.status.last_version == f"{OLD}#x"
+    assert (c.status.next_version, c.status.problems) == ("", ())
+    assert c.status.applied_at.endswith("Z")
+    assert engine.calls == [("apply", c.id, False)]
+    # And now it is in sync.
+    assert run(reg, engine)[0].outcome == "in-sync"
+    assert len(engine.calls) == 1
+
+
+def test_a_requested_cluster_ends_ready_with_the_hash_of_its_ready_self(tmp_path):
+    reg = make_registry(tmp_path, [record("a", lifecycle_status="requested")])
+    [result] = run(reg, FakeEngine())
+    assert result.action == CREATE
+    [c] = reg.clusters()
+    assert c.lifecycle_status == "ready"
+    assert plan(c, pin).action == IN_SYNC
+
+
+def test_next_version_is_written_before_the_engine_runs(tmp_path):
+    reg = make_registry(tmp_path, [record("a", lifecycle_status="requested")])
+    seen: list[ClusterStatus] = []
+
+    class Peeking(FakeEngine):
+        def apply(self, cluster, sha, *, dry_run=False):
+            [now] = reg.clusters()
+            seen.append(now.status)
+            assert now.lifecycle_status == "creating"
+            return super().apply(cluster, sha, dry_run=dry_run)
+
+    run(reg, Peeking())
+    [c] = reg.clusters()
+    assert seen[0].next_version == c.status.current_version != ""
+
+
+def test_a_failing_cluster_records_a_problem_keeps_next_version_and_others_go_on(tmp_path):
+    reg = make_registry(tmp_path, [record("a"), record("b")])
+    engine = FakeEngine(fail={"aws:123456789012:eu-central-1:a": "stack a failed: no"})
+    results = run(reg, engine)
+    assert [r.outcome for r in results] == ["failed", "applied"]
+    assert results[0].detail == "stack a failed: no"
+    a, b = reg.clusters()
+    assert a.status.problems == (Problem("clmgit/apply", "stack a failed: no",
+                                         "stack a failed: no"),)
+    assert a.status.next_version and not a.status.current_version
+    assert b.status.current_version
+
+
+def test_problems_are_capped_with_a_last_entry_saying_so(tmp_path):
+    r = record("a")
+    r["status"] = {"problems": [{"type": "t", "title": f"p{i}"} for i in range(MAX_PROBLEMS)]}
+    reg = make_registry(tmp_path, [r])
+    engine = FakeEngine(fail={"aws:123456789012:eu-central-1:a": "again"})
+    run(reg, engine)
+    run(reg, engine)
+    problems = reg.clusters()[0].status.problems
+    assert len(problems) == MAX_PROBLEMS
+    assert problems[-1].title == "too many problems"
+    assert [p.title for p in problems[:3]] == ["p0", "p1", "p2"]
+
+
+def test_a_dry_run_takes_no_lease_and_writes_nothing(tmp_path):
+    reg = make_registry(tmp_path, [record("a"), record("b", lifecycle_status="requested")])
+    before = reg.path.read_bytes()
+    engine = FakeEngine()
+    results = run(reg, engine, dry_run=True)
+    assert [r.outcome for r in results] == ["planned", "planned"]
+    assert all(dry for _, _, dry in engine.calls)
+    assert reg.path.read_bytes() == before
+    assert not (tmp_path / ".clusters.yaml.leases").exists()
+
+
+def test_a_cluster_leased_by_another_run_is_skipped(tmp_path):
+    reg = make_registry(tmp_path, [record("a")])
+    reg.acquire("aws:123456789012:eu-central-1:a", "elsewhere/1/x", 600)
+    engine = FakeEngine()
+    [result] = run(reg, engine)
+    assert (result.outcome, result.detail) == ("skipped", "another reconciler holds its lease")
+    assert engine.calls == []
+
+
+def test_update_block_and_missing_pins_block_the_cluster(tmp_path):
+    blocked = record("a")
+    blocked["config_items"] = {"cluster_update_block": "incident 42"}
+    reg = make_registry(tmp_path, [blocked, record("b", channel="nowhere")])
+    engine = FakeEngine()
+    results = run(reg, engine)
+    assert [(r.action, r.outcome) for r in results] == [(BLOCKED, "skipped")] * 2
+    assert results[0].detail == "cluster_update_block is set: incident 42"
+    assert results[1].detail == "unknown channel"
+    assert engine.calls == []
+
+
+def test_decommission_requested_runs_the_decommission_and_ends_decommissioned(tmp_path):
+    r = record("a", lifecycle_status="decommission-requested")
+    r["status"] = {"current_version": f"{OLD}#x"}
+    reg = make_registry(tmp_path, [r])
+    engine = FakeEngine()
+    [result] = run(reg, engine)
+    assert (result.action, result.outcome) == (DECOMMISSION, "applied")
+    [c] = reg.clusters()
+    assert c.lifecycle_status == "decommissioned"
+    assert c.status.current_version == f"{OLD}#x"
+    assert select([c]) == []
+
+
+def test_a_changed_config_item_alone_makes_a_cluster_pending(tmp_path):
+    r = in_sync_record("a")
+    reg = make_registry(tmp_path, [r])
+    assert plan(reg.clusters()[0], pin).action == IN_SYNC
+    r["config_items"] = {"log_level": "debug"}
+    reg = make_registry(tmp_path, [r])
+    assert plan(reg.clusters()[0], pin).action == UPDATE
+
+
+# --- selection ---------------------------------------------------------------------------------
+
+
+def test_shards_partition_the_fleet_stably():
+    ids = [f"aws:1:eu-central-1:c{i}" for i in range(200)]
+    shards = [[i for i in ids if shard_of(i, 4) == k] for k in range(4)]
+    assert sorted(sum(shards, [])) == sorted(ids)
+    assert all(20 < len(s) < 80 for s in shards)
+    assert shard_of("aws:1:eu-central-1:c0", 4) == shard_of("aws:1:eu-central-1:c0", 4)
+
+
+@pytest.mark.parametrize("spec", ["4/4", "-1/2", "a/b", "1", "0/0"])
+def test_a_bad_shard_is_refused(spec):
+    with pytest.raises(ConfigError, match="expected I/N"):
+        parse_shard(spec)
+
+
+def test_selection_by_name_channel_and_an_unknown_name(tmp_path):
+    reg = make_registry(tmp_path, [record("a"), record("b", "beta", alias="bee")])
+    clusters = reg.clusters()
+    assert [c.alias for c in select(clusters, names=["bee"])] == ["bee"]
+    assert [c.alias for c in select(clusters, channel="dev")] == ["a"]
+    with pytest.raises(ConfigError, match="no cluster 'zzz'"):
+        select(clusters, names=["zzz"])
