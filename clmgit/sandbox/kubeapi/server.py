@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from clmgit.sandbox.kubeapi import lifecycle
 from clmgit.sandbox.kubeapi.api import HEALTH_PATHS, KubeAPI
 from clmgit.sandbox.kubeapi.cluster import Cluster, utc_timestamp
 from clmgit.sandbox.kubeapi.errors import APIError, bad_request, entity_too_large, unauthorized
@@ -218,6 +219,17 @@ class KubeAPIServer:
         """Create or replace objects directly, status and timestamps as given (kubelet's view)."""
         with self.cluster.store.lock:
             return [self.api.writer.seed(copy.deepcopy(obj)) for obj in objects]
+
+    def remove(self, api_version: str, kind: str, name: str, namespace: str = "") -> bool:
+        """Delete an object directly, as a controller would (garbage collection included);
+        not counted in `stats`. False if it did not exist."""
+        rtype = self._type(api_version, kind)
+        with self.cluster.store.lock:
+            live = self.cluster.store.get(rtype.key, namespace if rtype.namespaced else "", name)
+            if live is None:
+                return False
+            lifecycle.delete(self.cluster, rtype, live, lifecycle.DeleteOptions())
+            return True
 
     def read(
         self, api_version: str, kind: str, name: str, namespace: str = ""

@@ -1,0 +1,264 @@
+"""Kubernetes through the official `kubernetes` client: the real `KubeClient`. The only module that
+imports `kubernetes`.
+
+Calls go through the client's own request machinery (`ApiClient.param_serialize`/`call_api`:
+its auth, TLS and proxy settings) with our own paths, so one small module covers every kind,
+custom resources included. Discovery (`/api/v1`, `/apis/<group>/<version>`) is read once per
+client and read again when a kind is not found, since a CRD applied a moment ago serves new kinds.
+
+429 and 5xx answers and connection errors are retried with backoff through the engine's `Clock`,
+except an eviction's 429 (and the 500 for a pod under several budgets): that is a
+PodDisruptionBudget saying "not now", which the drain handles. Every other error leaves this
+module as an `ApplyError` naming the object; the bearer token is never part of a message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
+
+from clmgit.engine.clock import Backoff, Clock, SystemClock
+from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
+from clmgit.errors import ApplyError, ConfigError
+from clmgit.model import Cluster
+
+Kinds = list[Kind]  # `list` is also a method name below
+RETRY_BACKOFF = Backoff(initial=0.5, factor=2, maximum=10, timeout=60)
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+MULTIPLE_PDBS = "more than one PodDisruptionBudget"
+
+
+class _Retry(Exception):
+    """An answer worth asking again (429/5xx, or no answer at all)."""
+
+
+class KubeAPI:
+    """The `KubeClient` on an `ApiClient`."""
+
+    def __init__(self, api: k8s.ApiClient, *, clock: Clock | None = None,
+                 backoff: Backoff = RETRY_BACKOFF) -> None:
+        self._api = api
+        self._clock = clock or SystemClock()
+        self._backoff = backoff
+        self._kinds: Kinds | None = None
+
+    # --- KubeClient ---
+
+    def resolve(self, kind: str, api_version: str | None = None) -> Kind | None:
+        found = self._find(kind, api_version)
+        if found is None:
+            self._kinds = None  # a CRD may have been applied since discovery was read
+            found = self._find(kind, api_version)
+        return found
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
+        status, body = self._call("GET", _path(kind, namespace, name))
+        if status == 404:
+            return None
+        return self._checked(status, body, f"reading {kind.kind} {name}")
+
+    def list(self, kind: Kind, *, namespace: str | None = None,
+             label_selector: str | None = None, field_selector: str | None = None) -> list[Obj]:
+        query = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        items: Objs = []
+        while True:
+            status, body = self._call("GET", _path(kind, namespace), query=query)
+            body = self._checked(status, body, f"listing {kind.plural}")
+            items += [{"apiVersion": kind.api_version, "kind": kind.kind, **item}
+                      for item in body.get("items") or []]
+            token = (body.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            query["continue"] = token
+
+    def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> Obj:
+        kind = self.resolve(str(obj["kind"]), str(obj["apiVersion"]))
+        name = obj["metadata"]["name"]
+        if kind is None:
+            raise ApplyError(f"cannot apply {obj['kind']} {name}: the cluster serves no "
+                             f"{obj['kind']} in {obj['apiVersion']}")
+        namespace = (obj["metadata"].get("namespace") or "default") if kind.namespaced else None
+        body = dict(obj)
+        if kind.namespaced:
+            body["metadata"] = {**obj["metadata"], "namespace": namespace}
+        query = {"fieldManager": FIELD_MANAGER, "dryRun": "All" if dry_run else None}
+        status, answer = self._call("PATCH", _path(kind, namespace, name), query=query,
+                                    body=body, content_type=APPLY_PATCH)
+        where = f"{kind.kind} {namespace}/{name}" if namespace else f"{kind.kind} {name}"
+        if status == 409:
+            raise KubeConflict(f"applying {where} conflicts with another field manager: "
+                               f"{_message(answer)}; remove the field from the manifest or "
+                               "release it in the cluster")
+        return self._checked(status, answer, f"applying {where}")
+
+    def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],
+              namespace: str | None = None) -> Obj:
+        status, body = self._call("PATCH", _path(kind, namespace, name), body=dict(patch),
+                                  content_type=MERGE_PATCH)
+        return self._checked(status, body, f"patching {kind.kind} {name}")
+
+    def delete(self, kind: Kind, name: str, *, namespace: str | None = None,
+               propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> bool:
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if dry_run:
+            options["dryRun"] = ["All"]
+        status, body = self._call("DELETE", _path(kind, namespace, name), body=options)
+        if status == 404:
+            return False
+        self._checked(status, body, f"deleting {kind.kind} {name}")
+        return True
+
+    def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None) -> bool:
+        eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                                    "metadata": {"name": name, "namespace": namespace}}
+        if grace_period_seconds is not None:
+            eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+        status, body = self._call("POST", path, body=eviction, eviction=True)
+        if status == 404:
+            return True
+        if status == 429 or (status == 500 and MULTIPLE_PDBS in _message(body)):
+            return False
+        self._checked(status, body, f"evicting pod {namespace}/{name}")
+        return True
+
+    # --- discovery ---
+
+    def _find(self, kind: str, api_version: str | None) -> Kind | None:
+        wanted = kind.lower()
+        for k in self._discovered():
+            if wanted in (k.kind.lower(), k.plural) and api_version in (None, k.api_version):
+                return k
+        return None
+
+    def _discovered(self) -> Kinds:
+        if self._kinds is None:
+            versions: list[str | None] = ["v1"]
+            status, groups = self._call("GET", "/apis")
+            groups = self._checked(status, groups, "reading API groups")
+            # The preferred version of each group first: a kind by name resolves to it.
+            for group in groups.get("groups") or []:
+                preferred = (group.get("preferredVersion") or {}).get("groupVersion")
+                others = [v["groupVersion"] for v in group.get("versions") or []]
+                versions += [preferred, *[v for v in others if v != preferred]]
+            self._kinds = [k for v in versions if v for k in self._resources(v)]
+        return self._kinds
+
+    def _resources(self, group_version: str) -> Kinds:
+        path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+        status, body = self._call("GET", path)
+        if status == 404:  # a group going away between the two reads
+            return []
+        body = self._checked(status, body, f"reading the resources of {group_version}")
+        return [Kind(group_version, r["kind"], bool(r.get("namespaced")), r["name"])
+                for r in body.get("resources") or [] if "/" not in r["name"]]
+
+    # --- HTTP ---
+
+    def _call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
+              body: Any = None, content_type: str | None = None,
+              eviction: bool = False) -> tuple[int, Any]:
+        """(status, decoded body); retries what is worth retrying, with backoff."""
+        delays = self._backoff.delays()
+        waited = 0.0
+        while True:
+            try:
+                return self._once(method, path, query, body, content_type, eviction)
+            except _Retry as e:
+                if waited >= self._backoff.timeout:
+                    raise ApplyError(f"{method} {path}: {e}; the API server did not recover "
+                                     f"within {self._backoff.timeout:g}s, run again") from None
+                delay = next(delays)
+                waited += delay
+                self._clock.sleep(delay)
+
+    def _once(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+              content_type: str | None, eviction: bool) -> tuple[int, Any]:
+        headers = {"Accept": "application/json", "Content-Type": content_type or
+                   "application/json"}
+        params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        if body is not None and content_type == APPLY_PATCH:
+            body = json.dumps(body)  # YAML is a superset of JSON; the client sends it as is
+        request = self._api.param_serialize(method, path, query_params=params,
+                                            header_params=headers, body=body,
+                                            auth_settings=["BearerToken"])
+        try:
+            response = self._api.call_api(*request)
+            response.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise _Retry(f"no answer ({type(e).__name__})") from None
+        text = response.data.decode() if response.data else ""
+        decoded = json.loads(text) if text.startswith("{") else text
+        status = int(response.status)
+        if status >= 500 and not (eviction and MULTIPLE_PDBS in _message(decoded)):
+            raise _Retry(f"{status} {_message(decoded)}")
+        if status == 429 and not eviction:
+            raise _Retry(f"429 {_message(decoded)}")
+        return status, decoded
+
+    @staticmethod
+    def _checked(status: int, body: Any, what: str) -> Any:
+        if 200 <= status < 300:
+            return body
+        raise ApplyError(f"{what}: {status} {_message(body)}")
+
+
+def _path(kind: Kind, namespace: str | None = None, name: str | None = None) -> str:
+    base = "/api/v1" if kind.api_version == "v1" else f"/apis/{kind.api_version}"
+    if kind.namespaced and namespace:
+        base += f"/namespaces/{namespace}"
+    base += f"/{kind.plural}"
+    return f"{base}/{name}" if name else base
+
+
+def _message(body: Any) -> str:
+    if isinstance(body, Mapping):
+        return str(body.get("message") or body.get("reason") or "")
+    return str(body)[:200]
+
+
+def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | None = None,
+            clock: Clock | None = None) -> KubeAPI:
+    """The cluster's API: a bearer token at `cluster.api_server_url`, else the kubeconfig context
+    named after the cluster's id or, failing that, its alias."""
+    if token:
+        if not cluster.api_server_url:
+            raise ConfigError(f"cluster {cluster.id} has no api_server_url; set it in the "
+                              "registry or use --kubeconfig")
+        configuration = k8s.Configuration(host=cluster.api_server_url)
+        configuration.api_key = {"BearerToken": token}
+        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        return KubeAPI(k8s.ApiClient(configuration), clock=clock)
+    if not kubeconfig:
+        raise ConfigError(f"no way to reach cluster {cluster.id}: give --token (CLMGIT_TOKEN) "
+                          "or --kubeconfig")
+    return KubeAPI(_from_kubeconfig(cluster, kubeconfig), clock=clock)
+
+
+def _from_kubeconfig(cluster: Cluster, path: str) -> k8s.ApiClient:
+    try:
+        contexts, _ = k8s_config.list_kube_config_contexts(config_file=path)
+    except (ConfigException, OSError) as e:
+        raise ConfigError(f"cannot read kubeconfig {path}: {e}") from None
+    names = {c["name"] for c in contexts or ()}
+    for candidate in (cluster.id, cluster.alias):
+        if candidate and candidate in names:
+            configuration = k8s.Configuration()
+            k8s_config.load_kube_config(config_file=path, context=candidate,
+                                        client_configuration=configuration,
+                                        persist_config=False)
+            return k8s.ApiClient(configuration)
+    raise ConfigError(f"kubeconfig {path} has no context named {cluster.id!r}"
+                      + (f" or {cluster.alias!r}" if cluster.alias else ""))

@@ -1,0 +1,499 @@
+"""Step 6 of the engine (DESIGN.md §6): non-disruptive rolling node updates, and draining a node
+pool that left the registry.
+
+A pool is rolled group by group, in waves. Each wave: make sure `surge` up-to-date nodes exist
+(scaling the group up once, on the first wave); mark every outdated node `decommission-pending`
+(label `lifecycle-status`, taint `decommission-pending=rolling-upgrade:PreferNoSchedule`, so new
+pods prefer other nodes); pick up to `surge` outdated nodes — those a killed run had already
+cordoned first, a node with attached volumes only when an unused new node exists in its zone —
+cordon them, then drain and terminate each through its Auto Scaling group. The group's capacity is
+lowered with a termination only once no more outdated nodes are left than the surge, so the group
+ends at the size it had. All of this state lives in the cluster (labels, annotations, the
+group's desired capacity), which is what lets a killed run resume without surging twice.
+
+Surge: config item `rolling_update_surge` (node pool first, then cluster; default 1), capped at
+the group's max_size.
+
+The drain follows CLM: evict every evictable pod through the Eviction API (mirror pods, DaemonSet
+pods and finished pods are left alone); a 429 from a PodDisruptionBudget means wait one poll
+interval. A refused pod is force-deleted only when every SLA condition holds: the node has been
+draining for `drain_grace_period`, the last forced deletion on this node is
+`drain_force_evict_interval` ago, the pod is older than `drain_min_pod_lifetime`, and every pod
+sharing a budget with it is older than `drain_min_healthy_sibling_lifetime` (Ready) or
+`drain_min_unhealthy_sibling_lifetime` (not Ready). The drain clock is kept in node annotations
+(`drain-start`, `last-forced-eviction`), so a restarted run keeps it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from clmgit.engine.clock import Backoff, Clock, wait_until
+from clmgit.engine.kube import NODES, PDBS, PODS, KubeClient, Obj, match_labels_selector
+from clmgit.engine.nodepools import ASG, Instance, NodePoolBackend
+from clmgit.errors import ApplyError, ConfigError
+from clmgit.model import Cluster
+
+LIFECYCLE_LABEL = "lifecycle-status"
+READY, DECOMMISSION_PENDING, DRAINING = "ready", "decommission-pending", "draining"
+TAINT = {"key": "decommission-pending", "value": "rolling-upgrade", "effect": "PreferNoSchedule"}
+DRAIN_START = "clmgit.io/drain-start"
+LAST_FORCED = "clmgit.io/last-forced-eviction"
+MIRROR_POD = "kubernetes.io/config.mirror"
+SURGE_ITEM = "rolling_update_surge"
+NODE_READY_TIMEOUT = 900.0  # seconds for a new instance to become a Ready node
+TERMINATION_HEADROOM = timedelta(seconds=30)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: config item → (production, other) default, DESIGN.md §6 step 6.
+DRAIN_DEFAULTS = {
+    "drain_grace_period": ("6h", "2h"),
+    "drain_min_pod_lifetime": ("72h", "8h"),
+    "drain_min_healthy_sibling_lifetime": ("1h", "1h"),
+    "drain_min_unhealthy_sibling_lifetime": ("6h", "1h"),
+    "drain_force_evict_interval": ("5m", "5m"),
+    "drain_poll_interval": ("30s", "30s"),
+}
+
+
+class DrainStuck(ApplyError):
+    """Pods stay on a node longer than the SLA could ever force; a later run continues."""
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DrainSettings:
+    grace_period: timedelta
+    min_pod_lifetime: timedelta
+    min_healthy_sibling_lifetime: timedelta
+    min_unhealthy_sibling_lifetime: timedelta
+    force_evict_interval: timedelta
+    poll_interval: timedelta
+    surge: int = 1
+
+    def budget(self, pods: int) -> timedelta:
+        """How long one run drains a node before giving up: time for the SLA to allow forcing
+        every pod that was there, one interval apart. Later runs continue the same clock."""
+        siblings = max(self.min_healthy_sibling_lifetime, self.min_unhealthy_sibling_lifetime)
+        return (self.grace_period + self.min_pod_lifetime + siblings
+                + self.force_evict_interval * (pods + 1) + self.poll_interval)
+
+    def node_backoff(self) -> Backoff:
+        poll = max(self.poll_interval.total_seconds(), 0.05)
+        return Backoff(initial=min(poll, 5.0), factor=1.5, maximum=poll,
+                       timeout=NODE_READY_TIMEOUT)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str, item: str) -> timedelta:
+    """`30s`, `5m`, `1h30m`, `0`: Go's duration syntax (plus `d`); a bare number is seconds."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return timedelta(seconds=float(text))
+    parts = _DURATION.findall(text)
+    if not text or "".join(n + u for n, u in parts) != text:
+        raise ConfigError(f"config item {item} must be a duration such as 30s, 5m or 6h, "
+                          f"not {text!r}")
+    return timedelta(seconds=sum(float(n) * _UNITS[u] for n, u in parts))
+
+
+def _items(cluster: Cluster, pool_name: str) -> dict[str, str]:
+    """Cluster items, overridden by the pool's own (a removed pool has only the cluster's)."""
+    pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
+    return {**cluster.config_items, **(pool.config_items if pool else {})}
+
+
+def drain_settings(cluster: Cluster, pool_name: str) -> DrainSettings:
+    """The drain SLA and surge of a pool; production defaults when `environment` is production."""
+    items = _items(cluster, pool_name)
+    column = 0 if cluster.environment == "production" else 1
+    durations = {key.removeprefix("drain_"): parse_duration(items.get(key, defaults[column]), key)
+                 for key, defaults in DRAIN_DEFAULTS.items()}
+    surge = items.get(SURGE_ITEM, "1")
+    if not surge.isdigit() or int(surge) < 1:
+        raise ConfigError(f"config item {SURGE_ITEM} must be a whole number ≥ 1, not {surge!r}")
+    return DrainSettings(**durations, surge=int(surge))
+
+
+# --- nodes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    instance_id: str
+    az: str
+    ready: bool
+    cordoned: bool
+    lifecycle: str
+    volumes: bool
+    annotations: Mapping[str, str]
+    taints: tuple[Obj, ...] = ()
+
+    @property
+    def ours(self) -> bool:
+        """Marked by a rolling update (as opposed to cordoned by a human)."""
+        return self.lifecycle in (DECOMMISSION_PENDING, DRAINING)
+
+    @classmethod
+    def from_api(cls, obj: Obj) -> Node:
+        meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+        provider = str(spec.get("providerID", ""))  # aws:///<az>/<instance id>
+        az, _, instance_id = provider.removeprefix("aws:///").rpartition("/")
+        return cls(
+            name=meta["name"], instance_id=instance_id, az=az, ready=_ready(status),
+            cordoned=bool(spec.get("unschedulable")),
+            lifecycle=(meta.get("labels") or {}).get(LIFECYCLE_LABEL, ""),
+            volumes=bool(status.get("volumesAttached")),
+            annotations=meta.get("annotations") or {},
+            taints=tuple(spec.get("taints") or ()),
+        )
+
+
+def _ready(status: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in status.get("conditions") or ())
+
+
+def nodes_by_instance(kube: KubeClient) -> dict[str, Node]:
+    nodes = (Node.from_api(obj) for obj in kube.list(NODES))
+    return {n.instance_id: n for n in nodes if n.instance_id}
+
+
+def _taints(node: Node, *, add: bool) -> list[Obj] | None:
+    """The node's taints with ours added or removed; None if that changes nothing."""
+    others = [dict(t) for t in node.taints if t.get("key") != TAINT["key"]]
+    wanted = [*others, dict(TAINT)] if add else others
+    return None if wanted == [dict(t) for t in node.taints] else wanted
+
+
+def mark(kube: KubeClient, node: Node) -> None:
+    """decommission-pending: labelled and tainted, still schedulable (a soft preference)."""
+    taints = _taints(node, add=True)
+    if node.lifecycle in (DECOMMISSION_PENDING, DRAINING) and taints is None:
+        return
+    patch: Obj = {"metadata": {"labels": {LIFECYCLE_LABEL: node.lifecycle
+                                          if node.ours else DECOMMISSION_PENDING}}}
+    if taints is not None:
+        patch["spec"] = {"taints": taints}
+    kube.patch(NODES, node.name, patch)
+
+
+def cordon(kube: KubeClient, node: Node) -> None:
+    if not node.cordoned:
+        kube.patch(NODES, node.name, {"spec": {"unschedulable": True}})
+
+
+def release(kube: KubeClient, node: Node) -> None:
+    """Undo everything a rolling update put on a node that no longer needs replacing."""
+    patch: Obj = {
+        "metadata": {"labels": {LIFECYCLE_LABEL: READY},
+                     "annotations": {DRAIN_START: None, LAST_FORCED: None}},
+        "spec": {"unschedulable": None},
+    }
+    taints = _taints(node, add=False)
+    if taints is not None:
+        patch["spec"]["taints"] = taints or None
+    kube.patch(NODES, node.name, patch)
+
+
+# --- the drain ------------------------------------------------------------------------------
+
+
+def _time(value: str | None, fallback: datetime) -> datetime:
+    if not value:
+        return fallback
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return fallback
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _stamp(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _created(obj: Obj) -> datetime:
+    return _time(obj["metadata"].get("creationTimestamp"), EPOCH)
+
+
+def evictable(pod: Obj) -> bool:
+    """Not a mirror pod, not a DaemonSet's, not finished."""
+    meta = pod["metadata"]
+    if MIRROR_POD in (meta.get("annotations") or {}):
+        return False
+    if any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or ()):
+        return False
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _terminating(pod: Obj, now: datetime) -> bool:
+    """Being deleted and still within its grace period (plus headroom): wait for it."""
+    meta = pod["metadata"]
+    if not meta.get("deletionTimestamp"):
+        return False
+    grace = timedelta(seconds=int(meta.get("deletionGracePeriodSeconds") or 0))
+    return now < _time(meta["deletionTimestamp"], EPOCH) + grace + TERMINATION_HEADROOM
+
+
+def siblings(kube: KubeClient, pod: Obj) -> list[Obj]:
+    """Other pods of the pod's namespace that share a PodDisruptionBudget with it."""
+    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    found: dict[str, Obj] = {}
+    for pdb in kube.list(PDBS, namespace=namespace):
+        selector = match_labels_selector((pdb.get("spec") or {}).get("selector"))
+        if selector is None:
+            continue
+        covered = kube.list(PODS, namespace=namespace, label_selector=selector)
+        if any(p["metadata"]["name"] == name for p in covered):
+            found.update((p["metadata"]["name"], p) for p in covered)
+    found.pop(name, None)
+    return list(found.values())
+
+
+def force_allowed(kube: KubeClient, pod: Obj, *, now: datetime, drain_start: datetime,
+                  last_forced: datetime, settings: DrainSettings) -> bool:
+    """CLM's SLA: every condition must hold before a pod a budget protects is deleted."""
+    if now < drain_start + settings.grace_period:
+        return False
+    if now < last_forced + settings.force_evict_interval:
+        return False
+    if now < _created(pod) + settings.min_pod_lifetime:
+        return False
+    for sibling in siblings(kube, pod):
+        healthy = _ready(sibling.get("status") or {})
+        wait = (settings.min_healthy_sibling_lifetime if healthy
+                else settings.min_unhealthy_sibling_lifetime)
+        if now < _created(sibling) + wait:
+            return False
+    return True
+
+
+@dataclass
+class _DrainClock:
+    start: datetime
+    last_forced: datetime
+
+
+def _begin_drain(kube: KubeClient, node: Node, now: datetime) -> _DrainClock:
+    """Label `draining`, cordon, and start the clock — or keep the one a killed run started."""
+    start = _time(node.annotations.get(DRAIN_START), now)
+    patch: Obj = {"metadata": {"labels": {LIFECYCLE_LABEL: DRAINING},
+                               "annotations": {DRAIN_START: _stamp(start)}}}
+    if not node.cordoned:
+        patch["spec"] = {"unschedulable": True}
+    if node.lifecycle != DRAINING or DRAIN_START not in node.annotations or not node.cordoned:
+        kube.patch(NODES, node.name, patch)
+    return _DrainClock(start, _time(node.annotations.get(LAST_FORCED), EPOCH))
+
+
+def drain_node(kube: KubeClient, node: Node, settings: DrainSettings, *, clock: Clock) -> None:
+    """Evict every evictable pod from `node`, forcing only what the SLA allows."""
+    drain = _begin_drain(kube, node, clock.now())
+    deadline: datetime | None = None
+    while True:
+        now = clock.now()
+        pods = [p for p in kube.list(PODS, field_selector=f"spec.nodeName={node.name}")
+                if evictable(p)]
+        waiting = [p for p in pods if p["metadata"].get("deletionTimestamp")]
+        todo = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        waiting = [p for p in waiting if _terminating(p, now)]
+        if not todo and not waiting:
+            return
+        deadline = deadline or now + settings.budget(len(pods))
+        refused = [p for p in todo if not _evict(kube, p)]
+        if refused:
+            _force_one(kube, node, refused, drain, settings, now)
+        elif not waiting:
+            continue  # all evicted: look again at once
+        if clock.now() >= deadline:
+            names = ", ".join(f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                              for p in refused + waiting)
+            raise DrainStuck(f"node {node.name} still has pods its budgets protect ({names}); "
+                             "run again later to continue the drain")
+        clock.sleep(settings.poll_interval.total_seconds())
+
+
+def _evict(kube: KubeClient, pod: Obj) -> bool:
+    grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return kube.evict(pod["metadata"]["namespace"], pod["metadata"]["name"],
+                      grace_period_seconds=grace)
+
+
+def _force_one(kube: KubeClient, node: Node, refused: Sequence[Obj], drain: _DrainClock,
+               settings: DrainSettings, now: datetime) -> None:
+    for pod in refused:
+        if force_allowed(kube, pod, now=now, drain_start=drain.start,
+                         last_forced=drain.last_forced, settings=settings):
+            kube.delete(PODS, pod["metadata"]["name"], namespace=pod["metadata"]["namespace"],
+                        grace_period_seconds=(pod.get("spec") or {}).get(
+                            "terminationGracePeriodSeconds"))
+            drain.last_forced = now
+            kube.patch(NODES, node.name, {"metadata": {"annotations": {LAST_FORCED: _stamp(now)}}})
+            return
+
+
+# --- the rolling update ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RollResult:
+    pool: str
+    replaced: tuple[str, ...] = ()  # instance ids, in the order they went
+    waves: int = 0
+    dry_run: bool = False
+
+
+def _group(pools: NodePoolBackend, cluster: Cluster, pool: str,
+           asg: str) -> tuple[ASG | None, list[Instance]]:
+    state = pools.pool_state(cluster, pool)
+    group = next((g for g in state.asgs if g.name == asg), None)
+    return group, [i for i in state.instances if i.asg == asg
+                   and not i.lifecycle_state.startswith("Terminat")]
+
+
+def _wait_for_nodes(kube: KubeClient, instances: Iterable[Instance], settings: DrainSettings,
+                    clock: Clock) -> dict[str, Node]:
+    """Every in-service instance has a Ready node; the nodes by instance id."""
+    wanted = {i.id for i in instances if i.in_service}
+
+    def ready(nodes: dict[str, Node]) -> bool:
+        return all(i in nodes and nodes[i].ready for i in wanted)
+
+    return wait_until(lambda: nodes_by_instance(kube), ready, clock=clock,
+                      backoff=settings.node_backoff(), what="new instances to become Ready nodes")
+
+
+def _pick_wave(old: Sequence[Instance], new: Sequence[Instance], nodes: Mapping[str, Node],
+               surge: int) -> tuple[list[Instance], int]:
+    """Up to `surge` outdated instances to replace now, and how many instances with volumes wait
+    for a new node in their zone. Those a killed run had cordoned come first."""
+    started = [i for i in old if i.id in nodes and nodes[i.id].ours and nodes[i.id].cordoned]
+    free: dict[str, int] = {}
+    for instance in new:
+        if instance.id in nodes and nodes[instance.id].ready:
+            free[instance.az] = free.get(instance.az, 0) + 1
+    wave, unmatched = list(started), 0
+    for instance in (i for i in old if i not in started):
+        if len(wave) >= surge:
+            break
+        node = nodes.get(instance.id)
+        if node is not None and node.volumes:
+            if not free.get(instance.az):
+                unmatched += 1
+                continue
+            free[instance.az] -= 1
+        wave.append(instance)
+    return wave, unmatched
+
+
+def _release_current(kube: KubeClient, instances: Sequence[Instance],
+                     nodes: Mapping[str, Node]) -> None:
+    """Nodes marked by an earlier run whose instances are no longer outdated go back to work."""
+    for instance in instances:
+        node = nodes.get(instance.id)
+        if not instance.outdated and node is not None and node.ours:
+            release(kube, node)
+
+
+def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, asg: str,
+                settings: DrainSettings, clock: Clock) -> tuple[list[str], int]:
+    replaced: list[str] = []
+    waves = 0
+    while True:
+        pools.wait_for_instances_in_service(asg)
+        group, instances = _group(pools, cluster, pool, asg)
+        old = [i for i in instances if i.outdated]
+        if group is None or not old:
+            return replaced, waves
+        surge = min(settings.surge, group.max_size)
+        new = [i for i in instances if not i.outdated]
+        wanted_new = min(surge, group.desired_capacity)
+        if len(new) < wanted_new:  # the surge; refused above max_size
+            pools.set_desired_capacity(asg, group.desired_capacity + wanted_new - len(new))
+            continue
+        nodes = _wait_for_nodes(kube, new, settings, clock)
+        for instance in old:
+            if instance.id in nodes:
+                mark(kube, nodes[instance.id])
+        wave, unmatched = _pick_wave(old, new, nodes, surge)
+        if not wave:
+            # Every outdated node has volumes and no new node shares its zone: ask for more.
+            pools.set_desired_capacity(asg, group.desired_capacity + min(unmatched, surge))
+            continue
+        _replace(kube, pools, wave, nodes, old_left=len(old), surge=surge, settings=settings,
+                 clock=clock)
+        replaced += [i.id for i in wave]
+        waves += 1
+
+
+def _replace(kube: KubeClient, pools: NodePoolBackend, wave: Sequence[Instance],
+             nodes: Mapping[str, Node], *, old_left: int, surge: int, settings: DrainSettings,
+             clock: Clock) -> None:
+    for instance in wave:
+        if instance.id in nodes:
+            cordon(kube, nodes[instance.id])
+    for instance in wave:
+        node = nodes.get(instance.id)
+        if node is not None:
+            drain_node(kube, _fresh(kube, node), settings, clock=clock)
+        # Capacity goes down only once the surge is all that is left to give back.
+        pools.terminate_instance(instance.id, decrement_capacity=old_left <= surge)
+        old_left -= 1
+
+
+def _fresh(kube: KubeClient, node: Node) -> Node:
+    obj = kube.get(NODES, node.name)
+    return Node.from_api(obj) if obj is not None else node
+
+
+def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
+                   clock: Clock, dry_run: bool = False) -> RollResult:
+    """Replace every outdated instance of `pool`; safe to run again after being killed."""
+    settings = drain_settings(cluster, pool)
+    state = pools.pool_state(cluster, pool)
+    if dry_run:
+        waves = sum(math.ceil(sum(1 for i in state.outdated if i.asg == g.name)
+                              / min(settings.surge, max(g.max_size, 1)))
+                    for g in state.asgs)
+        return RollResult(pool, tuple(i.id for i in state.outdated), waves, dry_run=True)
+    _release_current(kube, state.instances, nodes_by_instance(kube))
+    replaced: list[str] = []
+    waves = 0
+    for group in state.asgs:
+        ids, n = _roll_group(kube, pools, cluster, pool, group.name, settings, clock)
+        replaced += ids
+        waves += n
+    return RollResult(pool, tuple(replaced), waves)
+
+
+def drain_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
+                    clock: Clock, dry_run: bool = False) -> RollResult:
+    """Drain every node of a pool that left the registry and terminate its instances, before its
+    stack is deleted; one wave. Pods go to the cluster's other pools."""
+    settings = drain_settings(cluster, pool)
+    instances = [i for i in pools.pool_state(cluster, pool).instances
+                 if not i.lifecycle_state.startswith("Terminat")]
+    if dry_run or not instances:
+        return RollResult(pool, tuple(i.id for i in instances), int(bool(instances)), dry_run)
+    nodes = nodes_by_instance(kube)
+    for instance in instances:
+        if instance.id in nodes:
+            mark(kube, nodes[instance.id])
+            cordon(kube, nodes[instance.id])
+    for instance in instances:
+        if instance.id in nodes:
+            drain_node(kube, _fresh(kube, nodes[instance.id]), settings, clock=clock)
+        pools.terminate_instance(instance.id, decrement_capacity=True)
+    return RollResult(pool, tuple(i.id for i in instances), 1)

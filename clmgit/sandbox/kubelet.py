@@ -1,0 +1,205 @@
+"""A node simulator for tests, the benchmark and the demo: what kubelets, the node controller,
+the scheduler and the ReplicaSet/DaemonSet controllers would do, reduced to what the rolling
+update needs to meet a cluster that behaves.
+
+`sync()` makes one pass:
+- a Node per running instance of the cluster's node pools (read through a `NodePoolBackend`, so
+  moto's Auto Scaling groups or the in-memory fake), named `node-<instance id>`, with
+  `spec.providerID = aws:///<az>/<instance id>`, labels for zone, pool, instance type and
+  hostname, a Ready condition, and `status.volumesAttached` for instances in `volumes`;
+- Nodes whose instance is gone are deleted, and the pods bound to them;
+- every ReplicaSet gets its missing pods, placed on a Ready, schedulable node (nodes without a
+  PreferNoSchedule taint first, then the least loaded), Running and Ready at once;
+- every DaemonSet has one Running pod per Ready node (cordoned ones too, as DaemonSets tolerate).
+
+Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the world move, or
+`start()` a background thread that syncs every `interval` seconds (and `stop()` it).
+Objects are written straight into the emulator (`seed`, `remove`), not through the API, so the
+emulator's `stats` count only what the code under test does.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from clmgit.engine.nodepools import Instance, NodePoolBackend
+from clmgit.model import Cluster
+from clmgit.sandbox.kubeapi import KubeAPIServer
+from clmgit.sandbox.kubeapi.fixtures import make_node, owner_reference
+
+log = logging.getLogger(__name__)
+
+NODE_POOL_LABEL = "node.kubernetes.io/node-pool"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+Obj = dict[str, Any]
+
+
+def node_name(instance_id: str) -> str:
+    return f"node-{instance_id}"
+
+
+class Kubelet:
+    """Keeps the emulator's nodes and workload pods in step with a cluster's instances."""
+
+    def __init__(self, server: KubeAPIServer, pools: NodePoolBackend, cluster: Cluster, *,
+                 pool_names: Sequence[str] | None = None) -> None:
+        self.server = server
+        self.pools = pools
+        self.cluster = cluster
+        self.pool_names = list(pool_names or [p.name for p in cluster.node_pools])
+        self.volumes: set[str] = set()  # instance ids whose nodes report attached volumes
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sync(self) -> None:
+        running = {(pool, i.id): i for pool in self.pool_names
+                   for i in self.pools.pool_state(self.cluster, pool).instances
+                   if not i.lifecycle_state.startswith("Terminat")}
+        with self.server.cluster.store.lock:  # one atomic step, as far as clients can tell
+            self._sync_nodes(running)
+            nodes = [n for n in self.server.objects("v1", "Node") if _ready(n)]
+            pods = self.server.objects("v1", "Pod")
+            self._reap(pods, {n["metadata"]["name"] for n in self.server.objects("v1", "Node")})
+            self._replicate(nodes)
+            self._daemons(nodes)
+
+    def start(self, interval: float = 0.05) -> Kubelet:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(interval,), name="kubelet",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def __enter__(self) -> Kubelet:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self, interval: float) -> None:
+        while not self._stop.is_set():
+            try:
+                self.sync()
+            except Exception:  # a moto hiccup must not end the simulation
+                log.exception("kubelet sync failed")
+            self._stop.wait(interval)
+
+    # --- nodes ---
+
+    def _sync_nodes(self, running: dict[tuple[str, str], Instance]) -> None:
+        existing = {n["metadata"]["name"]: n for n in self.server.objects("v1", "Node")}
+        mine = {node_name(i.id) for i in running.values()}
+        for (pool, _), instance in running.items():
+            name = node_name(instance.id)
+            volumes = instance.id in self.volumes
+            if name not in existing:
+                self.server.seed(self._node(pool, instance, volumes))
+            elif _has_volumes(existing[name]) != volumes:
+                node = existing[name]
+                node["status"]["volumesAttached"] = _volumes(volumes)
+                self.server.seed(node)
+        for name, node in existing.items():
+            labels = node["metadata"].get("labels") or {}
+            if labels.get(NODE_POOL_LABEL) in self.pool_names and name not in mine:
+                self.server.remove("v1", "Node", name)
+
+    def _node(self, pool: str, instance: Instance, volumes: bool) -> Obj:
+        name = node_name(instance.id)
+        labels = {NODE_POOL_LABEL: pool, ZONE_LABEL: instance.az, "kubernetes.io/hostname": name,
+                  "node.kubernetes.io/instance-type": instance.instance_type,
+                  "lifecycle-status": "ready"}
+        node = make_node(name, labels=labels, provider_id=f"aws:///{instance.az}/{instance.id}")
+        node["status"]["volumesAttached"] = _volumes(volumes)
+        return node
+
+    # --- pods ---
+
+    def _reap(self, pods: Iterable[Obj], nodes: set[str]) -> None:
+        """The pod garbage collector: pods bound to a node that is gone go too."""
+        for pod in pods:
+            bound = (pod.get("spec") or {}).get("nodeName")
+            if bound and bound not in nodes:
+                self.server.remove("v1", "Pod", pod["metadata"]["name"],
+                                   pod["metadata"]["namespace"])
+
+    def _replicate(self, nodes: list[Obj]) -> None:
+        pods = self.server.objects("v1", "Pod")
+        load = {n["metadata"]["name"]: 0 for n in nodes}
+        for pod in pods:
+            bound = (pod.get("spec") or {}).get("nodeName")
+            if bound in load:
+                load[bound] += 1
+        for rs in self.server.objects("apps/v1", "ReplicaSet"):
+            owned = [p for p in pods if _owned_by(p, rs) and not p["metadata"].get(
+                "deletionTimestamp")]
+            for _ in range(int(rs["spec"].get("replicas", 1)) - len(owned)):
+                target = _schedule(nodes, load)
+                if target is None:
+                    return
+                load[target] += 1
+                self.server.seed(self._pod(rs, target))
+
+    def _daemons(self, nodes: list[Obj]) -> None:
+        pods = self.server.objects("v1", "Pod")
+        for ds in self.server.objects("apps/v1", "DaemonSet"):
+            covered = {p["spec"].get("nodeName") for p in pods if _owned_by(p, ds)}
+            for node in nodes:
+                if node["metadata"]["name"] not in covered:
+                    self.server.seed(self._pod(ds, node["metadata"]["name"]))
+
+    def _pod(self, owner: Obj, node: str) -> Obj:
+        template = owner["spec"].get("template") or {}
+        meta = owner["metadata"]
+        return {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{meta['name']}-{secrets.token_hex(3)}",
+                         "namespace": meta["namespace"],
+                         "labels": dict((template.get("metadata") or {}).get("labels") or {}),
+                         "ownerReferences": [owner_reference(owner)],
+                         "creationTimestamp": self.server.cluster.now()},
+            "spec": {**(template.get("spec") or {}), "nodeName": node},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+
+
+def _ready(node: Obj) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _volumes(attached: bool) -> list[Obj]:
+    return [{"name": "kubernetes.io/csi/ebs.csi.aws.com^vol-1", "devicePath": ""}] if attached \
+        else []
+
+
+def _has_volumes(node: Obj) -> bool:
+    return bool((node.get("status") or {}).get("volumesAttached"))
+
+
+def _owned_by(pod: Obj, owner: Obj) -> bool:
+    uid = owner["metadata"]["uid"]
+    return any(ref.get("uid") == uid for ref in pod["metadata"].get("ownerReferences") or ())
+
+
+def _schedule(nodes: list[Obj], load: dict[str, int]) -> str | None:
+    """A schedulable node: untainted (PreferNoSchedule) first, then the least loaded."""
+    candidates = [n for n in nodes if not (n.get("spec") or {}).get("unschedulable")]
+    if not candidates:
+        return None
+
+    def rank(node: Obj) -> tuple[bool, int, str]:
+        taints = (node.get("spec") or {}).get("taints") or []
+        soft = any(t.get("effect") == "PreferNoSchedule" for t in taints)
+        return soft, load[node["metadata"]["name"]], node["metadata"]["name"]
+
+    return min(candidates, key=rank)["metadata"]["name"]

@@ -1,0 +1,89 @@
+"""Wave planning of the rolling update on the in-memory fakes: surge, capacity given back, zones
+for nodes with volumes, and nodes released when they no longer need replacing."""
+
+from __future__ import annotations
+
+import pytest
+
+from clmgit.engine.clock import FakeClock
+from clmgit.engine.kube import NODES, FakeKube
+from clmgit.engine.nodepools import ASG, FakeNodePools
+from clmgit.engine.rolling import LIFECYCLE_LABEL, TAINT, roll_node_pool
+from clmgit.model import Cluster, NodePool
+
+GROUP = ASG("asg", 0, 8, 4, "lt-1", "1", ("t3.micro",), ("a", "b"))
+
+
+def sync(kube: FakeKube, pools: FakeNodePools, volumes: frozenset[str] = frozenset()) -> None:
+    """A Ready node per instance, none for instances gone (the node simulator, in small)."""
+    ids = set(pools.instances)
+    for (kind, _, name), obj in list(kube.objects.items()):
+        if kind == "Node" and obj["spec"]["providerID"].rpartition("/")[2] not in ids:
+            del kube.objects[(kind, "", name)]
+    for i in pools.instances.values():
+        if kube.get(NODES, f"n-{i.id}") is None:
+            kube.add({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": f"n-{i.id}", "labels": {}},
+                      "spec": {"providerID": f"aws:///{i.az}/{i.id}"},
+                      "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                                 "volumesAttached": [{"name": "v"}] if i.az in volumes else []}})
+
+
+@pytest.fixture
+def world() -> tuple[FakeKube, FakeNodePools, Cluster, FakeClock]:
+    cluster = Cluster(id="c", local_id="c", node_pools=(
+        NodePool("p", "w", max_size=8, config_items={"rolling_update_surge": "2"}),))
+    kube, pools = FakeKube(), FakeNodePools()
+    pools.add_group(cluster, "p", GROUP)
+    sync(kube, pools)
+    pools.roll("asg", version="2")
+    clock = FakeClock(on_sleep=lambda _: sync(kube, pools))
+    return kube, pools, cluster, clock
+
+
+def test_four_nodes_with_surge_two_go_in_two_waves_and_the_group_ends_at_four(world) -> None:
+    kube, pools, cluster, clock = world
+    old = set(pools.instances)
+
+    result = roll_node_pool(kube, pools, cluster, "p", clock=clock)
+
+    assert set(result.replaced) == old and result.waves == 2
+    assert [c for c in pools.calls if c[0] == "scale"] == [("scale", "asg=6")]
+    assert pools.groups["asg"][1].desired_capacity == 4
+    assert not pools.pool_state(cluster, "p").outdated
+
+
+def test_nodes_with_volumes_wait_for_a_new_node_in_their_zone(world) -> None:
+    kube, pools, cluster, clock = world
+    for (kind, _, _), obj in kube.objects.items():
+        if kind == "Node" and "/a/" in obj["spec"]["providerID"]:
+            obj["status"]["volumesAttached"] = [{"name": "v"}]
+    first_wave: list[str] = []
+    original = pools.terminate_instance
+
+    def terminate(instance_id: str, *, decrement_capacity: bool) -> None:
+        if len(first_wave) < 2:
+            first_wave.append(pools.instances[instance_id].az)
+        original(instance_id, decrement_capacity=decrement_capacity)
+
+    pools.terminate_instance = terminate  # type: ignore[method-assign]
+    result = roll_node_pool(kube, pools, cluster, "p", clock=clock)
+
+    # The surge launched one new node in each zone: one zone-a node with volumes may go.
+    assert sorted(first_wave) == ["a", "b"]
+    assert len(result.replaced) == 4
+
+
+def test_a_marked_node_that_is_current_again_is_released(world) -> None:
+    kube, pools, cluster, clock = world
+    victim = next(iter(pools.instances))
+    kube.patch(NODES, f"n-{victim}", {"metadata": {"labels": {LIFECYCLE_LABEL: "draining"}},
+                                      "spec": {"unschedulable": True, "taints": [TAINT]}})
+    pools.roll("asg", version="1")  # the change was reverted before the run was resumed
+
+    result = roll_node_pool(kube, pools, cluster, "p", clock=clock)
+
+    node = kube.get(NODES, f"n-{victim}")
+    assert result.waves == 0 and node is not None
+    assert node["metadata"]["labels"][LIFECYCLE_LABEL] == "ready"
+    assert "unschedulable" not in node["spec"] and "taints" not in node["spec"]
