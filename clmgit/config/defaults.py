@@ -9,6 +9,7 @@ a node pool inherits the cluster's merged items unless it sets its own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import yaml
@@ -33,9 +34,16 @@ def render_defaults(templates: TemplateSet, cluster: Cluster) -> dict[str, str]:
 
 def parse_defaults(text: str, path: str) -> dict[str, str]:
     """A flat mapping of keys to scalar values, each value as written."""
+    return dict(_parse_defaults(text, path))
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_defaults(text: str, path: str) -> tuple[tuple[str, str], ...]:
+    """Parsed once per text: clusters alike in the fields the defaults use (environment, region)
+    render the same defaults, and a tuple cannot be changed by one of them."""
     root = yamlfiles.compose(text, path)
     if root is None:
-        return {}
+        return ()
     if not isinstance(root, yaml.MappingNode):
         raise ConfigError(f"{path}: must be a mapping of config items to values")
     items: dict[str, str] = {}
@@ -46,7 +54,7 @@ def parse_defaults(text: str, path: str) -> dict[str, str]:
         if key_node.value in items:
             raise ConfigError(f"{line}: {key_node.value!r} is defined twice")
         items[key_node.value] = "" if value_node.tag == _NULL_TAG else value_node.value
-    return items
+    return tuple(items.items())
 
 
 def with_defaults(cluster: Cluster, defaults: dict[str, str]) -> Cluster:

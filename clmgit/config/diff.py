@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clmgit.config.output import RenderedFile, rendered_files
@@ -37,17 +37,38 @@ class ClusterDiff:
     new_sha: str
     files: tuple[FileDiff, ...]
     note: str = ""
+    omitted: tuple[str, ...] = ()  # changed files left out by `capped`
 
     @property
     def changed(self) -> bool:
-        return bool(self.files)
+        return bool(self.files or self.omitted)
+
+    def capped(self, limit: int) -> ClusterDiff:
+        """At most about `limit` characters of diff: whole files while they fit, the first that
+        does not cut at a line, the rest only named. A promotion that rewrites every manifest
+        must not make a preview (or a pull-request body) unreadable."""
+        kept: list[FileDiff] = []
+        used = 0
+        for number, f in enumerate(self.files):
+            if used + len(f.text) > limit:
+                room = f.text.rfind("\n", 0, max(limit - used, 0)) + 1
+                if room:
+                    kept.append(FileDiff(f.path, f.status, f.text[:room]))
+                left = tuple(x.path for x in self.files[number + (1 if room else 0):])
+                cut = f"the diff is cut at {limit:,} characters"
+                more = f"; {len(left)} more changed file(s) not shown" if left else ""
+                note = "; ".join(n for n in (self.note, cut + more) if n)
+                return replace(self, files=tuple(kept), note=note, omitted=left)
+            kept.append(f)
+            used += len(f.text)
+        return self
 
     def text(self) -> str:
         old = self.old_sha[:7] if self.old_sha else "nothing"
         lines = [f"# {self.label}: cluster {self.cluster_id}, {old} → {self.new_sha[:7]}\n"]
         if self.note:
             lines.append(f"# {self.note}\n")
-        if not self.files:
+        if not self.changed:
             lines.append("# no change to the rendered stacks and manifests\n")
         lines += [f.text for f in self.files]
         return "".join(lines)

@@ -46,15 +46,16 @@ class ConfigTree(Mapping[str, bytes]):
 
     def listdir(self, directory: str) -> list[str]:
         """Paths of the files directly inside `directory`, sorted."""
-        prefix = directory.rstrip("/") + "/"
-        return sorted(p for p in self._files if p.startswith(prefix) and "/" not in p[len(prefix):])
+        return list(self._listing()[0].get(directory.rstrip("/"), ()))
 
     def subdirs(self, directory: str) -> list[str]:
         """Names of the directories directly inside `directory`, sorted."""
-        prefix = directory.rstrip("/") + "/"
-        names = {p[len(prefix):].split("/", 1)[0] for p in self._files
-                 if p.startswith(prefix) and "/" in p[len(prefix):]}
-        return sorted(names)
+        return list(self._listing()[1].get(directory.rstrip("/"), ()))
+
+    def _listing(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        """(files, subdirectory names) by directory, built once: every cluster rendered from the
+        tree lists each directory again."""
+        return self.derived("listing", _listing)
 
     def derived(self, key: str, make: Callable[[ConfigTree], T]) -> T:
         """`make(self)`, computed once per tree and shared by every caller (thread-safe)."""
@@ -62,6 +63,19 @@ class ConfigTree(Mapping[str, bytes]):
             if key not in self._derived:
                 self._derived[key] = make(self)
             return self._derived[key]  # type: ignore[no-any-return]
+
+
+def _listing(tree: ConfigTree) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    files: dict[str, list[str]] = {}
+    dirs: dict[str, set[str]] = {}
+    for path in tree:
+        parent, _, _ = path.rpartition("/")
+        files.setdefault(parent, []).append(path)
+        while parent:
+            parent, _, name = parent.rpartition("/")
+            dirs.setdefault(parent, set()).add(name)
+    return ({d: tuple(sorted(p)) for d, p in files.items()},
+            {d: tuple(sorted(n)) for d, n in dirs.items()})
 
 
 class ConfigSource(Protocol):

@@ -8,78 +8,56 @@ between runs (`lipsum`, the `random` filter) are removed: the same SHA and regis
 give byte-identical output.
 
 One `TemplateSet` exists per `ConfigTree` (per SHA) and holds each file's compiled template,
-however many clusters are rendered from it. Compiled code is also shared between trees by path and
-content, process-wide: a file that did not change from one SHA to the next is compiled once.
+however many clusters are rendered from it; the compiled code itself is kept by path and content,
+in memory and on disk (`compiled`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import CodeType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.cache import LruCache
+from clmgit.config.compiled import COMPILED, fingerprint
 from clmgit.config.helpers import HELPERS, HelperError
 from clmgit.config.source import ConfigTree
 from clmgit.errors import TemplateError
 
-
-class _CompiledCode(jinja2.BytecodeCache):
-    """Compiled template code by path and source checksum, in memory and, if a directory is set,
-    on disk. Jinja checks the checksum; the path is part of the key because the code carries it
-    (for error lines)."""
-
-    def __init__(self, size: int) -> None:
-        self._codes: LruCache[tuple[str, str], CodeType] = LruCache(size)
-        self.disk: jinja2.FileSystemBytecodeCache | None = None
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        key = (bucket.key, bucket.checksum)
-        bucket.code = self._codes.get(key)
-        if bucket.code is None and self.disk is not None:
-            self.disk.load_bytecode(bucket)  # leaves no code if the checksum differs
-            if bucket.code is not None:
-                self._codes.put(key, bucket.code)
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if bucket.code is None:
-            return
-        self._codes.put((bucket.key, bucket.checksum), bucket.code)
-        if self.disk is not None:
-            self.disk.dump_bytecode(bucket)
+_DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
-_COMPILED = _CompiledCode(size=8192)
+class _Environment(ImmutableSandboxedEnvironment):
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`cluster.config_items.x`, as Jinja reads it, minus an exception per lookup.
 
-
-def use_compile_cache_dir(directory: str | os.PathLike[str] | None) -> None:
-    """Also keep compiled templates in `directory` (None: memory only), so that a new process —
-    a CI shard, a restarted controller — does not compile again what an earlier one did."""
-    if directory is None:
-        _COMPILED.disk = None
-        return
-    os.makedirs(directory, exist_ok=True)
-    _COMPILED.disk = jinja2.FileSystemBytecodeCache(os.fspath(directory))
+        Jinja tries the attribute first and, on AttributeError, the key. A plain dict has no
+        attributes but its class's, so for any other name the key is what Jinja would return
+        (or, if missing, what the fallback below reports). Thousands of lookups per cluster."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
 
 def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandboxedEnvironment:
     """The Jinja2 environment every template of the config repo is rendered in."""
-    env = ImmutableSandboxedEnvironment(
+    env = _Environment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
         auto_reload=False,  # a tree at a SHA never changes
         cache_size=-1,  # the set is per tree: keep every compiled template of it
-        bytecode_cache=_COMPILED,
+        bytecode_cache=COMPILED,
     )
     # Jinja's constant-folding pass costs about a tenth of compile time and saves nothing
     # measurable when rendering these templates.
@@ -120,16 +98,18 @@ class TemplateSet:
         """`path` rendered with `variables`. `rendered` collects the output of every file
         rendered in this pass (siblings hashed by `manifest_hash` included) and is reused by
         later calls that share it, so each file renders once per pass."""
-        state = _Pass(self, variables, rendered if rendered is not None else {})
+        # The globals (helpers) are merged in once per pass rather than once per file.
+        state = _Pass(self, {**self.env.globals, **variables},
+                      rendered if rendered is not None else {})
         token = _PASS.set(state)
         try:
             return state.render(path)
         finally:
             _PASS.reset(token)
 
-    def _render_one(self, path: str, variables: Mapping[str, Any]) -> str:
+    def _render_one(self, path: str, variables: dict[str, Any]) -> str:
         try:
-            return self.env.get_template(path).render(variables)
+            return self._run(path, variables)
         except TemplateError:
             raise  # already names its file: a sibling's error, or a file that is not text
         except jinja2.TemplateSyntaxError as e:
@@ -137,6 +117,15 @@ class TemplateSet:
         except Exception as e:  # noqa: BLE001 - any failure of a template is the template's
             where = _where(e.__traceback__, self.tree, path)
             raise TemplateError(f"{where}: {_message(e)}") from None
+
+    def _run(self, path: str, variables: dict[str, Any]) -> str:
+        """`Template.render` with `variables` (globals included) shared, not copied per file."""
+        template = self.env.get_template(path)
+        context = template.new_context(variables, shared=True)
+        try:
+            return self.env.concat(template.root_render_func(context))  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - rewritten to template lines and raised again
+            self.env.handle_exception()
 
 
 def template_set(tree: ConfigTree) -> TemplateSet:
@@ -149,7 +138,7 @@ class _Pass:
     """A render in progress: what `manifest_hash` needs to render a sibling the same way."""
 
     templates: TemplateSet
-    variables: Mapping[str, Any]
+    variables: dict[str, Any]  # the globals included
     rendered: dict[str, str]
     active: list[str] = field(default_factory=list)
 
@@ -206,3 +195,6 @@ def _message(e: Exception) -> str:
     if isinstance(e, jinja2.UndefinedError | jinja2.exceptions.SecurityError | HelperError):
         return str(e)
     return f"{type(e).__name__}: {e}"
+
+
+COMPILED.fingerprint = fingerprint(make_environment())

@@ -1,31 +1,158 @@
-"""YAML of the config repo's rendered files, parsed fast (libyaml where present), with errors that
-name the file and the line."""
+"""YAML of the config repo's rendered files, parsed fast, with errors that name the file and line.
+
+Every cluster's ~450 rendered objects are parsed on every render, so parsing is most of the cost
+of a further cluster at a SHA. libyaml parses and composes the node tree; what PyYAML then does in
+Python — its general resolver and its constructor, built for every tag, anchor and merge key — is
+done here by a lean version of each for the common case: plain mappings, sequences, strings,
+numbers, booleans and nulls. The result is the same as `yaml.safe_load`'s: the resolver applies
+the same implicit rules (PyYAML's own table), and a document with anything else (an anchor used
+twice, a merge key, a timestamp, a custom tag) is built by PyYAML's `SafeConstructor` instead.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver, Resolver
 
 from clmgit.errors import ConfigError
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+try:
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # PyYAML built without libyaml: its own parser, slower, the same result
+
+    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner,  # type: ignore[no-redef]
+                  yaml.parser.Parser, yaml.composer.Composer):
+        def __init__(self, text: str) -> None:
+            yaml.reader.Reader.__init__(self, text)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            yaml.composer.Composer.__init__(self)
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
+_MAP, _SEQ = _TAG + "map", _TAG + "seq"
+_PLAIN_KEY_TAGS = frozenset({_STR, _INT, _FLOAT, _BOOL, _NULL})
+# The implicit resolvers `yaml.SafeLoader` uses, by first character, wildcards appended.
+_IMPLICIT = {
+    first: tuple(rules + Resolver.yaml_implicit_resolvers.get(None, []))
+    for first, rules in Resolver.yaml_implicit_resolvers.items() if first is not None
+}
+_NO_RULES: tuple[tuple[str, Any], ...] = tuple(Resolver.yaml_implicit_resolvers.get(None, []))
+_PLAIN_CACHE_LIMIT = 65_536
+
+
+class _Unusual(Exception):
+    """The document needs PyYAML's full constructor."""
+
+
+class _Loader(_Parser, SafeConstructor, BaseResolver):  # type: ignore[misc]
+    """libyaml's parser and composer, `yaml.SafeLoader`'s tags, a fast constructor."""
+
+    # Plain scalars repeat across objects and clusters (`v1`, `kube-system`, `true`): their tag
+    # is looked up once. Shared by every loader; dict reads and writes are atomic.
+    _plain_tags: dict[str, str] = {}
+
+    def __init__(self, text: str) -> None:
+        _Parser.__init__(self, text)
+        SafeConstructor.__init__(self)
+        BaseResolver.__init__(self)
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        """`Resolver.resolve` without path resolvers (SafeLoader registers none)."""
+        if kind is ScalarNode:
+            if not implicit[0]:
+                return _STR
+            tag = self._plain_tags.get(value)
+            if tag is None:
+                tag = _implicit_tag(value)
+                if len(self._plain_tags) >= _PLAIN_CACHE_LIMIT:
+                    self._plain_tags.clear()
+                self._plain_tags[value] = tag
+            return tag
+        return _SEQ if kind is SequenceNode else _MAP
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def document(self, node: Node) -> Any:
+        """The Python value of one document's node tree, as `construct_document` builds it."""
+        try:
+            return self._build(node, set())
+        except _Unusual:
+            return self.construct_document(node)
+
+    def _build(self, node: Node, seen: set[int]) -> Any:
+        tag = node.tag
+        if type(node) is ScalarNode:
+            if tag == _STR:
+                return node.value
+            if tag == _NULL:
+                return None
+            if tag == _BOOL:
+                return self.bool_values[node.value.lower()]
+            if tag == _INT:
+                return self.construct_yaml_int(node)
+            if tag == _FLOAT:
+                return self.construct_yaml_float(node)
+            raise _Unusual
+        if id(node) in seen:  # an alias: shared or recursive objects are PyYAML's business
+            raise _Unusual
+        seen.add(id(node))
+        if type(node) is SequenceNode and tag == _SEQ:
+            return [self._build(item, seen) for item in node.value]
+        if type(node) is MappingNode and tag == _MAP:
+            mapping = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is not ScalarNode or key_node.tag not in _PLAIN_KEY_TAGS:
+                    raise _Unusual  # merge keys, `=` keys, unhashable keys
+                # Most keys and values are strings: taken here, without a call.
+                key = key_node.value if key_node.tag == _STR else self._build(key_node, seen)
+                if type(value_node) is ScalarNode and value_node.tag == _STR:
+                    mapping[key] = value_node.value
+                else:
+                    mapping[key] = self._build(value_node, seen)
+            return mapping
+        raise _Unusual
+
+
+def _implicit_tag(value: str) -> str:
+    for tag, regexp in _IMPLICIT.get(value[:1], _NO_RULES):
+        if regexp.match(value):
+            return str(tag)
+    return _STR
 
 
 def compose(text: str, path: str) -> yaml.Node | None:
     """The node tree of a one-document file (values keep the text they were written as)."""
+    loader = _Loader(text)
     try:
-        return yaml.compose(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+        return loader.get_single_node()  # type: ignore[no-any-return]
     except yaml.YAMLError as e:
         raise _error(e, path) from None
+    finally:
+        loader.dispose()
 
 
 def load_all(text: str, path: str) -> list[Any]:
     """Every document of a file, empty ones included (as None)."""
+    loader = _Loader(text)
     try:
-        return list(yaml.load_all(text, Loader=_LOADER))  # noqa: S506 - a safe loader
+        documents = []
+        while loader.check_node():
+            node = loader.get_node()
+            documents.append(None if node is None else loader.document(node))
+        return documents
     except yaml.YAMLError as e:
         raise _error(e, path) from None
+    finally:
+        loader.dispose()
 
 
 def _error(e: yaml.YAMLError, path: str) -> ConfigError:

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from clmgit.config.diff import rendered_diff
+from clmgit.config.diff import ClusterDiff, FileDiff, rendered_diff
 from clmgit.errors import TemplateError
 
 from .conftest import ConfigRepo, cluster
@@ -103,3 +103,23 @@ def test_a_broken_old_sha_is_noted_and_a_broken_new_sha_fails(
                                 f"{CONFIG}:1: 'nope' is undefined")
     with pytest.raises(TemplateError, match=f"{CONFIG}:1: 'nope' is undefined"):
         rendered_diff(config_repo.source, cluster(), old_sha=good, new_sha=bad)
+
+
+def test_capped_keeps_whole_files_cuts_one_at_a_line_and_names_the_rest() -> None:
+    files = tuple(FileDiff(f"f{i}", "changed", "".join(f"+line {i}.{n}\n" for n in range(10)))
+                  for i in range(4))
+    size = len(files[0].text)
+    diff = ClusterDiff("c", "default", "a" * 40, "b" * 40, files, note="earlier note")
+    assert diff.capped(10 * size) is diff
+    cut = diff.capped(size + size // 2)
+    assert [f.path for f in cut.files] == ["f0", "f1"]
+    assert cut.files[0] == files[0]
+    assert files[1].text.startswith(cut.files[1].text) and cut.files[1].text.endswith("\n")
+    assert len(cut.files[1].text) < size
+    assert cut.omitted == ("f2", "f3")
+    assert cut.note == (f"earlier note; the diff is cut at {size + size // 2:,} characters; "
+                        "2 more changed file(s) not shown")
+    assert cut.changed and cut.text().endswith(cut.files[1].text)
+    nothing_fits = diff.capped(3)
+    assert nothing_fits.files == () and nothing_fits.omitted == ("f0", "f1", "f2", "f3")
+    assert nothing_fits.changed and "no change" not in nothing_fits.text()

@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import pytest
 
+from clmgit.config.compiled import MAX_AGE
 from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet, template_set
 from clmgit.errors import ClmgitError, TemplateError
@@ -37,6 +40,17 @@ def test_an_undefined_variable_names_file_and_line() -> None:
 def test_an_undefined_key_names_file_and_line() -> None:
     message = failure("\nx: {{ cluster.config_items.missing }}\n", cluster={"config_items": {}})
     assert message.startswith("cluster/t:3: ") and "'missing'" in message
+
+
+def test_dotted_lookups_read_keys_as_jinja_does() -> None:
+    """Keys are read with `.`, but a dict's own attributes (`items`, `get`) win, as in Jinja."""
+    items = {"a": 1, "items": "a key", "class": "x"}
+    text = templates(t="{{ d.a }} {{ d['items'] }} {{ d.class }} {{ d.items() | list | length }}"
+                     ).render("cluster/t", {"d": items})
+    assert text == "1 a key x 3"
+    assert failure("{{ d.__class__ }}", d=items).endswith("'__class__' of 'dict' object is unsafe.")
+    assert failure("{{ d.missing }}", d=items) == "cluster/t:2: 'dict object' has no attribute " \
+                                                  "'missing'"
 
 
 def test_using_an_undefined_value_in_a_condition_fails_too() -> None:
@@ -189,21 +203,61 @@ def test_an_unchanged_file_is_not_compiled_again_at_another_sha(
 CHILD = """
 import sys, jinja2
 from clmgit.config.source import ConfigTree
-from clmgit.config.templates import template_set, use_compile_cache_dir
+from clmgit.config.compiled import use_compile_cache_dir
+from clmgit.config.templates import template_set
 compiled = []
 original = jinja2.Environment.compile
 jinja2.Environment.compile = lambda self, *a, **k: compiled.append(1) or original(self, *a, **k)
-use_compile_cache_dir(sys.argv[1])
+if sys.argv[1]:
+    use_compile_cache_dir(sys.argv[1])
 tree = ConfigTree("sha", {"cluster/t": b"{{ x }} from disk"})
 print(template_set(tree).render("cluster/t", {"x": 1}), len(compiled))
 """
 
 
-def test_a_compile_cache_dir_saves_the_next_process_compiling(tmp_path: Path) -> None:
-    def child() -> str:
-        return subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "cache")], check=True,
-                              capture_output=True, text=True).stdout.strip()
+def child(cache: Path | str, env: dict[str, str] | None = None) -> str:
+    """A new process renders one template: its output and how many templates it compiled."""
+    return subprocess.run([sys.executable, "-c", CHILD, str(cache)], check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
 
-    assert child() == "1 from disk 1"
+
+def test_a_compile_cache_dir_saves_the_next_process_compiling(tmp_path: Path) -> None:
+    assert child(tmp_path / "cache") == "1 from disk 1"
     assert list((tmp_path / "cache").iterdir())
-    assert child() == "1 from disk 0"
+    assert child(tmp_path / "cache") == "1 from disk 0"
+
+
+def test_compiled_code_is_kept_in_the_cache_directory_by_default(tmp_path: Path) -> None:
+    env = {**os.environ, "CLMGIT_CACHE_DIR": str(tmp_path / "home-cache")}
+    assert child("", env) == "1 from disk 1"
+    assert len(list((tmp_path / "home-cache" / "templates").iterdir())) == 1
+    assert child("", env) == "1 from disk 0"
+
+
+def test_a_damaged_or_unwritable_cache_only_costs_a_compile(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    child(cache)
+    (entry,) = cache.iterdir()
+    entry.write_bytes(b"not compiled code")
+    assert child(cache) == "1 from disk 1"  # compiled again, and written anew
+    assert child(cache) == "1 from disk 0"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("a file where the cache directory would be")
+    assert child(blocked) == "1 from disk 1"
+
+
+def test_versions_not_loaded_for_a_month_are_pruned_when_a_process_writes(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    child(cache)
+    (kept,) = cache.iterdir()
+    old = time.time() - MAX_AGE - 86400
+    stale, leftover = cache / f"{'0' * 64}.code", cache / "x.code.123-4.tmp"
+    for path in (stale, leftover):
+        path.write_bytes(b"code")
+        os.utime(path, (old, old))
+    os.utime(kept, (old, old))
+    assert child(cache) == "1 from disk 0"  # loaded: marked as used, nothing written
+    assert stale.exists() and kept.stat().st_mtime > old
+    child_other = CHILD.replace("from disk", "compiled anew")
+    subprocess.run([sys.executable, "-c", child_other, str(cache)], check=True)
+    assert kept.exists() and not stale.exists() and not leftover.exists()
