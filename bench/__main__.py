@@ -8,7 +8,7 @@ import platform
 import sys
 from pathlib import Path
 
-MODULES = ["promotion", "render"]
+MODULES = ["promotion", "render", "registry", "rolling"]
 HERE = Path(__file__).parent
 
 

@@ -82,6 +82,7 @@ def common(
 
 Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this group (repeatable).")]
 OutputOpt = Annotated[Format, typer.Option("--output", "-o")]
+PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
 
 
 @app.command()
@@ -94,12 +95,13 @@ def promote(
     force: Annotated[bool, typer.Option(help="Override forward-only and gates.")] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze")] = False,
     push: Annotated[bool, typer.Option(help="Push to origin in one atomic push.")] = False,
+    pr: PrOpt = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Pin the groups of TARGET to the commit SOURCE has."""
     from clmgit.promotion.promote import land_plan, plan_promotion
 
-    ws = settings().ws
+    ws = _plan_workspace(push=push, pr=pr)
     plan = plan_promotion(
         ws,
         source=source,
@@ -109,7 +111,7 @@ def promote(
         force=force,
         ignore_freeze=ignore_freeze,
     )
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, out=out, land=land_plan)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
 @app.command()
@@ -119,17 +121,34 @@ def rollback(
     to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run")] = False,
     push: Annotated[bool, typer.Option()] = False,
+    pr: PrOpt = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Pin the groups of CHANNEL back to their previous pin (or --to SHA)."""
     from clmgit.promotion.promote import land_plan, plan_rollback
 
-    ws = settings().ws
+    ws = _plan_workspace(push=push, pr=pr)
     plan = plan_rollback(ws, channel=channel, groups=group, to=to)
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, out=out, land=land_plan)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
-def _finish_plan(ws, plan, *, dry_run: bool, push: bool, out: Format, land) -> None:  # noqa: ANN001
+def _plan_workspace(*, push: bool, pr: bool):  # noqa: ANN202 - Workspace, imported lazily
+    """With --pr the plan is made against the remote, where the pull request will land."""
+    if push and pr:
+        raise typer.BadParameter(
+            "--push and --pr exclude each other: --push lands the change, --pr proposes it",
+            param_hint="'--pr'",
+        )
+    if not pr:
+        return settings().ws
+    from clmgit.promotion.pr import remote_workspace
+
+    return remote_workspace(settings().ws)
+
+
+def _finish_plan(  # noqa: ANN001 - Workspace and Plan, imported lazily
+    ws, plan, *, dry_run: bool, push: bool, pr: bool, out: Format, land
+) -> None:
     from clmgit import views
 
     if plan.nothing_to_do:
@@ -137,6 +156,12 @@ def _finish_plan(ws, plan, *, dry_run: bool, push: bool, out: Format, land) -> N
             output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
         else:
             output.line(f"{plan.target} already at {plan.sha[:7]}")
+        return
+    if pr:
+        from clmgit.promotion.pr import open_pull_request
+
+        opened = open_pull_request(ws, plan, dry_run=dry_run)
+        views.pull_request(plan, opened, as_json=out is Format.json)
         return
     landed = None if dry_run else land(ws, plan, push=push)
     views.plan(plan, landed, as_json=out is Format.json)
@@ -147,11 +172,14 @@ def diff(
     source: str,
     target: str,
     group: Groups = [],  # noqa: B006
-    cluster: Annotated[str | None, typer.Option(help="Only the group of this cluster.")] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Only the group of this cluster, rendered for it.")
+    ] = None,
     sha: Annotated[str | None, typer.Option()] = None,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Preview what `promote SOURCE TARGET` would bring, per group."""
+    """Preview what `promote SOURCE TARGET` would bring, per group: the commits to cluster/ and
+    the diff of one cluster's rendered stacks and manifests (secret-looking values masked)."""
     from clmgit import views
     from clmgit.promotion.preview import preview
 
@@ -251,6 +279,163 @@ def sync_branches(
     verb = "would move" if dry_run else "moved"
     for m in moves:
         output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]}")
+
+
+# --- reconcile ---------------------------------------------------------------------------------
+
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Render, show change sets and planned "
+                                      "node rolls; change nothing, write nothing.")]
+Token = Annotated[str | None, typer.Option(envvar="CLMGIT_TOKEN", show_envvar=True,
+                                           help="Bearer token for the clusters' API servers.")]
+Kubeconfig = Annotated[str | None, typer.Option(
+    help="A kubeconfig with a context per cluster, named after its id or alias.")]
+Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
+
+
+def _reconcile_options(*, dry_run: bool, concurrency: int, token: str | None,
+                       kubeconfig: str | None, progress):  # noqa: ANN001, ANN202
+    from clmgit.reconcile.session import Options
+
+    return Options(dry_run=dry_run, concurrency=concurrency, token=token or None,
+                   kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                   on_result=progress.result)
+
+
+def _show_results(results, *, out: Format, title: str) -> None:  # noqa: ANN001
+    import os
+
+    from clmgit import views
+    from clmgit.errors import ClustersFailed
+
+    views.reconcile_results(results, as_json=out is Format.json)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        views.step_summary(results, summary, title=title)
+    failed = [r for r in results if r.failed]
+    if failed:
+        names = ", ".join(r.alias or r.id for r in failed[:5])
+        more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
+        raise ClustersFailed(f"{len(failed)} cluster(s) failed: {names}{more}")
+
+
+@app.command()
+def reconcile(
+    cluster: Annotated[list[str], typer.Option("--cluster", "-c",
+                                               help="Only this cluster (id or alias; repeatable).")
+                       ] = [],  # noqa: B006
+    channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    shard: Annotated[str | None, typer.Option(
+        help="Only shard I of N (0-based), by a stable hash of the cluster id.")] = None,
+    concurrency: Concurrency = 4,
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Bring every selected cluster to the version its channel pins; record it in the registry."""
+    from clmgit import views
+    from clmgit.reconcile.plan import parse_shard
+    from clmgit.reconcile.session import reconcile as run
+
+    shard_spec = parse_shard(shard) if shard else None
+    progress = views.Progress(enabled=out is not Format.json)
+    options = _reconcile_options(dry_run=dry_run, concurrency=concurrency, token=token,
+                                 kubeconfig=kubeconfig, progress=progress)
+    try:
+        results = run(settings().ws, options, names=cluster, channel=channel, shard=shard_spec)
+    finally:
+        progress.stop()
+    title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
+        " (dry run)" if dry_run else "")
+    _show_results(results, out=out, title=title)
+
+
+@app.command()
+def provision(
+    cluster: Annotated[str, typer.Option("--cluster", "-c", help="The cluster (id or alias).")],
+    directory: Annotated[str, typer.Option(help="A working tree with a cluster/ directory.")],
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Apply a working tree to one cluster directly, without git (CLM's provisioning mode)."""
+    from pathlib import Path
+
+    from clmgit import views
+    from clmgit.reconcile.session import provision as run
+
+    progress = views.Progress(enabled=out is not Format.json)
+    options = _reconcile_options(dry_run=dry_run, concurrency=1, token=token,
+                                 kubeconfig=kubeconfig, progress=progress)
+    try:
+        result = run(settings().ws, options, name=cluster, directory=Path(directory))
+    finally:
+        progress.stop()
+    _show_results([result], out=out, title="clmgit provision")
+
+
+@app.command()
+def decommission(
+    cluster: Annotated[str, typer.Option("--cluster", "-c", help="The cluster (id or alias).")],
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Delete every stack of a cluster (the main stack last) and mark it decommissioned."""
+    from clmgit import views
+    from clmgit.reconcile.session import decommission as run
+
+    progress = views.Progress(enabled=out is not Format.json)
+    options = _reconcile_options(dry_run=dry_run, concurrency=1, token=token,
+                                 kubeconfig=kubeconfig, progress=progress)
+    try:
+        result = run(settings().ws, options, name=cluster)
+    finally:
+        progress.stop()
+    _show_results([result], out=out, title="clmgit decommission")
+
+
+@app.command()
+def controller(
+    interval: Annotated[str, typer.Option(help="Pause between rounds, such as 10m or 90s.")
+                        ] = "10m",
+    concurrency: Concurrency = 4,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+) -> None:
+    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
+    import json
+
+    from clmgit import views
+    from clmgit.output import to_data
+    from clmgit.promotion.channels import parse_duration
+    from clmgit.reconcile.session import controller as loop
+    from clmgit.workspace import open_workspace
+
+    pause = parse_duration(interval, "--interval").total_seconds()
+    s = settings()
+    progress = views.Progress(enabled=False)
+    options = _reconcile_options(dry_run=False, concurrency=concurrency, token=token,
+                                 kubeconfig=kubeconfig, progress=progress)
+
+    def report(results) -> None:  # noqa: ANN001
+        busy = [r for r in results if r.outcome != "in-sync"]
+        sys.stdout.write(json.dumps({"clusters": len(results), "worked_on": to_data(busy)}) + "\n")
+        sys.stdout.flush()
+
+    loop(lambda: open_workspace(s.repo, registry=s.registry, control_branch=s.control_branch),
+         options, interval=pause, report=report)
+
+
+def _registry_commands() -> None:
+    from clmgit.registry.commands import registry_app
+
+    app.add_typer(registry_app, name="registry")
+
+
+_registry_commands()
 
 
 def main() -> None:

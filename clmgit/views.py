@@ -9,6 +9,7 @@ from clmgit.output import emit_json, line, note, table
 
 if TYPE_CHECKING:
     from clmgit.promotion.history import Entry
+    from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
     from clmgit.promotion.promote import Plan
     from clmgit.promotion.status import ClusterState
@@ -60,35 +61,91 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
         line(f"committed {_short(landed.commit)} on {where}")
 
 
-def previews(items: Sequence[GroupPreview], *, as_json: bool) -> None:
+def pull_request(p: Plan, r: PullRequestResult, *, as_json: bool) -> None:
+    """A promotion proposed as a pull request: nothing local moved, the merge lands it."""
+    dry_run = r.pull is None
     if as_json:
         emit_json(
-            [
-                {
-                    "group": p.group,
-                    "old": p.old,
-                    "new": p.new,
-                    "forward": p.forward,
-                    "total": p.total,
-                    "commits": [
-                        {"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date}
-                        for c in p.commits
-                    ],
-                }
-                for p in items
-            ]
+            {
+                "result": "dry-run" if dry_run else "pull-request",
+                "action": p.action,
+                "target": p.target,
+                "source": p.source,
+                "sha": p.sha,
+                "changes": p.changes,
+                "overrides": p.overrides,
+                "repository": r.repository,
+                "branch": r.branch,
+                "base": r.base,
+                "base_sha": r.base_sha,
+                "commit": r.commit,
+                "pushed": r.pushed,
+                "pull_request": r.pull,
+                "created": r.created,
+                "branch_move_after_merge": p.move,
+                "message": p.message,
+            }
         )
         return
-    for p in items:
-        if p.old == p.new:
-            line(f"{p.group}: already at {_short(p.new)}")
-            continue
-        warn = "" if p.forward else "  (not forward: needs --force or is a rollback)"
-        line(f"{p.group}: {_short(p.old)}..{_short(p.new)}, {p.total} commit(s) to cluster/{warn}")
-        for c in p.commits:
-            line(f"  {c.sha[:7]} {c.subject} ({c.author})")
-        if p.total > len(p.commits):
-            line(f"  ... and {p.total - len(p.commits)} more")
+    verb = "promote" if p.action == "promote" else "roll back"
+    for c in p.changes:
+        line(f"proposes to {verb} {p.target}/{c.group}: {_short(c.old)} -> {_short(c.new)}")
+    for o in p.overrides:
+        note(f"override {o}")
+    on = f"on top of {r.base} at {_short(r.base_sha)}"
+    if dry_run:
+        line(f"would push {r.branch} {on} and open or update its pull request in {r.repository}:")
+        line(f"  {r.title}")
+    else:
+        pushed = f"pushed {r.branch}" if r.pushed else f"{r.branch} already holds this change"
+        line(f"{pushed} ({_short(r.commit)} {on})")
+        assert r.pull is not None
+        opened = "opened" if r.created else "updated"
+        line(f"{opened} pull request #{r.pull.number}: {r.pull.url}")
+        if r.preview_error:
+            note(f"the pull request has no preview: {r.preview_error}")
+    if p.move:
+        line(
+            f"after the merge, `clmgit sync-branches --push` fast-forwards branch "
+            f"{p.move.branch} to {_short(p.move.new)}"
+        )
+    if dry_run:
+        line("dry run: nothing pushed, GitHub not called")
+    else:
+        line("local branches are unchanged; the merge lands the change")
+
+
+def previews(items: Sequence[GroupPreview], *, as_json: bool) -> None:
+    from clmgit.promotion.preview import format_report
+
+    if as_json:
+        emit_json([_preview_data(p) for p in items])
+        return
+    line(format_report(items).rstrip("\n"))
+
+
+def _preview_data(p: GroupPreview) -> dict[str, Any]:
+    r = p.rendered
+    return {
+        "group": p.group,
+        "old": p.old,
+        "new": p.new,
+        "forward": p.forward,
+        "total": p.total,
+        "commits": [
+            {"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date}
+            for c in p.commits
+        ],
+        "note": p.note,
+        "rendered": None if r is None else {
+            "cluster": r.cluster_id,
+            "old": r.old_sha,
+            "new": r.new_sha,
+            "files": [{"path": f.path, "status": f.status, "diff": f.text} for f in r.files],
+            "omitted": list(r.omitted),
+            "note": r.note,
+        },
+    }
 
 
 STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "pinned", "applied", "state")
@@ -135,3 +192,96 @@ def history(entries: Sequence[Entry], *, as_json: bool) -> None:
         return
     rows = [[e.date[:16].replace("T", " "), e.author, e.commit[:7], e.subject] for e in entries]
     table(("date", "author", "commit", "change"), rows)
+
+
+# --- reconcile ---------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from clmgit.reconcile.run import Result
+
+
+def _result_row(r: Result) -> list[str]:
+    sha = r.version.partition("#")[0]
+    return [r.alias or r.id, r.action, r.outcome, sha[:7] if len(sha) == 40 else sha or "-",
+            f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
+
+
+def reconcile_results(results: Sequence[Result], *, as_json: bool) -> None:
+    if as_json:
+        emit_json({"clusters": list(results), "summary": _counts(results)})
+        return
+    busy = [r for r in results if r.outcome != "in-sync"]
+    if busy:
+        table(["CLUSTER", "ACTION", "OUTCOME", "VERSION", "TIME", "DETAIL"],
+              [_result_row(r) for r in busy])
+        for r in busy:
+            for change in r.changes:
+                line(f"  {r.alias or r.id}: {change}")
+    counts = _counts(results)
+    line(", ".join(f"{n} {outcome}" for outcome, n in counts.items()) or "no clusters selected")
+
+
+def _counts(results: Sequence[Result]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    return counts
+
+
+def step_summary(results: Sequence[Result], path: str, *, title: str) -> None:
+    """Append a Markdown table of the results to GitHub Actions' step summary file."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    rows = [f"| {' | '.join(cell(c) for c in _result_row(r))} |" for r in results
+            if r.outcome != "in-sync"]
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in _counts(results).items())
+    text = [f"### {title}", "", counts or "no clusters selected", ""]
+    if rows:
+        text += ["| cluster | action | outcome | version | time | detail |",
+                 "|---|---|---|---|---|---|", *rows, ""]
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\n".join(text) + "\n")
+
+
+class Progress:
+    """Progress of a reconcile on stderr: a live bar on a terminal, a line per cluster
+    otherwise (CI logs). Clusters in sync are counted, not listed."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self._enabled = enabled
+        self._total = 0
+        self._done = 0
+        self._bar: Any = None
+
+    def plan(self, count: int) -> None:
+        """The run works on `count` clusters; the bar appears now (on a terminal)."""
+        import sys
+
+        self._total = count
+        if self._enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
+
+            self._bar = Bar(TextColumn("reconcile"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("{task.description}"),
+                            console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task("", total=count)
+            self._bar.start()
+
+    def start(self, cluster_id: str) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, description=cluster_id)
+
+    def result(self, r: Result) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1)
+        elif self._enabled and r.outcome != "in-sync":
+            detail = f": {r.detail}" if r.detail else ""
+            note(f"[{self._done}/{self._total}] {r.alias or r.id} {r.outcome}{detail}")
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

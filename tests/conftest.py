@@ -18,7 +18,7 @@ from clmgit.sandbox.configrepo import (
 )
 
 #: Fixtures for moto and the Kubernetes emulator, usable from every test directory.
-pytest_plugins = ["cloud_fixtures"]
+pytest_plugins = ["cloud_fixtures", "registry_fixtures"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -96,7 +96,9 @@ def default_records() -> list[dict[str, object]]:
 @pytest.fixture
 def fleet(tmp_path: Path) -> Fleet:
     b = ConfigRepoBuilder(tmp_path / "config")
-    c1 = b.commit("dev", {"cluster/stack.yaml": "v: 1\n"}, "Add the main stack")
+    c1 = b.commit("dev", {"cluster/stack.yaml": "v: 1\n",
+                          "cluster/node-pools/worker-default/stack.yaml": "Resources: {}\n"},
+                  "Add the main stack")
     for ch in ("alpha", "beta", "stable"):
         b.git("branch", ch, c1)
     c2 = b.commit("dev", {"cluster/stack.yaml": "v: 2\n"}, "Raise the version to 2")

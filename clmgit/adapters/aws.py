@@ -11,7 +11,7 @@ Stacks change only through change sets. A template over 51,200 bytes is uploaded
 change set, describes it and deletes it again (with the empty stack a CREATE change set makes);
 the only thing it leaves is the S3 copy of a large template.
 
-moto gaps (moto 5.2), worked around in the test set-up, not here (`tests/engine/moto_shims.py`):
+moto gaps (moto 5.2), worked around in the sandbox, not here (`clmgit/sandbox/moto_shims.py`):
 moto computes no outputs for a stack changed through a change set; has no
 UpdateTerminationProtection and deletes protected stacks; accepts unknown resource types; raises
 resource failures out of ExecuteChangeSet instead of failing the stack (no CREATE_FAILED events,
@@ -495,3 +495,37 @@ class AutoScalingPools:
             outdated=is_outdated(asg, launch_template_id=template_id,
                                  launch_template_version=version, instance_type=instance_type),
         )
+
+
+# --- facts for the templates ---------------------------------------------------------------
+
+
+def cloud_values(session: boto3.Session, cluster: Cluster) -> dict[str, Any]:
+    """The `values` of DESIGN.md §7 that come from the account: the region's available zones,
+    the default VPC's subnet per zone and its CIDR (keys as `clmgit.config.values` lists)."""
+    from clmgit.config.helpers import ALL_ZONES
+    from clmgit.config.values import hosted_zone
+
+    ec2 = make_client(session, "ec2")
+    with aws_errors(f"reading the network of {cluster.region}"):
+        zones = sorted(
+            z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]
+            if z.get("State", "available") == "available"
+        )
+        vpcs = ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}])["Vpcs"]
+        subnets: dict[str, str] = {}
+        if vpcs:
+            found = ec2.describe_subnets(
+                Filters=[{"Name": "vpc-id", "Values": [vpcs[0]["VpcId"]]}])["Subnets"]
+            for subnet in sorted(found, key=lambda s: s["SubnetId"]):
+                subnets.setdefault(subnet["AvailabilityZone"], subnet["SubnetId"])
+    subnets[ALL_ZONES] = ",".join(subnets[z] for z in zones if z in subnets)
+    return {
+        "availability_zones": zones,
+        "subnets": subnets,
+        "hosted_zone": hosted_zone(cluster.api_server_url),
+        "vpc_ipv4_cidr": vpcs[0]["CidrBlock"] if vpcs else "",
+        "load_balancer_certificate": "",
+        "node_labels": "lifecycle-status=ready",
+        "apiserver_count": "1",
+    }

@@ -1,17 +1,30 @@
-"""What a promotion would bring, per target group: the commits to `cluster/` it adds."""
+"""What a promotion would bring, per target group: the commits to `cluster/` it adds, and the
+unified diff of the rendered stacks and manifests of one cluster of the group (or the cluster
+asked for) between the group's pin and the new SHA, secret-looking config values masked.
+
+`preview_report` is the whole preview as text: what `clmgit diff` prints, and (as markdown) the
+body of a promotion pull request.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clmgit.adapters.git import Commit
-from clmgit.errors import ConfigError
-from clmgit.promotion.channels import DEFAULT_GROUP, Group
+from clmgit.config.diff import ClusterDiff, rendered_diff
+from clmgit.config.secrets import masker_for
+from clmgit.config.source import GitConfigSource
+from clmgit.errors import ClmgitError, ConfigError
+from clmgit.model import Cluster
+from clmgit.promotion.channels import DEFAULT_GROUP, Channel, Group
 from clmgit.promotion.promote import CONFIG_DIR, source_sha
 from clmgit.workspace import Workspace
 
 PREVIEW_LIMIT = 200
+#: Characters of rendered diff shown per group; the rest is named, not shown.
+RENDERED_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
@@ -22,6 +35,8 @@ class GroupPreview:
     commits: tuple[Commit, ...]
     total: int  # commits in old..new that touch cluster/ (may exceed len(commits))
     forward: bool  # False: the new SHA does not contain the old one
+    rendered: ClusterDiff | None = None  # None: nothing rendered, `note` says why
+    note: str = ""
 
 
 def preview(
@@ -32,16 +47,14 @@ def preview(
     groups: Sequence[str] = (),
     cluster: str | None = None,
     sha: str | None = None,
+    rendered_limit: int = RENDERED_LIMIT,
 ) -> list[GroupPreview]:
+    """Per selected group of `target`: the commits and the rendered diff that promoting
+    `source` (or `sha`) would bring. `cluster` selects its group and is the one rendered."""
     src, dst = ws.channel(source), ws.channel(target)
     new = source_sha(ws, src, sha)
-    selected: Sequence[Group] = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)
-    if cluster:
-        record = ws.cluster(cluster)
-        group = dst.group_for(record) if dst.groups else Group(DEFAULT_GROUP)
-        if group is None:
-            raise ConfigError(f"cluster {cluster!r} is in no group of channel {dst.name!r}")
-        selected = (group,)
+    selected, chosen = _selection(ws, dst, groups, cluster)
+    config = GitConfigSource(ws.repo)
     out = []
     for g in selected:
         old = g.sha
@@ -51,5 +64,122 @@ def preview(
         total = len(commits)
         if total == PREVIEW_LIMIT:
             total = ws.repo.count(rev_range, paths=[CONFIG_DIR])
-        out.append(GroupPreview(g.name, old, new, commits, total, forward))
+        record = chosen or _representative(ws, dst, g)
+        diff, note = _rendered(config, record, dst, g, old=old, new=new)
+        out.append(GroupPreview(g.name, old, new, commits, total, forward,
+                                diff and diff.capped(rendered_limit), note))
     return out
+
+
+def _rendered(config: GitConfigSource, record: Cluster | None, dst: Channel, group: Group, *,
+              old: str | None, new: str) -> tuple[ClusterDiff | None, str]:
+    """The group's rendered diff, or why there is none. A template that fails at the new SHA is
+    reported in the preview rather than aborting it: the commits are still worth reading, and a
+    reviewer of the promotion must see the failure."""
+    if record is None:
+        return None, f"no cluster of {dst.name!r} is in group {group.name!r}: nothing rendered"
+    try:
+        return rendered_diff(config, record, old_sha=old, new_sha=new, label=group.name), ""
+    except ClmgitError as e:
+        failure = f"rendering {new[:7]} for cluster {record.id} failed: {e}"
+        return None, masker_for(record)(failure)
+
+
+def _selection(ws: Workspace, dst: Channel, groups: Sequence[str],
+               cluster: str | None) -> tuple[Sequence[Group], Cluster | None]:
+    """The groups to preview and, with `cluster`, the record that stands for its group."""
+    if groups and not dst.groups:
+        dst.group(groups[0])  # raises: the channel has no groups
+    selected: Sequence[Group] = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)
+    if not cluster:
+        return selected, None
+    record = ws.cluster(cluster)
+    if record.channel != dst.name:
+        raise ConfigError(f"cluster {record.id} is in channel {record.channel!r}, "
+                          f"not {dst.name!r}")
+    group = dst.group_for(record) if dst.groups else Group(DEFAULT_GROUP)
+    if group is None:
+        raise ConfigError(f"cluster {record.id} is in no group of channel {dst.name!r}")
+    if group.name not in {g.name for g in selected}:
+        raise ConfigError(f"cluster {record.id} is in group {group.name!r}, not in the groups "
+                          "asked for")
+    return (group,), record
+
+
+def _representative(ws: Workspace, dst: Channel, group: Group) -> Cluster | None:
+    """The first live cluster of the channel in the group, in registry order."""
+    for c in ws.clusters:
+        if c.channel != dst.name or c.lifecycle_status.startswith("decommission"):
+            continue
+        if not dst.groups or dst.group_for(c) == group:
+            return c
+    return None
+
+
+def preview_report(
+    ws: Workspace,
+    *,
+    source: str,
+    target: str,
+    groups: Sequence[str] = (),
+    cluster: str | None = None,
+    sha: str | None = None,
+    markdown: bool = False,
+) -> str:
+    """The whole preview as text (markdown: headings, commit lists, fenced `diff` blocks)."""
+    items = preview(ws, source=source, target=target, groups=groups, cluster=cluster, sha=sha)
+    return format_report(items, markdown=markdown)
+
+
+def format_report(items: Sequence[GroupPreview], *, markdown: bool = False) -> str:
+    if markdown:
+        return "\n\n".join(_markdown(p) for p in items)
+    return "\n".join(_plain(p) for p in items)  # each ends with a newline: a blank line between
+
+
+def _short(sha: str | None) -> str:
+    return sha[:7] if sha else "-"
+
+
+def _plain(p: GroupPreview) -> str:
+    if p.old == p.new:
+        return f"{p.group}: already at {_short(p.new)}\n"
+    warn = "" if p.forward else "  (not forward: needs --force or is a rollback)"
+    lines = [f"{p.group}: {_short(p.old)}..{_short(p.new)}, {p.total} commit(s) to cluster/{warn}"]
+    lines += [f"  {c.sha[:7]} {c.subject} ({c.author})" for c in p.commits]
+    if p.total > len(p.commits):
+        lines.append(f"  ... and {p.total - len(p.commits)} more")
+    if p.note:
+        lines.append(f"# {p.note}")
+    text = "\n".join(lines) + "\n"
+    return text + (p.rendered.text() if p.rendered else "")
+
+
+def _markdown(p: GroupPreview) -> str:
+    head = f"### `{p.group}`: `{(p.old or 'none')[:7]}` → `{p.new[:7]}`"
+    if p.old == p.new:
+        return f"{head}: already there"
+    warn = "" if p.forward else " (not forward: a rollback or forced)"
+    lines = [f"{head}, brings {p.total} commit(s) to `cluster/`{warn}"]
+    lines += [f"- `{c.sha[:7]}` {c.subject} ({c.author})" for c in p.commits]
+    if p.total > len(p.commits):
+        lines.append(f"- … and {p.total - len(p.commits)} more")
+    if p.note:
+        lines.append(f"\n> {p.note}")
+    r = p.rendered
+    if r is not None:
+        lines.append(f"\nRendered for cluster `{r.cluster_id}`:")
+        if r.files:
+            body = "".join(f.text for f in r.files).rstrip("\n")
+            fence = "`" * max(3, _longest_backtick_run(body) + 1)
+            lines.append(f"\n{fence}diff\n{body}\n{fence}")
+        elif not r.changed:
+            lines.append("no change to the rendered stacks and manifests.")
+        if r.note:
+            lines.append(f"\n> {r.note}")
+    return "\n".join(lines)
+
+
+def _longest_backtick_run(text: str) -> int:
+    """A fence longer than any run of backticks inside keeps the diff from closing it early."""
+    return max(map(len, re.findall("`+", text)), default=0)

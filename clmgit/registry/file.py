@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
@@ -86,7 +87,7 @@ class FileRegistry:
             leases = self._leases()
             now = self._now()
             current = leases.get(cluster_id)
-            if (current and current["holder"] != holder and current["expires"] > now
+            if (current and current["holder"] != holder and float(current["expires"]) > now
                     and not holder_is_dead(str(current["holder"]))):
                 return None
             leases[cluster_id] = {"holder": holder, "expires": now + ttl}
@@ -126,7 +127,7 @@ class FileRegistry:
         with self._thread_lock, FileLock(self._lock_path):
             yield
 
-    def _leases(self) -> dict[str, dict[str, object]]:
+    def _leases(self) -> dict[str, dict[str, Any]]:
         try:
             data = json.loads(self._leases_path.read_bytes())
         except FileNotFoundError:
@@ -135,7 +136,7 @@ class FileRegistry:
             return {}  # a damaged lease file only costs a lease; the data is in the registry
         return data if isinstance(data, dict) else {}
 
-    def _write_leases(self, leases: dict[str, dict[str, object]]) -> None:
+    def _write_leases(self, leases: dict[str, dict[str, Any]]) -> None:
         # An expired lease stays until someone takes it over: until then its holder may finish.
         if leases:
             _replace(self._leases_path, json.dumps(leases, sort_keys=True).encode())

@@ -89,7 +89,7 @@ def _find_record(root: yaml.Node, cluster_id: str, name: str) -> yaml.MappingNod
 def _end(node: yaml.Node) -> int:
     """Where a node's text ends. A block collection's own end mark lies at the next token, past
     any comments after it, so its end is the end of its last value."""
-    if isinstance(node, yaml.ScalarNode) or node.flow_style or not node.value:
+    if not isinstance(node, yaml.CollectionNode) or node.flow_style or not node.value:
         return int(node.end_mark.index)
     last = node.value[-1]
     return _end(last[1] if isinstance(node, yaml.MappingNode) else last)

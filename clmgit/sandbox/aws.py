@@ -3,6 +3,7 @@ HTTP to it through `AWS_ENDPOINT_URL`, with the patches of `moto_shims` applied.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ def moto_server(*, set_environment: bool = True) -> Iterator[str]:
     environment points boto3 at it meanwhile and is restored afterwards."""
     from moto.server import ThreadedMotoServer  # a test/demo dependency only
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
     patches = moto_shims.Patcher()
     moto_shims.install(patches)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

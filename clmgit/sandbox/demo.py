@@ -1,92 +1,142 @@
-"""`make demo`: the promotion story on a throw-away config repo, in one screen.
+"""`make demo`: the whole story on this machine, no cloud account needed.
 
-Four channels (dev -> alpha -> beta -> stable), a few clusters in a clusters.yaml, promote with a
-canary group first, status, history, and a promotion that is refused because it goes backwards.
+AWS is moto in server mode and each cluster has its own Kubernetes API emulator with a node
+simulator, all on 127.0.0.1 and started here. A throw-away config repo has four channels
+(dev -> alpha -> beta -> stable) and three clusters in a clusters.yaml, one per environment.
+Every `clmgit` line is the real command in its own process, as you would type it.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-import yaml
-
-from clmgit.model import desired_version, parse_cluster
+from clmgit.model import parse_cluster
+from clmgit.sandbox.aws import moto_server
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
     clusters_yaml,
     example_channels,
 )
+from clmgit.sandbox.configtree import cluster_tree
+from clmgit.sandbox.fleet import LocalFleet
+
+REGION = "eu-central-1"
 
 
 def say(text: str) -> None:
     print(f"\n\033[1m# {text}\033[0m" if sys.stdout.isatty() else f"\n# {text}", flush=True)
 
 
-def clmgit(repo: Path, *args: str, expect: int = 0) -> None:
-    import subprocess
+class Demo:
+    def __init__(self, repo: Path, kubeconfig: Path) -> None:
+        self.repo = repo
+        self.kubeconfig = kubeconfig
 
-    print(f"$ clmgit {shlex.join(args)}", flush=True)
-    code = subprocess.run([sys.executable, "-m", "clmgit", "--repo", str(repo), *args]).returncode
-    if code != expect:
-        raise SystemExit(f"demo: expected exit code {expect}, got {code}")
+    def clmgit(self, *args: str, expect: int = 0) -> None:
+        print(f"$ clmgit {shlex.join(args)}", flush=True)
+        if args[0] in ("reconcile", "provision", "decommission"):
+            args = (*args, "--kubeconfig", str(self.kubeconfig))
+        cmd = [sys.executable, "-m", "clmgit", "--repo", str(self.repo), *args]
+        code = subprocess.run(cmd).returncode
+        if code != expect:
+            raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
 
-def mark_applied(b: ConfigRepoBuilder, channel: str, sha: str) -> None:
-    """Stand-in for a reconcile run: record `sha` as applied by every cluster of `channel`."""
-    path = b.path / "clusters.yaml"
-    data = yaml.safe_load(path.read_text())
-    for record in data["clusters"]:
-        if record["channel"] == channel:
-            record["status"].update(
-                current_version=desired_version(sha, parse_cluster(record, "demo")),
-                applied_at="2026-01-01T00:00:00Z",
-            )
-    b.commit("main", {"clusters.yaml": clusters_yaml(data["clusters"])}, f"{channel} applied")
+def records() -> list[dict[str, object]]:
+    """One cluster per environment; short drain polls, since the node simulator is quick."""
+    made = []
+    for local_id, channel, alias, environment in (
+        ("dev-1", "dev", "dev-1", "test"),
+        ("staging-1", "alpha", "staging-1", "staging"),
+        ("prod-canary", "beta", "prod-canary", "production"),
+    ):
+        record = cluster_record(f"aws:123456789012:{REGION}:{local_id}", channel=channel,
+                                alias=alias, environment=environment,
+                                lifecycle_status="requested")
+        record["config_items"] = {"drain_poll_interval": "0.2s"}
+        made.append(record)
+    return made
+
+
+def pinned_channels(sha: str) -> dict[str, str]:
+    """The example channels with every group pinned to `sha`: where a fleet starts."""
+    files = example_channels()
+    for path, text in files.items():
+        if "groups:" in text:
+            lines = []
+            for line in text.splitlines(keepends=True):
+                lines.append(line)
+                if line.lstrip().startswith("- name:"):
+                    indent = len(line) - len(line.lstrip()) + 2
+                    lines.append(" " * indent + f"sha: {sha}\n")
+            files[path] = "".join(lines)
+    return files
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server():
+        os.environ["CLMGIT_CACHE_DIR"] = str(Path(tmp) / "cache")
         b = ConfigRepoBuilder(Path(tmp) / "config")
-        base = b.commit("dev", {"cluster/stack.yaml": "replicas: 1\n"}, "Add the main stack")
-        for ch in ("alpha", "beta", "stable"):
-            b.git("branch", ch, base)
-        b.commit("dev", {"cluster/stack.yaml": "replicas: 2\n"}, "Run two API servers")
-        head = b.commit("dev", {"cluster/stack.yaml": "replicas: 3\n"}, "Run three API servers")
-        records = [
-            cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev"),
-            cluster_record("aws:123456789012:eu-central-1:alpha-1", channel="alpha"),
-            cluster_record(
-                "aws:123456789012:eu-central-1:beta-canary", channel="beta", alias="beta-canary"
-            ),
-            cluster_record("aws:123456789012:eu-central-1:beta-1", channel="beta"),
-        ]
-        b.commit(
-            "main",
-            {**example_channels(), "clusters.yaml": clusters_yaml(records)},
-            "Add channels and clusters",
-        )
-        repo = b.path
-        say(f"A config repo in {repo}: channels on main, configuration on dev/alpha/beta/stable")
-        clmgit(repo, "status")
-        say("alpha requires every dev cluster to run the commit first: refused")
-        clmgit(repo, "promote", "dev", "alpha", expect=1)
-        say("(reconcile is not part of this demo yet: we record dev as having applied it)")
-        mark_applied(b, "dev", head)
-        clmgit(repo, "promote", "dev", "alpha")
-        mark_applied(b, "alpha", head)
-        say("beta: the canary group first, with a preview of what it brings")
-        clmgit(repo, "diff", "alpha", "beta", "--group", "canary")
-        clmgit(repo, "promote", "alpha", "beta", "--group", "canary")
-        clmgit(repo, "promote", "alpha", "beta")
-        say("Promoting an older commit is refused: promotion only moves forward")
-        clmgit(repo, "promote", "dev", "beta", "--sha", base, expect=1)
-        say("Status and history")
-        clmgit(repo, "status")
-        clmgit(repo, "history")
+        v1 = b.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
+        for channel in ("alpha", "beta", "stable"):
+            b.git("branch", channel, v1)
+        fleet_records = records()
+        b.commit("main", {**pinned_channels(v1), "clusters.yaml": clusters_yaml(fleet_records),
+                          ".gitignore": ".clusters.yaml.*\n"},
+                 "Channels and clusters")
+        clusters = [parse_cluster(r, "demo") for r in fleet_records]
+        with LocalFleet(clusters, Path(tmp) / "kubeconfig") as fleet:
+            demo = Demo(b.path, fleet.kubeconfig)
+            story(demo, b)
+    say(f"Done in {time.monotonic() - started:.0f} s; moto, the emulators and the repo are gone.")
+
+
+def story(demo: Demo, b: ConfigRepoBuilder) -> None:
+    run = demo.clmgit
+    say(f"A config repo in {b.path}: channels and clusters.yaml on main, cluster/ on the "
+        "channel branches; three new clusters, one per environment")
+    run("status")
+    say("reconcile creates them: CloudFormation stacks (moto), node pools, manifests")
+    run("reconcile")
+    run("status")
+    say("A second run has nothing to do, and asks no cloud")
+    run("reconcile")
+
+    say("An engineer merges version 2 into dev: a new worker image, tracing on, and a "
+        "post_apply deletion of the legacy ConfigMap")
+    b.commit("dev", cluster_tree(2), "Worker image 0a0a0a02, tracing, drop legacy-settings")
+    run("status", "--channel", "dev")
+    run("reconcile", "--dry-run")
+    say("dev follows its branch: reconcile rolls dev-1's node (surge first, drain, terminate)")
+    run("reconcile")
+
+    say("Promote to alpha: its gate wants every dev cluster on the commit, which dev-1 is")
+    run("promote", "dev", "alpha")
+    run("reconcile", "--channel", "alpha")
+
+    say("beta: the canary group first; the preview shows the rendered change")
+    run("diff", "alpha", "beta", "--group", "canary")
+    say("beta's soak gate wants 2h on alpha first: refused, with the time left")
+    run("promote", "alpha", "beta", "--group", "canary", expect=1)
+    say("An override is explicit and written into the commit")
+    run("promote", "alpha", "beta", "--group", "canary", "--force")
+    run("reconcile")
+
+    say("Promotion only moves forward: an older commit is refused")
+    first = b.git("rev-list", "--max-parents=0", "dev")
+    run("promote", "dev", "alpha", "--sha", first, expect=1)
+
+    say("Where everything stands, and who promoted what")
+    run("status")
+    run("history")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,215 @@
+"""One cluster through every step of the engine (DESIGN.md §6), in order.
+
+1–3. The tree at the SHA (shared per SHA), defaults merged, every template rendered before
+     anything changes — with the account's real `values`, so a template that fails on them fails
+     here too.
+4–5. Stacks: the main stack, `cf-manifests/*`, the node pools; pools no longer in the registry
+     are drained, then their stacks deleted; `cf-deletions.yaml` before and after. Each stack's
+     template is rendered again with the outputs of the stacks before it.
+6.   The rolling update of each node pool whose instances are outdated.
+7.   Kubernetes: `pre_apply` deletions, the manifests (rendered with every stack output), then
+     `post_apply` deletions.
+
+Every step is idempotent, so a run killed anywhere is finished by the next. The cloud and the
+cluster are reached through `Backends`, made per cluster by a factory: the real one on boto3 and
+the official Kubernetes client (`aws_backends`), in-memory fakes in unit tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from clmgit.config.deletions import Deletion, Deletions
+from clmgit.config.render import cluster_renderer, stack_name
+from clmgit.config.source import ConfigSource
+from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
+from clmgit.engine.clock import Clock, SystemClock
+from clmgit.engine.kube import KubeClient
+from clmgit.engine.manifests import apply_deletions, apply_manifests
+from clmgit.engine.nodepools import NodePoolBackend
+from clmgit.engine.rolling import drain_node_pool, roll_node_pool
+from clmgit.engine.stacks import (
+    StackBackend,
+    StackResult,
+    apply_stacks,
+    decommission_stacks,
+    extra_stack,
+    main_stack,
+    node_pool_stack,
+)
+from clmgit.model import Cluster
+
+
+@dataclass
+class Backends:
+    """What the engine works through for one cluster."""
+
+    stacks: StackBackend
+    pools: NodePoolBackend
+    kube: KubeClient
+    #: Facts about the account for the templates (`values` without stack outputs).
+    values: Mapping[str, Any]
+
+
+BackendFactory = Callable[[Cluster], Backends]
+
+
+@dataclass
+class Report:
+    """What the engine did (or, in a dry run, would do) to one cluster, as lines for people."""
+
+    changes: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        self.changes.append(line)
+
+
+class Engine:
+    def __init__(
+        self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None
+    ) -> None:
+        self.source = source
+        self.backends = backends
+        self.clock = clock or SystemClock()
+
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
+        renderer = cluster_renderer(self.source, sha, cluster)
+        cluster = renderer.cluster  # defaults merged: drain settings and surge come from items
+        to = self.backends(cluster)
+        rendered = renderer.render_all(to.values)  # step 3: fail before anything changes
+        report = Report()
+
+        def removed_pool(pool: str) -> None:
+            drain_node_pool(to.kube, to.pools, cluster, pool, clock=self.clock, dry_run=dry_run)
+            report.add(f"node pool {pool}: drained (removed from the registry)")
+
+        def values(outputs: Mapping[str, str]) -> dict[str, Any]:
+            # A dry run knows only the outputs of stacks that exist: the rest read as visible
+            # placeholders, as in `clmgit render`, instead of failing the templates.
+            known = _Known(outputs) if dry_run else dict(outputs)
+            return {**to.values, STACK_OUTPUTS: known}
+
+        def stack_text(path: str) -> Callable[[Mapping[str, str]], str]:
+            return lambda outputs: renderer.render_stack(path, values(outputs)).text
+
+        def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
+            return lambda outputs: renderer.render_node_pool_stack(name, values(outputs)).text
+
+        main_path, *extra_paths = renderer.stack_paths()
+        results = apply_stacks(
+            to.stacks,
+            cluster=cluster,
+            main=main_stack(cluster, stack_text(main_path)),
+            extra=[extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
+            node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name))
+                        for p in cluster.node_pools],
+            deletions_pre=_stack_names(to.stacks, rendered.cf_deletions.pre_apply),
+            deletions_post=_stack_names(to.stacks, rendered.cf_deletions.post_apply),
+            on_pool_removed=removed_pool,
+            dry_run=dry_run,
+        )
+        outputs: dict[str, str] = {}
+        for result in results:
+            outputs.update(result.outputs)
+            if result.changed:
+                report.add(_stack_line(result))
+
+        for pool in cluster.node_pools:
+            rolled = roll_node_pool(to.kube, to.pools, cluster, pool.name, clock=self.clock,
+                                    dry_run=dry_run)
+            if rolled.replaced:
+                verb = "would replace" if dry_run else "replaced"
+                report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} node(s) "
+                           f"in {rolled.waves} wave(s)")
+
+        manifests = renderer.render_manifests(values(outputs))
+        self._delete(to.kube, rendered.deletions, "pre_apply", report, dry_run)
+        for change in apply_manifests(to.kube, manifests, dry_run=dry_run):
+            if change.action != "unchanged":
+                where = f"{change.namespace}/" if change.namespace else ""
+                report.add(f"{change.kind} {where}{change.name}: {change.action}")
+        self._delete(to.kube, rendered.deletions, "post_apply", report, dry_run)
+        return report
+
+    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
+        """DESIGN.md §6 step 8: every stack of the cluster goes, the main stack last."""
+        to = self.backends(cluster)
+        report = Report()
+        for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run):
+            if result.changed:
+                report.add(_stack_line(result))
+        return report
+
+    @staticmethod
+    def _delete(
+        kube: KubeClient, deletions: Deletions, phase: str, report: Report, dry_run: bool
+    ) -> None:
+        entries: Sequence[Deletion] = getattr(deletions, phase)
+        if not entries:
+            return
+        verb = "would delete" if dry_run else "deleted"
+        for gone in apply_deletions(kube, entries, dry_run=dry_run):
+            where = f"{gone.namespace}/" if gone.namespace else ""
+            report.add(f"{phase}: {verb} {gone.kind} {where}{gone.name}")
+
+
+class _Known(Mapping[str, str]):
+    """Stack outputs known so far; any other key reads as a placeholder."""
+
+    def __init__(self, outputs: Mapping[str, str]) -> None:
+        self._outputs = dict(outputs)
+
+    def __getitem__(self, key: str) -> str:
+        return self._outputs[key] if key in self._outputs else PlaceholderOutputs()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._outputs)
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+
+def _stack_names(backend: StackBackend, entries: Sequence[Deletion]) -> list[str]:
+    """The stacks a `cf-deletions.yaml` phase names: by name, or every stack with the labels
+    (as tags)."""
+    names: list[str] = []
+    for entry in entries:
+        if entry.name:
+            names.append(entry.name)
+        elif entry.labels:
+            names += sorted(s.name for s in backend.find_stacks(entry.labels))
+    return names
+
+
+def _stack_line(result: StackResult) -> str:
+    verb = f"would {result.operation}" if result.dry_run else f"{result.operation}d"
+    changes = ", ".join(f"{c.action} {c.logical_id}" for c in result.changes[:5])
+    more = f" (+{len(result.changes) - 5} more)" if len(result.changes) > 5 else ""
+    return f"stack {result.name}: {verb}" + (f" [{changes}{more}]" if changes else "")
+
+
+def aws_backends(
+    *, token: str | None = None, kubeconfig: str | None = None, clock: Clock | None = None
+) -> BackendFactory:
+    """The real backends: boto3 in the cluster's region (standard AWS configuration), the
+    cluster's API server with a bearer token or through a kubeconfig context. boto3 and the
+    Kubernetes client are imported on first use: a run with every cluster in sync needs neither."""
+
+    def make(cluster: Cluster) -> Backends:
+        from clmgit.adapters import aws
+        from clmgit.adapters.kube import connect
+
+        session = aws.session_for(cluster)
+        return Backends(
+            stacks=aws.CloudFormationStacks(session, clock=clock),
+            pools=aws.AutoScalingPools(session, clock=clock),
+            kube=connect(cluster, token=token, kubeconfig=kubeconfig),
+            values=aws.cloud_values(session, cluster),
+        )
+
+    return make

@@ -1,0 +1,226 @@
+"""Promotion pull requests (DESIGN.md §4.6): a plan proposed instead of landed.
+
+The plan is made against the remote as it is after a fetch, its commit is built on top of the
+remote control branch on a branch of its own, pushed, and a pull request is opened through the
+GitHub API — or updated, if one is already open for that branch. No local branch moves: merging
+moves the control branch, and `sync-branches` fast-forwards the channel branch afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from clmgit.adapters.git import GitRepo, RefUpdate
+from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
+from clmgit.errors import ClmgitError, GitError, RefusedError
+from clmgit.promotion.channels import Channel
+from clmgit.promotion.preview import (
+    PREVIEW_LIMIT,
+    GroupPreview,
+    format_report,
+    preview_report,
+)
+from clmgit.promotion.promote import CONFIG_DIR, Plan
+from clmgit.workspace import Workspace
+
+#: Room for the separators and a closing fence around a cut preview.
+FENCE_RESERVE = 64
+CUT_NOTE = (
+    "\n\n_The preview was cut here to fit GitHub's limit of {limit:,} characters; "
+    "`clmgit diff` shows all of it._"
+)
+
+
+class RemoteWorkspace(Workspace):
+    """The workspace as the remote has it: control branch and channel heads from the last fetch.
+
+    A pull request lands on the remote, so its plan must start from there; it also means a pin
+    can only name a commit the remote (and so every reconciler) has.
+    """
+
+    @cached_property
+    def control_sha(self) -> str:
+        return _tracking(self.repo, self.remote, self.control_branch)
+
+    def head(self, channel: Channel) -> str:
+        if channel.branch not in self._heads:
+            self._heads[channel.branch] = _tracking(self.repo, self.remote, channel.branch)
+        return self._heads[channel.branch]
+
+
+def _tracking(repo: GitRepo, remote: str, branch: str) -> str:
+    sha = repo.rev(f"refs/remotes/{remote}/{branch}")
+    if sha is None:
+        raise GitError(f"branch {branch!r} does not exist on {remote!r}; push it first")
+    return sha
+
+
+def remote_workspace(ws: Workspace) -> RemoteWorkspace:
+    """Fetch every branch of the remote and plan against it."""
+    if not ws.repo.has_remote(ws.remote):
+        raise RefusedError(f"{ws.repo.location} has no remote {ws.remote!r} to open a PR against")
+    refspec = f"+refs/heads/*:refs/remotes/{ws.remote}/*"
+    ws.repo.run("fetch", "--quiet", "--prune", "--no-tags", ws.remote, refspec)
+    return RemoteWorkspace(
+        ws.repo, control_branch=ws.control_branch, registry_spec=ws.registry_spec, remote=ws.remote
+    )
+
+
+@dataclass(frozen=True)
+class PullRequestResult:
+    repository: str
+    branch: str
+    base: str
+    base_sha: str
+    title: str
+    commit: str | None  # None in a dry run
+    pushed: bool  # False when the branch already held this very change
+    pull: PullRequest | None  # None in a dry run
+    created: bool
+    preview_error: str = ""  # why the body has no preview, if it has none
+
+
+def branch_name(plan: Plan) -> str:
+    name = plan.action if plan.action == "rollback" else "promote"
+    return f"clmgit/{name}-{plan.target}-{plan.sha[:7]}"
+
+
+def open_pull_request(
+    ws: Workspace, plan: Plan, *, dry_run: bool = False, env: Mapping[str, str] | None = None
+) -> PullRequestResult:
+    """Push the plan's commit on its branch and open (or update) its pull request.
+
+    Checks the token and finds an open pull request before pushing, so that a bad token or
+    repository leaves nothing behind. A dry run reads only: no push, no API call.
+    """
+    env = os.environ if env is None else env
+    repository = resolve_repository(env, _origin_url(ws))
+    branch, title = branch_name(plan), plan.message.splitlines()[0]
+    result = PullRequestResult(
+        repository, branch, ws.control_branch, ws.control_sha, title, None, False, None, False
+    )
+    if dry_run:
+        return result
+    github = GitHub.from_env(env)
+    body, preview_error = pull_request_body(ws, plan)
+    existing = github.open_pull(repository, branch=branch)
+    commit, pushed = _push_branch(ws, plan, branch)
+    if existing is not None:
+        pull = github.update_pull(repository, existing.number, title=title, body=body)
+    else:
+        pull = github.create_pull(
+            repository, head=branch, base=ws.control_branch, title=title, body=body
+        )
+    return replace(
+        result,
+        commit=commit,
+        pushed=pushed,
+        pull=pull,
+        created=existing is None,
+        preview_error=preview_error,
+    )
+
+
+def _origin_url(ws: Workspace) -> str | None:
+    if not ws.repo.has_remote(ws.remote):
+        return None
+    return ws.repo.run("remote", "get-url", ws.remote).strip()
+
+
+def _push_branch(ws: Workspace, plan: Plan, branch: str) -> tuple[str, bool]:
+    """The plan's commit on `branch` at the remote; reused if the branch already holds it."""
+    repo = ws.repo
+    there = repo.rev(f"refs/remotes/{ws.remote}/{branch}")
+    if there and _same_change(repo, there, parent=ws.control_sha, message=plan.message):
+        return there, False
+    files = {path: text.encode() for path, text in plan.files.items()}
+    commit = repo.make_commit(ws.control_sha, files, plan.message)
+    # With `there` as the old value, a branch that moved is force-pushed with a lease on it.
+    repo.push(ws.remote, [RefUpdate(f"refs/heads/{branch}", commit, there)])
+    return commit, True
+
+
+def _same_change(repo: GitRepo, sha: str, *, parent: str, message: str) -> bool:
+    """Same parent and same message: the same promotion (only `promoted_at` would differ)."""
+    parents, _, body = repo.run("show", "-s", "--format=%P%n%B", sha).partition("\n")
+    return parents.strip() == parent and body.strip() == message.strip()
+
+
+# --- the body -------------------------------------------------------------------------------
+
+
+def pull_request_body(ws: Workspace, plan: Plan, *, limit: int = BODY_LIMIT) -> tuple[str, str]:
+    """The intro, the `clmgit diff` preview and what happens on merge, cut to fit `limit`;
+    and why the preview is missing, if it is (the pull request is still worth opening)."""
+    groups = ", ".join(f"`{c.group}`" for c in plan.changes)
+    if plan.action == "promote":
+        intro = f"Promotes {groups} of channel `{plan.target}` from `{plan.source}`"
+        intro += f" to `{plan.sha[:7]}`."
+    else:
+        intro = f"Rolls back {groups} of channel `{plan.target}` to `{plan.sha[:7]}`."
+    if plan.overrides:
+        intro += "\n\n**Overrides:**\n" + "\n".join(f"- {o}" for o in plan.overrides)
+    after = "Merging this moves the pins; `clmgit reconcile` then applies them."
+    if plan.move:
+        after += (
+            f" Branch `{plan.move.branch}` is fast-forwarded to `{plan.move.new[:7]}` by "
+            "`clmgit sync-branches --push` after the merge."
+        )
+    try:
+        report, error = _report(ws, plan), ""
+    except ClmgitError as e:
+        error = str(e)
+        report = f"_No preview: {error}_"
+    return cut_body(intro, report, after, limit=limit), error
+
+
+def _report(ws: Workspace, plan: Plan) -> str:
+    """`clmgit diff` of a promotion; for a rollback, the commits it takes back."""
+    groups = [c.group for c in plan.changes]
+    if plan.source is not None:
+        return preview_report(
+            ws, source=plan.source, target=plan.target, groups=groups, sha=plan.sha, markdown=True
+        )
+    return format_report(
+        [_taken_back(ws, c.group, c.old, c.new) for c in plan.changes], markdown=True
+    )
+
+
+def _taken_back(ws: Workspace, group: str, old: str | None, new: str) -> GroupPreview:
+    span = f"{new}..{old}"
+    commits = tuple(ws.repo.log(span, paths=[CONFIG_DIR], limit=PREVIEW_LIMIT)) if old else ()
+    total = ws.repo.count(span, paths=[CONFIG_DIR]) if old else 0
+    return GroupPreview(group, old, new, commits, total, forward=False)
+
+
+def cut_body(intro: str, report: str, after: str, *, limit: int = BODY_LIMIT) -> str:
+    """Join the parts; if too long for GitHub, cut the report at a line and say so."""
+    body = f"{intro}\n\n{report}\n\n{after}"
+    if len(body) <= limit:
+        return body
+    note = CUT_NOTE.format(limit=limit)
+    budget = limit - len(intro) - len(after) - len(note) - FENCE_RESERVE
+    kept = report[: max(budget, 0)]
+    kept = kept[: kept.rfind("\n")] if "\n" in kept else kept
+    fence = _open_fence(kept)
+    if fence:
+        kept += "\n" + fence  # close the code block the cut left open
+    return f"{intro}\n\n{kept}{note}\n\n{after}"
+
+
+def _open_fence(text: str) -> str | None:
+    """The fence of a markdown code block still open at the end of `text`, if any."""
+    open_fence = None
+    for line in text.splitlines():
+        run = re.match(r"^`{3,}", line)
+        if run is None:
+            continue
+        if open_fence is None:
+            open_fence = run.group(0)
+        elif line.strip() == open_fence:
+            open_fence = None
+    return open_fence

@@ -1,0 +1,151 @@
+"""The reconcile-side commands as library calls: `reconcile`, `provision`, `decommission` and the
+`controller` loop. The CLI parses options and shows results; everything else happens here."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clmgit.engine.clock import Clock
+from clmgit.errors import ClmgitError, ConfigError
+from clmgit.model import CREATING, REQUESTED, desired_version
+from clmgit.reconcile.plan import CREATE, DECOMMISSION, UPDATE, Target, plan, select
+from clmgit.reconcile.run import Reconciler, Result
+from clmgit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from clmgit.config.source import ConfigSource
+    from clmgit.engine.cluster import BackendFactory, Engine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run reaches clusters and what it may do."""
+
+    dry_run: bool = False
+    concurrency: int = 4
+    token: str | None = None
+    kubeconfig: str | None = None
+    #: Tests and the demo pass their own (fakes, a fast clock); None: the real cloud.
+    backends: BackendFactory | None = None
+    clock: Clock | None = None
+    on_plan: Callable[[int], None] = lambda count: None
+    on_start: Callable[[str], None] = lambda cluster_id: None
+    on_result: Callable[[Result], None] = lambda result: None
+
+
+class _LazyEngine:
+    """The engine, built when the first cluster needs it: a run with every cluster in sync
+    never imports the renderer, boto3 or the Kubernetes client."""
+
+    def __init__(self, source: Callable[[], ConfigSource], options: Options) -> None:
+        self._source = source
+        self._options = options
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Engine:
+        with self._lock:
+            if self._engine is None:
+                from clmgit.engine.cluster import Engine, aws_backends
+
+                o = self._options
+                backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,
+                                                      clock=o.clock)
+                self._engine = Engine(self._source(), backends, clock=o.clock)
+            return self._engine
+
+    def apply(self, cluster, sha, *, dry_run=False):  # noqa: ANN001, ANN201
+        return self._get().apply(cluster, sha, dry_run=dry_run)
+
+    def decommission(self, cluster, *, dry_run=False):  # noqa: ANN001, ANN201
+        return self._get().decommission(cluster, dry_run=dry_run)
+
+
+def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
+    def make() -> ConfigSource:
+        from clmgit.config.source import GitConfigSource
+
+        return GitConfigSource(ws.repo)
+
+    return make
+
+
+def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
+         options: Options) -> list[Result]:
+    options.on_plan(len(targets))
+    reconciler = Reconciler(ws.registry, _LazyEngine(source, options), dry_run=options.dry_run,
+                            on_start=options.on_start, on_result=options.on_result)
+    return reconciler.run(targets, concurrency=options.concurrency)
+
+
+def reconcile(
+    ws: Workspace,
+    options: Options,
+    *,
+    names: Sequence[str] = (),
+    channel: str | None = None,
+    shard: tuple[int, int] | None = None,
+) -> list[Result]:
+    """Every selected cluster to the version its channel pins."""
+    if channel:
+        ws.channel(channel)  # an unknown channel is an error, not an empty run
+    clusters = select(ws.clusters, names=names, channel=channel, shard=shard)
+    targets = [plan(c, ws.pinned_sha) for c in clusters]
+    return _run(ws, _git_source(ws), targets, options)
+
+
+def provision(ws: Workspace, options: Options, *, name: str, directory: Path) -> Result:
+    """Apply a working tree to one cluster, without git and without the in-sync shortcut (CLM's
+    provisioning mode). The version recorded is `<absolute directory>#<hash>`."""
+    if not (directory / "cluster").is_dir():
+        raise ConfigError(f"{directory} has no cluster/ directory to provision from")
+    cluster = ws.cluster(name)
+    at = str(directory.resolve())
+    planned = plan(cluster, lambda c: (at, ""))
+    action = CREATE if cluster.lifecycle_status in (REQUESTED, CREATING) else UPDATE
+    ready = replace(cluster, lifecycle_status=planned.final_lifecycle)
+    target = Target(cluster, action, at, desired_version(at, ready))
+    from clmgit.config.source import DirectoryConfigSource
+
+    return _run(ws, lambda: DirectoryConfigSource(directory), [target], options)[0]
+
+
+def decommission(ws: Workspace, options: Options, *, name: str) -> Result:
+    """Delete every stack of one cluster, the main stack last; mark it `decommissioned`."""
+    target = Target(ws.cluster(name), DECOMMISSION)
+    return _run(ws, _git_source(ws), [target], options)[0]
+
+
+def controller(
+    open_ws: Callable[[], Workspace],
+    options: Options,
+    *,
+    interval: float,
+    report: Callable[[list[Result]], None],
+    stop: threading.Event | None = None,
+) -> None:
+    """Fetch, reconcile, sleep — until SIGTERM or SIGINT (or `stop` is set). A failing round is
+    logged and the next one comes as usual: a controller must outlive a bad commit."""
+    stop = stop or threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, lambda *_: stop.set())
+    try:
+        while not stop.is_set():
+            try:
+                report(reconcile(open_ws(), options))
+            except ClmgitError as e:
+                log.error("reconcile round failed: %s", e)
+            stop.wait(interval)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

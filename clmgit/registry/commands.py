@@ -1,0 +1,108 @@
+"""`clmgit registry ...`: serve the Cluster Registry API, and move records between a
+`clusters.yaml` and a server. Option parsing and messages only; the work is in the registry
+package. Mounted by clmgit/cli.py as `registry`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from clmgit import output
+from clmgit.errors import RegistryError
+from clmgit.model import Cluster, cluster_to_dict
+
+registry_app = typer.Typer(
+    no_args_is_help=True, help="Serve a Cluster Registry; import and export clusters.yaml."
+)
+
+RegistryOpt = Annotated[
+    str | None,
+    typer.Option(  # noqa: UP007 - typer needs Optional
+        "--registry", envvar="CLMGIT_REGISTRY", help="A clusters.yaml path or an http(s) URL."
+    ),
+]
+
+
+@registry_app.command()
+def serve(
+    db: Annotated[
+        str, typer.Option(help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB.")
+    ] = "sqlite:///clmgit-registry.db",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8099,
+) -> None:
+    """Serve the Cluster Registry API; tokens from CLMGIT_REGISTRY_TOKEN (comma-separated)."""
+    from clmgit.registry.http import TOKEN_ENV
+    from clmgit.registry.server.httpd import RegistryServer
+
+    tokens = [t.strip() for t in os.environ.get(TOKEN_ENV, "").split(",") if t.strip()]
+    server = RegistryServer(db, tokens=tokens, host=host, port=port).listen()
+    output.note(
+        f"serving the cluster registry on {server.url} from {server.db.location}; "
+        "Ctrl-C stops it"
+    )
+    server.serve_forever()
+
+
+@registry_app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A clusters.yaml in CLM's format.")],
+    registry: RegistryOpt = None,
+) -> None:
+    """Create or update every record of FILE in the registry server, status included."""
+    from clmgit.registry.file import FileRegistry
+    from clmgit.registry.http import HttpRegistry
+
+    spec = _spec(registry)
+    if not spec.startswith(("http://", "https://")):
+        raise RegistryError(f"import writes to a registry server; {spec} is not an http(s) URL")
+    target = HttpRegistry(spec)
+    clusters = FileRegistry(file).clusters()
+    created = sum(target.put_cluster(c) for c in clusters)
+    output.line(
+        f"imported {len(clusters)} clusters into {target.location}: {created} created, "
+        f"{len(clusters) - created} updated"
+    )
+
+
+@registry_app.command()
+def export(
+    registry: RegistryOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write here, not to stdout.")] = None,
+) -> None:
+    """Print every record of the registry as a clusters.yaml."""
+    from clmgit.registry import open_registry
+
+    text = clusters_yaml(open_registry(_spec(registry), default_dir=None).clusters())
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+        output.note(f"wrote {out}")
+
+
+def clusters_yaml(clusters: list[Cluster]) -> str:
+    """A clusters.yaml in CLM's format (leases are not part of it)."""
+    import yaml
+
+    data = {"clusters": [cluster_to_dict(c) for c in clusters]}
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    body = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    return "# The cluster registry: one record per cluster, in CLM's format.\n" + body
+
+
+def _spec(registry: str | None) -> str:
+    """`--registry` of this command, else the one given before `registry` (`clmgit --registry
+    URL registry export`)."""
+    if registry:
+        return registry
+    from clmgit import cli
+
+    if cli._settings is not None and cli._settings.registry:
+        return cli._settings.registry
+    raise RegistryError("no registry given: pass --registry FILE or URL")

@@ -1,0 +1,184 @@
+"""Storage of the registry server: SQLite (the embedded default) or PostgreSQL (shared use).
+
+Both are reached through `Database.transaction()`, which yields a `Tx` for the handlers' SQL.
+SQL is written once with `?` placeholders; the PostgreSQL side rewrites them to `%s`. Tables are
+created on start (`CREATE TABLE IF NOT EXISTS`), so a new database needs no set-up step.
+
+A cluster row keeps the record as JSON text (`doc`: every field but status), the status as JSON
+text, copies of the fields that list filters select on, a version (the ETag) and the lease.
+Keeping JSON as text lets a list of thousands of clusters be answered by joining strings.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from clmgit.errors import RegistryError
+
+_COLUMNS = """
+    id TEXT PRIMARY KEY,
+    alias TEXT NOT NULL,
+    api_server_url TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    criticality_level INTEGER NOT NULL,
+    environment TEXT NOT NULL,
+    infrastructure_account TEXT NOT NULL,
+    lifecycle_status TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    region TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    status TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    lease_holder TEXT,
+    lease_expires DOUBLE PRECISION
+"""
+#: `seq` keeps registry order (the order records were created in); the same on both databases.
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS clusters (seq BIGINT NOT NULL, {_COLUMNS})",
+    "CREATE INDEX IF NOT EXISTS clusters_seq ON clusters (seq)",
+    "CREATE TABLE IF NOT EXISTS infrastructure_accounts (id TEXT PRIMARY KEY, doc TEXT NOT NULL)",
+)
+
+
+class Unavailable(RegistryError):
+    """The database cannot be reached; the server answers 503 and clients retry."""
+
+
+class Tx:
+    """One transaction's cursor: run SQL with `?` placeholders, read rows as tuples."""
+
+    def __init__(self, cursor: Any, *, postgres: bool) -> None:
+        self._cursor, self._postgres = cursor, postgres
+        #: Appended to a SELECT that is followed by an UPDATE of the same row. SQLite needs none:
+        #: its transactions are serialised as a whole.
+        self.for_update = " FOR UPDATE" if postgres else ""
+        self.postgres = postgres
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self._cursor.execute(sql.replace("?", "%s") if self._postgres else sql, params)
+        return int(self._cursor.rowcount)
+
+    def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.run(sql, params)
+        return list(self._cursor.fetchall())
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        self.run(sql, params)
+        return self._cursor.fetchone()  # type: ignore[no-any-return]
+
+
+class Database(Protocol):
+    #: The database URL without its password, for messages.
+    location: str
+
+    def transaction(self) -> Any:
+        """A context manager yielding a `Tx`; commits on success, rolls back on an error."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_database(url: str) -> Database:
+    """`sqlite:///relative.db`, `sqlite:////absolute.db` or `postgresql://user@host/db`."""
+    if url.startswith("sqlite:///"):
+        return SQLiteDatabase(url.removeprefix("sqlite:///"))
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresDatabase(url)
+    raise RegistryError(
+        f"unsupported database {redact(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
+    )
+
+
+def redact(url: str) -> str:
+    """A URL without its password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+class SQLiteDatabase:
+    """One connection, one transaction at a time (SQLite serialises writers anyway)."""
+
+    def __init__(self, path: str) -> None:
+        self.location = f"sqlite:///{path}"
+        try:
+            self._conn = sqlite3.connect(
+                path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            for statement in SCHEMA:
+                self._conn.execute(statement)
+        except sqlite3.Error as e:
+            raise RegistryError(f"cannot open the database {self.location}: {e}") from None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with self._lock:
+            cursor = self._conn.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield Tx(cursor, postgres=False)
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class PostgresDatabase:
+    """A small pool of psycopg connections, opened on demand, at most `size` at once."""
+
+    def __init__(self, url: str, *, size: int = 8) -> None:
+        import psycopg
+
+        self._psycopg = psycopg
+        self.location = redact(url)
+        self._url = url
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        with self.transaction() as tx:
+            # Two servers starting at once on a new database must not both create the tables.
+            tx.run("SELECT pg_advisory_xact_lock(727272)")
+            for statement in SCHEMA:
+                tx.run(statement)
+
+    def _connect(self) -> Any:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        try:
+            return self._psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except self._psycopg.OperationalError as e:
+            raise Unavailable(f"cannot connect to {self.location}: {e}".strip()) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        with self._slots:
+            conn = self._connect()
+            try:
+                with conn.transaction():
+                    yield Tx(conn.cursor(), postgres=True)
+            except self._psycopg.OperationalError as e:
+                conn.close()
+                raise Unavailable(f"the database {self.location} failed: {e}") from None
+            finally:
+                if not conn.closed:
+                    self._idle.put(conn)
+
+    def close(self) -> None:
+        while not self._idle.empty():
+            self._idle.get_nowait().close()

@@ -1,0 +1,104 @@
+"""A cluster row as the handlers change it, and its JSON form on the wire.
+
+Handlers read a row under a lock, change `doc`, `status` or the lease, and save it with the
+version increased by one; the version is the ETag that `If-Match` compares against.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from clmgit.registry.server import validate
+from clmgit.registry.server.db import Tx
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON: lists of thousands of records are a fifth smaller without the spaces."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+#: The columns read for a record, in the order `Row.from_db` and `item_json` expect.
+COLUMNS = "id, doc, status, version, lease_holder, lease_expires"
+
+
+@dataclass
+class Row:
+    id: str
+    doc: dict[str, Any]
+    status: dict[str, Any]
+    version: int
+    holder: str | None
+    expires: float | None
+
+    @classmethod
+    def from_db(cls, row: tuple[Any, ...]) -> Row:
+        cid, doc, status, version, holder, expires = row
+        return cls(cid, json.loads(doc), json.loads(status), int(version), holder, expires)
+
+    @property
+    def etag(self) -> str:
+        return f'"{self.version}"'
+
+    def normalise(self) -> None:
+        """Every field present with CLM's defaults, after any change."""
+        full = validate.normal_cluster({**self.doc, "status": self.status})
+        self.status = full.pop("status")
+        self.doc = full
+
+    def lease_held_by_other(self, holder: str, now: float) -> bool:
+        return self.holder not in (None, holder) and (self.expires or 0.0) > now
+
+    def as_json(self) -> str:
+        return item_json(
+            (self.id, dumps(self.doc), dumps(self.status), self.version, self.holder,
+             self.expires)
+        )
+
+
+def item_json(row: tuple[Any, ...]) -> str:
+    """The wire form of a row as read from the database, without decoding its JSON columns."""
+    _, doc, status, _, holder, expires = row
+    lease = "null" if holder is None else dumps(
+        {"holder": holder, "expires_at": timestamp(expires)}
+    )
+    # `doc` is a JSON object that always has an id, so it ends in "}" and is never "{}".
+    return f'{doc[:-1]},"status":{status},"lease":{lease}}}'
+
+
+def timestamp(epoch: float) -> str:
+    moment = datetime.fromtimestamp(epoch, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def insert(tx: Tx, full: dict[str, Any]) -> bool:
+    """Store a new normalised record (status included); False if its id exists already."""
+    status = full.pop("status")
+    count = tx.run(
+        "INSERT INTO clusters (seq, id, alias, api_server_url, channel, criticality_level,"
+        " environment, infrastructure_account, lifecycle_status, local_id, provider, region,"
+        " doc, status, version)"
+        " VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM clusters),"
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING",
+        [full["id"], *_filter_values(full), dumps(full), dumps(status)],
+    )
+    return count == 1
+
+
+def save(tx: Tx, row: Row) -> None:
+    """Write a changed row back, one version up."""
+    row.version += 1
+    tx.run(
+        "UPDATE clusters SET alias = ?, api_server_url = ?, channel = ?, criticality_level = ?,"
+        " environment = ?, infrastructure_account = ?, lifecycle_status = ?, local_id = ?,"
+        " provider = ?, region = ?, doc = ?, status = ?, version = ?, lease_holder = ?,"
+        " lease_expires = ? WHERE id = ?",
+        [*_filter_values(row.doc), dumps(row.doc), dumps(row.status), row.version,
+         row.holder, row.expires, row.id],
+    )
+
+
+def _filter_values(doc: dict[str, Any]) -> list[Any]:
+    return [doc[name] for name in validate.FILTERS]

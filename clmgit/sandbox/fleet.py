@@ -1,0 +1,72 @@
+"""Clusters brought to life on this machine, for end-to-end tests and the demo.
+
+Each cluster gets its own Kubernetes API emulator on 127.0.0.1 and a node simulator
+(`Kubelet`) that keeps the emulator's nodes in step with the cluster's instances in moto; one
+kubeconfig holds a context per cluster, named after its alias, as `--kubeconfig` expects. AWS is
+moto (`clmgit.sandbox.aws.moto_server`), started by the caller because it is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import boto3
+
+from clmgit.adapters.aws import AutoScalingPools
+from clmgit.model import Cluster
+from clmgit.sandbox.kubeapi import KubeAPIServer
+from clmgit.sandbox.kubeapi.kubeconfig import write_kubeconfig
+from clmgit.sandbox.kubelet import Kubelet
+
+
+class LocalFleet:
+    def __init__(self, clusters: Sequence[Cluster], kubeconfig: Path) -> None:
+        self.clusters = list(clusters)
+        self.kubeconfig = kubeconfig
+        self.servers: dict[str, KubeAPIServer] = {}  # by cluster id
+        self.kubelets: dict[str, Kubelet] = {}
+
+    def start(self) -> LocalFleet:
+        for cluster in self.clusters:
+            server = KubeAPIServer()
+            server.start()
+            self.servers[cluster.id] = server
+            pools = AutoScalingPools(boto3.Session(region_name=cluster.region))
+            self.kubelets[cluster.id] = Kubelet(server, pools, cluster).start()
+        self._write_kubeconfig()
+        return self
+
+    def stop(self) -> None:
+        for kubelet in self.kubelets.values():
+            kubelet.stop()
+        for server in self.servers.values():
+            server.stop()
+        self.kubelets.clear()
+        self.servers.clear()
+
+    def __enter__(self) -> LocalFleet:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def server(self, name: str) -> KubeAPIServer:
+        """A cluster's emulator, by id or alias."""
+        for cluster in self.clusters:
+            if name in (cluster.id, cluster.alias):
+                return self.servers[cluster.id]
+        raise KeyError(name)
+
+    def _write_kubeconfig(self) -> None:
+        contexts, clusters, users = [], [], []
+        for cluster in self.clusters:
+            server, name = self.servers[cluster.id], cluster.alias or cluster.local_id
+            clusters.append({"name": name, "cluster": {"server": server.url}})
+            users.append({"name": f"{name}-admin", "user": {"token": server.token}})
+            contexts.append({"name": name,
+                             "context": {"cluster": name, "user": f"{name}-admin"}})
+        write_kubeconfig(self.kubeconfig, {
+            "apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": clusters,
+            "users": users, "contexts": contexts, "current-context": contexts[0]["name"],
+        })

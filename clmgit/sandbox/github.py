@@ -1,0 +1,299 @@
+"""A local stand-in for the part of GitHub's REST API that promotion pull requests use.
+
+It listens on 127.0.0.1 on a free port, checks every request the way GitHub would (token, path,
+query, JSON fields and their types, branches that must exist in a real bare repository, one open
+pull request per head) and answers with GitHub's status codes and fields. Every request is
+recorded, so tests can assert on what clmgit sent; `fail_next` queues error answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+HOST = "127.0.0.1"
+BODY_LIMIT = 65536
+_PULLS = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls$")
+_PULL = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)$")
+_CREATE_FIELDS: dict[str, type] = {
+    "title": str,
+    "head": str,
+    "base": str,
+    "body": str,
+    "draft": bool,
+}
+_UPDATE_FIELDS: dict[str, type] = {"title": str, "body": str, "state": str, "base": str}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    json: Any
+
+
+@dataclass
+class _Answer:
+    status: int
+    payload: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    method: str | None
+    answer: _Answer
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str, errors: list[dict[str, str]] | None = None):
+        super().__init__(message)
+        payload: dict[str, Any] = {"message": message}
+        if errors:
+            payload["errors"] = errors
+        self.answer = _Answer(status, payload)
+
+
+class GitHubStandIn:
+    """GitHub's pulls API for repositories `owner/name` backed by real bare git repositories."""
+
+    def __init__(self, *, token: str, repos: dict[str, Path]) -> None:
+        self.token = token
+        self.repos = dict(repos)
+        self.requests: list[Recorded] = []
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self._failures: list[_Failure] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- life cycle ------------------------------------------------------------------------
+
+    def start(self) -> GitHubStandIn:
+        handler = type("Handler", (_Handler,), {"stand_in": self})
+        self._httpd = ThreadingHTTPServer((HOST, 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> GitHubStandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() the stand-in first"
+        return f"http://{HOST}:{self._httpd.server_address[1]}"
+
+    def fail_next(
+        self,
+        status: int,
+        message: str = "",
+        *,
+        method: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Answer the next request (of `method`, if given) with this error, after its auth."""
+        self._failures.append(
+            _Failure(method, _Answer(status, {"message": message}, headers or {}))
+        )
+
+    # --- the API ---------------------------------------------------------------------------
+
+    def handle(self, req: Recorded) -> _Answer:
+        with self._lock:
+            self.requests.append(req)
+            try:
+                self._check_auth(req.headers)
+                for i, failure in enumerate(self._failures):
+                    if failure.method in (None, req.method):
+                        return self._failures.pop(i).answer
+                return self._route(req)
+            except _Refused as e:
+                return e.answer
+
+    def _check_auth(self, headers: dict[str, str]) -> None:
+        if headers.get("authorization") not in (f"Bearer {self.token}", f"token {self.token}"):
+            raise _Refused(401, "Bad credentials")
+        if "application/vnd.github+json" not in headers.get("accept", ""):
+            raise _Refused(415, "Unsupported 'Accept' header; use application/vnd.github+json")
+
+    def _route(self, req: Recorded) -> _Answer:
+        if m := _PULLS.match(req.path):
+            repo = self._repo(m["repo"])
+            if req.method == "GET":
+                return _Answer(200, self._list(repo, req.query))
+            if req.method == "POST":
+                return _Answer(201, self._create(repo, _fields(req, _CREATE_FIELDS)))
+        elif m := _PULL.match(req.path):
+            repo = self._repo(m["repo"])
+            pull = self.pulls.get(int(m["number"]))
+            if pull is None or pull["repo"] != repo:
+                raise _Refused(404, "Not Found")
+            if req.method == "GET":
+                return _Answer(200, _public(pull))
+            if req.method == "PATCH":
+                return _Answer(200, self._update(pull, _fields(req, _UPDATE_FIELDS)))
+        raise _Refused(404, "Not Found")
+
+    def _repo(self, name: str) -> str:
+        if name not in self.repos:
+            raise _Refused(404, "Not Found")
+        return name
+
+    def _list(self, repo: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        state = query.get("state", "open")
+        if state not in ("open", "closed", "all"):
+            raise _Refused(422, "Validation Failed", [{"field": "state", "code": "invalid"}])
+        head = query.get("head")
+        if head is not None and ":" not in head:
+            raise _Refused(422, "Validation Failed", [{"field": "head", "code": "invalid"}])
+        return [
+            _public(p)
+            for p in self.pulls.values()
+            if p["repo"] == repo
+            and (state == "all" or p["state"] == state)
+            and (head is None or p["head"]["label"] == head)
+        ]
+
+    def _create(self, repo: str, fields: dict[str, Any]) -> dict[str, Any]:
+        for name in ("title", "head", "base"):
+            if not fields.get(name):
+                raise _Refused(422, "Validation Failed", [{"field": name, "code": "missing_field"}])
+        owner = repo.split("/")[0]
+        head = fields["head"].split(":", 1)[-1]
+        label = f"{owner}:{head}"
+        head_sha, base_sha = self._branch(repo, head), self._branch(repo, fields["base"])
+        if head_sha is None or base_sha is None:
+            missing = "head" if head_sha is None else "base"
+            raise _Refused(422, "Validation Failed", [{"field": missing, "code": "invalid"}])
+        if head_sha == base_sha:
+            raise _Refused(
+                422,
+                "Validation Failed",
+                [{"message": f"No commits between {fields['base']} and {head}"}],
+            )
+        if any(
+            p["repo"] == repo and p["state"] == "open" and p["head"]["label"] == label
+            for p in self.pulls.values()
+        ):
+            raise _Refused(
+                422,
+                "Validation Failed",
+                [{"message": f"A pull request already exists for {label}."}],
+            )
+        _check_body(fields.get("body"))
+        number = len(self.pulls) + 1
+        self.pulls[number] = {
+            "repo": repo,
+            "number": number,
+            "state": "open",
+            "title": fields["title"],
+            "body": fields.get("body"),
+            "draft": bool(fields.get("draft", False)),
+            "head": {"ref": head, "sha": head_sha, "label": label},
+            "base": {"ref": fields["base"], "sha": base_sha},
+        }
+        return _public(self.pulls[number])
+
+    def _update(self, pull: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+        if "state" in fields and fields["state"] not in ("open", "closed"):
+            raise _Refused(422, "Validation Failed", [{"field": "state", "code": "invalid"}])
+        _check_body(fields.get("body"))
+        pull.update(fields)
+        pull["head"]["sha"] = self._branch(pull["repo"], pull["head"]["ref"])
+        return _public(pull)
+
+    def _branch(self, repo: str, branch: str) -> str | None:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}"],
+            cwd=self.repos[repo],
+            capture_output=True,
+            text=True,
+        )
+        return proc.stdout.strip() or None
+
+
+def _fields(req: Recorded, allowed: dict[str, type]) -> dict[str, Any]:
+    if req.headers.get("content-type", "").split(";")[0] != "application/json":
+        raise _Refused(415, "Unsupported Media Type: send application/json")
+    if not isinstance(req.json, dict):
+        raise _Refused(400, "Problems parsing JSON")
+    for name, value in req.json.items():
+        if name not in allowed or not isinstance(value, allowed[name]):
+            raise _Refused(422, "Validation Failed", [{"field": name, "code": "invalid"}])
+    return dict(req.json)
+
+
+def _check_body(body: str | None) -> None:
+    if body is not None and len(body) > BODY_LIMIT:
+        raise _Refused(
+            422,
+            "Validation Failed",
+            [{"message": f"body is too long (maximum is {BODY_LIMIT} characters)"}],
+        )
+
+
+def _public(pull: dict[str, Any]) -> dict[str, Any]:
+    """The pull request as GitHub shows it."""
+    repo, number = pull["repo"], pull["number"]
+    out = {k: v for k, v in pull.items() if k != "repo"}
+    out["url"] = f"https://api.github.invalid/repos/{repo}/pulls/{number}"
+    out["html_url"] = f"https://github.invalid/{repo}/pull/{number}"
+    return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    stand_in: GitHubStandIn
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            payload = json.loads(raw) if raw else None
+        except ValueError:
+            payload = raw.decode(errors="replace")
+        req = Recorded(
+            method=self.command,
+            path=parts.path,
+            query=dict(parse_qsl(parts.query)),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            json=payload,
+        )
+        answer = self.stand_in.handle(req)
+        data = json.dumps(answer.payload).encode()
+        self.send_response(answer.status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = do_PATCH = do_PUT = do_DELETE = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        """Quiet: tests read `requests`, not the server's log."""

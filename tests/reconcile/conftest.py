@@ -1,0 +1,110 @@
+"""End-to-end fixtures: a real config repo (the sandbox `cluster/` tree), moto in server mode, and
+per cluster a Kubernetes API emulator with its node simulator; clmgit runs through its CLI."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from clmgit.model import Cluster, parse_cluster
+from clmgit.registry.file import FileRegistry
+from clmgit.sandbox.aws import REGION
+from clmgit.sandbox.configrepo import (
+    ConfigRepoBuilder,
+    cluster_record,
+    clusters_yaml,
+    example_channels,
+)
+from clmgit.sandbox.configtree import cluster_tree
+from clmgit.sandbox.fleet import LocalFleet
+from tests.conftest import Result, run_cli
+
+
+@dataclass
+class Sandbox:
+    builder: ConfigRepoBuilder
+    kubeconfig: Path
+    fleet: LocalFleet
+    records: list[dict[str, Any]]
+    versions: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.builder.path
+
+    @property
+    def registry(self) -> FileRegistry:
+        return FileRegistry(self.path / "clusters.yaml")
+
+    def clusters(self) -> dict[str, Cluster]:
+        return {c.alias: c for c in self.registry.clusters()}
+
+    def reconcile(self, *args: str) -> Result:
+        return run_cli("--repo", str(self.path), "reconcile", "--kubeconfig",
+                       str(self.kubeconfig), *args)
+
+    def cli(self, *args: str) -> Result:
+        return run_cli("--repo", str(self.path), *args)
+
+    def commit_version(self, version: int) -> str:
+        """A new commit on dev (the unpinned channel the clusters follow) with that tree."""
+        sha = self.builder.commit("dev", cluster_tree(version), f"Config version {version}")
+        self.versions.append(sha)
+        return sha
+
+    def stacks(self, cluster: Cluster) -> list[str]:
+        cf = boto3.Session(region_name=REGION).client("cloudformation")
+        names = []
+        for page in cf.get_paginator("describe_stacks").paginate():
+            for stack in page["Stacks"]:
+                tags = {t["Key"]: t["Value"] for t in stack.get("Tags", [])}
+                if tags.get("clmgit/cluster-id") == cluster.id:
+                    names.append(stack["StackName"])
+        return sorted(names)
+
+
+def make_records(count: int, **extra: Any) -> list[dict[str, Any]]:
+    """Clusters new to moto (its state lives for the whole test session), following dev."""
+    suffix = uuid.uuid4().hex[:6]
+    records = []
+    for n in range(count):
+        alias = f"e2e-{suffix}-{n}"
+        record = cluster_record(f"aws:123456789012:{REGION}:{alias}", channel="dev",
+                                alias=alias, lifecycle_status="requested", **extra)
+        # The sandbox's waits, short: the node simulator answers within 50 ms.
+        record["config_items"] = {"drain_poll_interval": "0.1s"}
+        records.append(record)
+    return records
+
+
+@pytest.fixture
+def sandbox_factory(moto_endpoint: str, tmp_path: Path) -> Iterator:
+    fleets: list[LocalFleet] = []
+
+    def make(count: int = 1) -> Sandbox:
+        b = ConfigRepoBuilder(tmp_path / f"config{len(fleets)}")
+        v1 = b.commit("dev", cluster_tree(1), "Config version 1")
+        for channel in ("alpha", "beta", "stable"):
+            b.git("branch", channel, v1)
+        records = make_records(count)
+        b.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml(records)},
+                 "Channels and clusters")
+        clusters = [parse_cluster(r, "record") for r in records]
+        fleet = LocalFleet(clusters, tmp_path / f"kubeconfig{len(fleets)}").start()
+        fleets.append(fleet)
+        return Sandbox(b, fleet.kubeconfig, fleet, records, [v1])
+
+    yield make
+    for fleet in fleets:
+        fleet.stop()
+
+
+@pytest.fixture
+def sandbox(sandbox_factory) -> Sandbox:
+    return sandbox_factory(1)

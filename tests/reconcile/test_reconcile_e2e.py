@@ -1,0 +1,161 @@
+"""`clmgit reconcile` end to end: a real config repo, moto over HTTP, the Kubernetes emulator."""
+
+from __future__ import annotations
+
+import threading
+
+import boto3
+import botocore.client
+import pytest
+
+from clmgit.model import desired_version
+from clmgit.sandbox.aws import REGION
+
+WRITE_PREFIXES = ("Create", "Update", "Delete", "Execute", "Put", "Set", "Terminate", "Run",
+                  "Attach", "Detach", "Modify")
+
+
+@pytest.fixture
+def aws_calls(monkeypatch):
+    """Every AWS API operation made in this process, by name."""
+    made: list[str] = []
+    original = botocore.client.BaseClient._make_api_call
+
+    def record(self, operation, params):
+        if threading.current_thread().name != "kubelet":  # the node simulator's own reads
+            made.append(operation)
+        return original(self, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", record)
+    return made
+
+
+def instances(cluster) -> list[str]:
+    asg = boto3.Session(region_name=REGION).client("autoscaling")
+    groups = asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+    return sorted(i["InstanceId"] for g in groups for i in g["Instances"]
+                  if any(t["Key"] == f"kubernetes.io/cluster/{cluster.id}"
+                         for t in g.get("Tags", ())))
+
+
+def test_a_requested_cluster_ends_ready_with_stacks_manifests_and_its_version(sandbox):
+    result = sandbox.reconcile()
+    assert result.code == 0, result.err
+    [cluster] = sandbox.clusters().values()
+    assert cluster.lifecycle_status == "ready"
+    assert cluster.status.current_version == desired_version(sandbox.versions[0], cluster)
+    assert (cluster.status.next_version, cluster.status.problems) == ("", ())
+    local = cluster.local_id
+    assert sandbox.stacks(cluster) == sorted(
+        [local, f"logs-{local}", f"nodepool-default-worker-{local}"])
+    server = sandbox.fleet.server(cluster.alias)
+    settings = server.read("v1", "ConfigMap", "platform-settings", "platform")
+    assert settings["data"]["cluster"] == cluster.alias
+    assert settings["data"]["audit_bucket"] == f"audit-{local}"  # a stack output, really
+    assert server.read("apps/v1", "Deployment", "echo", "platform") is not None
+    assert len(instances(cluster)) == 1, result.out
+    assert "applied" in result.out
+
+
+def test_a_second_reconcile_makes_no_cloud_or_kubernetes_write(sandbox, aws_calls):
+    assert sandbox.reconcile().code == 0
+    server = sandbox.fleet.server(sandbox.records[0]["alias"])
+    before = server.stats.mutations
+    registry = (sandbox.path / "clusters.yaml").read_bytes()
+    aws_calls.clear()
+
+    result = sandbox.reconcile()
+    assert (result.code, result.out.strip()) == (0, "1 in-sync")
+    assert server.stats.mutations == before
+    assert aws_calls == []  # not even a read: the fast path needs no cloud
+    assert (sandbox.path / "clusters.yaml").read_bytes() == registry
+
+
+def test_a_new_commit_is_applied_with_a_rolling_update_and_a_post_apply_deletion(sandbox):
+    assert sandbox.reconcile().code == 0
+    [cluster] = sandbox.clusters().values()
+    server = sandbox.fleet.server(cluster.alias)
+    assert server.read("v1", "ConfigMap", "legacy-settings", "platform") is not None
+    old_nodes = instances(cluster)
+    first = cluster.status.current_version
+
+    v2 = sandbox.commit_version(2)
+    assert sandbox.cli("status", "--output", "json").out.count('"pending"') == 1
+    result = sandbox.reconcile()
+    assert result.code == 0, result.err
+    assert "post_apply: deleted ConfigMap platform/legacy-settings" in result.out
+    assert "node pool default-worker: replaced 1 node(s) in 1 wave(s)" in result.out
+
+    [cluster] = sandbox.clusters().values()
+    assert cluster.status.current_version == desired_version(v2, cluster)
+    assert cluster.status.last_version == first
+    assert server.read("v1", "ConfigMap", "legacy-settings", "platform") is None
+    assert server.read("v1", "ConfigMap", "platform-settings", "platform")["data"][
+        "tracing"] == "enabled"
+    assert instances(cluster) and set(instances(cluster)).isdisjoint(old_nodes)
+    nodes = server.objects("v1", "Node")
+    assert nodes and not any(n.get("spec", {}).get("unschedulable") for n in nodes)
+
+
+def test_a_changed_config_item_alone_triggers_an_update(sandbox):
+    assert sandbox.reconcile().code == 0
+    record = sandbox.records[0]
+    record["config_items"] = {**record["config_items"], "log_level": "debug"}
+    record["lifecycle_status"] = "ready"
+    record["status"] = sandbox.registry.clusters()[0].status.__dict__ | {"problems": []}
+    from clmgit.sandbox.configrepo import clusters_yaml
+
+    # The file registry is the working tree's clusters.yaml: an operator edits it there.
+    (sandbox.path / "clusters.yaml").write_text(clusters_yaml([record]))
+    result = sandbox.reconcile()
+    assert result.code == 0, result.err
+    assert "ConfigMap platform/platform-settings: configured" in result.out
+    server = sandbox.fleet.server(record["alias"])
+    assert server.read("v1", "ConfigMap", "platform-settings", "platform")["data"][
+        "log_level"] == "debug"
+
+
+def test_a_failing_cluster_does_not_stop_the_others_and_the_run_exits_4(sandbox_factory):
+    sandbox = sandbox_factory(2)
+    broken = sandbox.records[0]
+    broken["node_pools"][0]["profile"] = "no-such-profile"
+    from clmgit.sandbox.configrepo import clusters_yaml
+
+    (sandbox.path / "clusters.yaml").write_text(clusters_yaml(sandbox.records))
+    result = sandbox.reconcile()
+    assert result.code == 4
+    assert "1 cluster(s) failed" in result.err
+    bad, good = sandbox.clusters()[broken["alias"]], sandbox.clusters()[sandbox.records[1][
+        "alias"]]
+    assert "no-such-profile" in bad.status.problems[0].title
+    assert bad.status.next_version and not bad.status.current_version
+    assert good.lifecycle_status == "ready" and good.status.current_version
+    assert sandbox.stacks(bad) == []  # rendering failed before anything was applied
+
+
+def test_dry_run_shows_the_plan_and_changes_nothing(sandbox, aws_calls):
+    before = (sandbox.path / "clusters.yaml").read_bytes()
+    result = sandbox.reconcile("--dry-run", "--output", "json")
+    assert result.code == 0, result.out
+    import json
+
+    [planned] = json.loads(result.out)["clusters"]
+    assert planned["outcome"] == "planned", planned
+    assert planned["outcome"] == "planned"
+    assert any("would create" in line for line in planned["changes"])
+    assert (sandbox.path / "clusters.yaml").read_bytes() == before
+    writes = [op for op in aws_calls if op.startswith(WRITE_PREFIXES)
+              and op not in ("CreateChangeSet", "DeleteChangeSet", "DeleteStack")]
+    assert writes == []
+    [cluster] = sandbox.clusters().values()
+    assert sandbox.stacks(cluster) == []
+
+
+def test_github_step_summary_gets_a_markdown_table(sandbox, tmp_path, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert sandbox.reconcile("--shard", "0/1").code == 0
+    text = summary.read_text()
+    assert text.startswith("### clmgit reconcile (shard 0/1)")
+    assert "| cluster | action | outcome | version | time | detail |" in text
+    assert f"| {sandbox.records[0]['alias']} | create | applied |" in text

@@ -1,0 +1,41 @@
+"""Fixtures of the registry tests: records, and a running SQLite-backed server with a client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from registry_fixtures import TOKEN
+
+from clmgit.registry.http import HttpRegistry
+from clmgit.registry.server.httpd import RegistryServer
+from clmgit.sandbox.configrepo import cluster_record
+
+
+def records(count: int, *, channel: str = "beta") -> list[dict[str, Any]]:
+    return [
+        cluster_record(f"aws:123456789012:eu-central-1:c{i}", channel=channel) for i in range(count)
+    ]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RegistryServer]:
+    with RegistryServer(f"sqlite:///{tmp_path / 'registry.db'}", tokens=[TOKEN, "second"]) as s:
+        yield s
+
+
+@pytest.fixture
+def client(server: RegistryServer) -> HttpRegistry:
+    return HttpRegistry(server.url, token=TOKEN)
+
+
+@pytest.fixture
+def http(server: RegistryServer) -> Iterator[requests.Session]:
+    """Raw HTTP with the token, for what the client does not send (bad input, ETags)."""
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {TOKEN}"
+    yield session
+    session.close()

@@ -1,0 +1,109 @@
+"""The HTTP registry client: URLs it accepts, the token it sends and never shows, retries with
+backoff on 429/5xx, and one clear sentence when the registry is unreachable or refuses."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import TOKEN, records
+
+from clmgit.errors import RegistryError
+from clmgit.model import parse_cluster
+from clmgit.registry import open_registry
+from clmgit.registry.http import HttpRegistry
+from clmgit.registry.server.httpd import RegistryServer
+
+
+@pytest.mark.parametrize("url", ["http://registry.example.org", "http://10.0.0.1:8099/api"])
+def test_plain_http_is_refused_beyond_this_machine(url: str) -> None:
+    with pytest.raises(RegistryError, match="plain http:// is allowed only for localhost"):
+        open_registry(url, default_dir=None)
+
+
+def test_https_and_local_http_are_accepted_and_credentials_never_shown() -> None:
+    remote = HttpRegistry("https://user:secret@registry.example.org/api/?channel=beta", token="t")
+    assert remote.location == "https://registry.example.org/api"
+    for local in ("http://localhost:1", "http://127.0.0.1:1", "http://[::1]:1"):
+        assert open_registry(local, default_dir=None).location == local
+
+
+def test_clusters_are_filtered_by_the_urls_query(server: RegistryServer) -> None:
+    client = HttpRegistry(server.url, token=TOKEN)
+    for i, r in enumerate(records(3)):
+        r["environment"] = "production" if i == 1 else "test"
+        client.put_cluster(parse_cluster(r, "test"))
+    only = HttpRegistry(f"{server.url}/?environment=production", token=TOKEN)
+    assert [c.id for c in only.clusters()] == ["aws:123456789012:eu-central-1:c1"]
+    assert len(client.clusters(environment="test")) == 2
+
+
+def test_the_token_comes_from_the_environment_and_a_wrong_one_is_named_not_shown(
+    server: RegistryServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLMGIT_REGISTRY_TOKEN", f"{TOKEN},other")
+    assert HttpRegistry(server.url).clusters() == []
+    monkeypatch.setenv("CLMGIT_REGISTRY_TOKEN", "wrong-secret")
+    with pytest.raises(RegistryError) as caught:
+        HttpRegistry(server.url).clusters()
+    assert "refused the token; set CLMGIT_REGISTRY_TOKEN" in str(caught.value)
+    assert "wrong-secret" not in str(caught.value)
+
+
+def test_an_unreachable_registry_is_one_sentence() -> None:
+    with RegistryServer("sqlite:///:memory:", tokens=["t"]) as s:
+        url = s.url  # a port that was free and is closed again below
+    with pytest.raises(RegistryError) as caught:
+        HttpRegistry(url, token="t", attempts=1, backoff=0).clusters()
+    assert str(caught.value) == (
+        f"cannot reach the cluster registry at {url} (connection failed); "
+        "check --registry and that the server is running"
+    )
+
+
+class _Flaky(BaseHTTPRequestHandler):
+    """Answers 503, then 429 with Retry-After, then the real list."""
+
+    protocol_version = "HTTP/1.1"
+    answers: list[int] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        status = self.answers.pop(0) if self.answers else 200
+        body = b'{"items": []}' if status == 200 else b"{}"
+        self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def flaky() -> Iterator[tuple[str, list[int]]]:
+    answers: list[int] = []
+    handler = type("Flaky", (_Flaky,), {"answers": answers})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", answers
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_5xx_and_429_are_retried_with_backoff(flaky: tuple[str, list[int]]) -> None:
+    url, answers = flaky
+    answers += [503, 429, 502]
+    assert HttpRegistry(url, token="t", backoff=0.01).clusters() == []
+    assert answers == []  # all three failures were consumed by retries
+
+
+def test_a_registry_failing_after_every_retry_says_so(flaky: tuple[str, list[int]]) -> None:
+    url, answers = flaky
+    answers += [503] * 3
+    with pytest.raises(RegistryError, match="failed with 503 .*try again later"):
+        HttpRegistry(url, token="t", attempts=2, backoff=0.01).clusters()

@@ -1,0 +1,259 @@
+"""The registry server's HTTP API: validation (400/401/404/405/413, never 500), ETags and
+If-Match, lease conflicts, node pools, config items, infrastructure accounts, and the OpenAPI
+document it serves against the routes it has."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import requests
+import yaml
+from conftest import TOKEN, records
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clmgit.registry.http import HttpRegistry
+from clmgit.registry.server.api import ROUTES
+from clmgit.registry.server.httpd import RegistryServer
+
+C0 = "aws:123456789012:eu-central-1:c0"
+CLUSTER = "/kubernetes-clusters/aws%3A123456789012%3Aeu-central-1%3Ac0"
+
+
+@pytest.fixture
+def loaded(server: RegistryServer, http: requests.Session) -> str:
+    for r in records(2):
+        assert http.post(server.url + "/kubernetes-clusters", json=r).status_code == 201
+    return server.url
+
+
+def problem(response: requests.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status and body["title"] and body["detail"]
+    return dict(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[]", "must be a JSON object"),
+        (b'{"colour": "red"}', "unknown fields: colour"),
+        (b'{"criticality_level": "high"}', "criticality_level must be an integer"),
+        (b'{"lifecycle_status": "gone"}', "lifecycle_status must be one of"),
+        (b'{"config_items": {"a": 1}}', "config_items.a must be a string"),
+        (b'{"status": {"current_version": 7}}', "status.current_version must be a string"),
+        (b'{"status": {"problems": [{"title": "x"}]}}', "needs a type and a title"),
+        (b'{"node_pools": [{"name": "p", "min_size": 3, "max_size": 1}]}', "below min_size"),
+        (b'{"node_pools": [{"name": "p"}, {"name": "p"}]}', "listed twice"),
+        (b'{"lease": {"holder": "a", "ttl_seconds": -1}}', "zero or more"),
+        (b'{"lease": {"holder": "", "ttl_seconds": 5}}', "needs a holder"),
+        (b'{"id": "other"}', "unknown fields: id"),
+        (b"", "needs a JSON body"),
+    ],
+)
+def test_bad_patch_bodies_are_400_with_a_reason(
+    loaded: str, http: requests.Session, body: bytes, detail: str
+) -> None:
+    response = http.patch(loaded + CLUSTER, data=body)
+    assert detail in problem(response, 400)["detail"]
+
+
+def test_bad_bodies_change_nothing(loaded: str, http: requests.Session) -> None:
+    before = http.get(loaded + CLUSTER)
+    http.patch(loaded + CLUSTER, json={"channel": "dev", "colour": "red"})
+    assert http.get(loaded + CLUSTER).json() == before.json()
+
+
+def test_tokens_are_required_and_checked(server: RegistryServer, loaded: str) -> None:
+    assert problem(requests.get(loaded + "/kubernetes-clusters"), 401)
+    wrong = {"Authorization": "Bearer not-the-token"}
+    response = requests.get(loaded + "/kubernetes-clusters", headers=wrong)
+    assert problem(response, 401)["detail"] == "a valid bearer token is required"
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    for token in (TOKEN, "second"):  # every listed token is accepted
+        ok = requests.get(
+            loaded + "/kubernetes-clusters", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert ok.status_code == 200
+
+
+def test_unknown_things_are_404_and_wrong_methods_405(loaded: str, http: requests.Session) -> None:
+    assert (
+        "no cluster nope" in problem(http.get(loaded + "/kubernetes-clusters/nope"), 404)["detail"]
+    )
+    assert problem(http.patch(loaded + "/kubernetes-clusters/nope", json={}), 404)
+    assert problem(http.get(loaded + "/no-such-thing"), 404)
+    assert problem(http.get(loaded + CLUSTER + "/node-pools/nope"), 404)
+    assert problem(http.delete(loaded + CLUSTER + "/config-items/nope"), 404)
+    assert (
+        "use GET, POST"
+        in problem(http.put(loaded + "/kubernetes-clusters", json={}), 405)["detail"]
+    )
+
+
+def test_oversized_bodies_are_413(loaded: str, http: requests.Session) -> None:
+    response = http.patch(loaded + CLUSTER, data=b"x" * (2 * 1024 * 1024))
+    assert problem(response, 413)
+
+
+def test_creating_a_cluster_twice_is_409(loaded: str, http: requests.Session) -> None:
+    again = http.post(loaded + "/kubernetes-clusters", json=records(1)[0])
+    assert "exists already" in problem(again, 409)["detail"]
+    assert problem(http.post(loaded + "/kubernetes-clusters", json={"id": "a/b"}), 400)
+
+
+def test_list_filters_select_by_field(loaded: str, http: requests.Session) -> None:
+    http.patch(loaded + CLUSTER, json={"channel": "stable", "criticality_level": 1})
+    by_channel = http.get(loaded + "/kubernetes-clusters", params={"channel": "stable"}).json()
+    assert [c["id"] for c in by_channel["items"]] == [C0]
+    by_level = http.get(loaded + "/kubernetes-clusters", params={"criticality_level": "2"}).json()
+    assert [c["id"] for c in by_level["items"]] == ["aws:123456789012:eu-central-1:c1"]
+    assert problem(
+        http.get(loaded + "/kubernetes-clusters", params={"criticality_level": "x"}), 400
+    )
+    assert "colour" in problem(http.get(loaded + "/kubernetes-clusters?colour=red"), 400)["detail"]
+
+
+def test_if_match_refuses_a_write_based_on_a_stale_read(
+    loaded: str, http: requests.Session
+) -> None:
+    etag = http.get(loaded + CLUSTER).headers["ETag"]
+    first = http.patch(loaded + CLUSTER, json={"alias": "one"}, headers={"If-Match": etag})
+    assert first.status_code == 200 and first.headers["ETag"] != etag
+    stale = http.patch(loaded + CLUSTER, json={"alias": "two"}, headers={"If-Match": etag})
+    assert "changed since it was read" in problem(stale, 412)["detail"]
+    assert http.get(loaded + CLUSTER).json()["alias"] == "one"
+
+
+def test_a_held_lease_is_named_and_can_be_taken_over_explicitly(
+    loaded: str, http: requests.Session
+) -> None:
+    taken = http.patch(loaded + CLUSTER, json={"lease": {"holder": "a", "ttl_seconds": 60}})
+    assert taken.json()["lease"]["holder"] == "a"
+    refused = problem(
+        http.patch(loaded + CLUSTER, json={"lease": {"holder": "b", "ttl_seconds": 60}}), 409
+    )
+    assert refused["type"] == "urn:clmgit:problem:lease-held" and refused["holder"] == "a"
+    wrong = {"holder": "b", "ttl_seconds": 60, "take_over": "someone-else"}
+    assert problem(http.patch(loaded + CLUSTER, json={"lease": wrong}), 409)
+    over = http.patch(loaded + CLUSTER, json={"lease": {**wrong, "take_over": "a"}})
+    assert over.json()["lease"]["holder"] == "b"
+    lost = http.patch(loaded + CLUSTER, json={}, headers={"Clmgit-Lease-Holder": "a"})
+    assert problem(lost, 409)["type"] == "urn:clmgit:problem:lease-lost"
+
+
+def test_node_pools_and_config_items(loaded: str, http: requests.Session) -> None:
+    pool_url = loaded + CLUSTER + "/node-pools/spot"
+    created = http.put(pool_url, json={"profile": "worker-spot", "max_size": 4})
+    assert created.status_code == 201
+    assert created.json() == {
+        "name": "spot",
+        "profile": "worker-spot",
+        "instance_types": [],
+        "discount_strategy": "none",
+        "min_size": 0,
+        "max_size": 4,
+        "config_items": {},
+    }
+    assert http.put(pool_url, json={"profile": "worker-spot", "max_size": 5}).status_code == 200
+    assert http.put(pool_url + "/config-items/taints", json={"value": "x"}).json() == {"value": "x"}
+    assert (
+        http.put(loaded + CLUSTER + "/config-items/flag", json={"value": "on"}).status_code == 200
+    )
+    assert problem(http.put(pool_url, json={"name": "other"}), 400)
+    assert problem(http.put(loaded + CLUSTER + "/config-items/k", json={"value": 1}), 400)
+    names = [p["name"] for p in http.get(loaded + CLUSTER + "/node-pools").json()["items"]]
+    assert names == ["default-worker", "spot"]
+    cluster = http.get(loaded + CLUSTER).json()
+    assert cluster["config_items"] == {"flag": "on"}
+    assert cluster["node_pools"][1]["config_items"] == {"taints": "x"}
+    assert cluster["node_pools"][1]["max_size"] == 5
+    assert http.delete(pool_url + "/config-items/taints").status_code == 204
+    assert http.delete(pool_url).status_code == 204
+    assert http.delete(loaded + CLUSTER + "/config-items/flag").status_code == 204
+    after = http.get(loaded + CLUSTER).json()
+    assert [p["name"] for p in after["node_pools"]] == ["default-worker"]
+    assert after["config_items"] == {}
+
+
+def test_concurrent_config_item_writes_to_one_cluster_lose_nothing(
+    loaded: str, client: HttpRegistry
+) -> None:
+    from test_registry_contract import all_at_once
+
+    all_at_once(50, lambda i: client.set_config_item(C0, f"k{i}", str(i)))
+    items = next(c for c in client.clusters() if c.id == C0).config_items
+    assert items == {f"k{i}": str(i) for i in range(50)}
+
+
+def test_infrastructure_accounts(server: RegistryServer, http: requests.Session) -> None:
+    url = server.url + "/infrastructure-accounts"
+    account = {"id": "aws:123456789012", "name": "team", "provider": "aws", "criticality_level": 1}
+    assert http.post(url, json=account).status_code == 201
+    assert problem(http.post(url, json=account), 409)
+    assert problem(http.post(url, json={"name": "no id"}), 400)
+    assert (
+        http.patch(f"{url}/aws:123456789012", json={"owner": "teapot"}).json()["owner"] == "teapot"
+    )
+    assert http.get(url).json()["items"] == [{**account, "owner": "teapot"}]
+    assert problem(http.get(f"{url}/aws:0"), 404)
+    assert problem(http.patch(f"{url}/aws:123456789012", json={"id": "x"}), 400)
+
+
+def test_the_served_openapi_document_describes_exactly_the_routes(server: RegistryServer) -> None:
+    served = requests.get(server.url + "/openapi.yaml")  # no token needed
+    assert served.status_code == 200
+    document = yaml.safe_load(served.text)
+    assert document["openapi"].startswith("3.")
+    described = {
+        (method.upper(), path)
+        for path, item in document["paths"].items()
+        for method in item
+        if method in {"get", "post", "put", "patch", "delete"}
+    }
+    assert described == {(method, path) for method, path, _ in ROUTES}
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "status",
+                    "lease",
+                    "node_pools",
+                    "config_items",
+                    "channel",
+                    "criticality_level",
+                    "holder",
+                    "ttl_seconds",
+                    "name",
+                    "problems",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(body=JSON, path=st.sampled_from(["", "/node-pools/p", "/config-items/k"]))
+def test_no_body_makes_the_server_fail(
+    loaded: str, http: requests.Session, body: Any, path: str
+) -> None:
+    method = "PATCH" if not path else "PUT"
+    response = http.request(method, loaded + CLUSTER + path, data=json.dumps(body))
+    assert response.status_code < 500, response.text
