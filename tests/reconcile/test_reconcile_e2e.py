@@ -159,3 +159,36 @@ def test_github_step_summary_gets_a_markdown_table(sandbox, tmp_path, monkeypatc
     assert text.startswith("### clmgit reconcile (shard 0/1)")
     assert "| cluster | action | outcome | version | time | detail |" in text
     assert f"| {sandbox.records[0]['alias']} | create | applied |" in text
+
+
+def test_decommission_deletes_every_stack_and_marks_the_cluster(sandbox):
+    assert sandbox.reconcile().code == 0
+    [cluster] = sandbox.clusters().values()
+    assert sandbox.stacks(cluster)
+    result = sandbox.cli("decommission", "--cluster", cluster.alias,
+                         "--kubeconfig", str(sandbox.kubeconfig))
+    assert result.code == 0, result.err
+    assert sandbox.stacks(cluster) == []
+    [cluster] = sandbox.clusters().values()
+    assert cluster.lifecycle_status == "decommissioned"
+    assert sandbox.reconcile().out.strip() == "no clusters selected"
+
+
+def test_provision_applies_a_working_tree_without_git(sandbox, tmp_path):
+    from clmgit.sandbox.configtree import cluster_tree
+
+    work = tmp_path / "work"
+    for path, text in cluster_tree(2).items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    alias = sandbox.records[0]["alias"]
+    result = sandbox.cli("provision", "--cluster", alias, "--directory", str(work),
+                         "--kubeconfig", str(sandbox.kubeconfig))
+    assert result.code == 0, result.err
+    [cluster] = sandbox.clusters().values()
+    assert cluster.status.current_version == desired_version(str(work.resolve()), cluster)
+    settings = sandbox.fleet.server(alias).read("v1", "ConfigMap", "platform-settings",
+                                                "platform")
+    assert settings["data"]["tracing"] == "enabled"  # version 2 of the tree
+    bad = sandbox.cli("provision", "--cluster", alias, "--directory", str(tmp_path / "nope"))
+    assert bad.code == 1 and "has no cluster/ directory" in bad.err
