@@ -8,7 +8,7 @@ import platform
 import sys
 from pathlib import Path
 
-MODULES = ["promotion", "render", "registry", "rolling"]
+MODULES = ["promotion", "render", "rolling", "reconcile", "registry"]
 HERE = Path(__file__).parent
 
 

@@ -292,13 +292,22 @@ Kubeconfig = Annotated[str | None, typer.Option(
 Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
 
 
-def _reconcile_options(*, dry_run: bool, concurrency: int, token: str | None,
-                       kubeconfig: str | None, progress):  # noqa: ANN001, ANN202
+def _reconcile_command(work, *, out: Format, title: str, dry_run: bool = False,  # noqa: ANN001
+                       concurrency: int = 1, token: str | None = None,
+                       kubeconfig: str | None = None) -> None:
+    """Run `work(workspace, options)` with a progress display, then show its results."""
+    from clmgit import views
     from clmgit.reconcile.session import Options
 
-    return Options(dry_run=dry_run, concurrency=concurrency, token=token or None,
-                   kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
-                   on_result=progress.result)
+    progress = views.Progress(enabled=out is not Format.json)
+    options = Options(dry_run=dry_run, concurrency=concurrency, token=token or None,
+                      kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                      on_result=progress.result)
+    try:
+        results = work(settings().ws, options)
+    finally:
+        progress.stop()
+    _show_results(results, out=out, title=title)
 
 
 def _show_results(results, *, out: Format, title: str) -> None:  # noqa: ANN001
@@ -333,21 +342,16 @@ def reconcile(
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring every selected cluster to the version its channel pins; record it in the registry."""
-    from clmgit import views
     from clmgit.reconcile.plan import parse_shard
     from clmgit.reconcile.session import reconcile as run
 
     shard_spec = parse_shard(shard) if shard else None
-    progress = views.Progress(enabled=out is not Format.json)
-    options = _reconcile_options(dry_run=dry_run, concurrency=concurrency, token=token,
-                                 kubeconfig=kubeconfig, progress=progress)
-    try:
-        results = run(settings().ws, options, names=cluster, channel=channel, shard=shard_spec)
-    finally:
-        progress.stop()
     title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
         " (dry run)" if dry_run else "")
-    _show_results(results, out=out, title=title)
+    _reconcile_command(
+        lambda ws, options: run(ws, options, names=cluster, channel=channel, shard=shard_spec),
+        out=out, title=title, dry_run=dry_run, concurrency=concurrency, token=token,
+        kubeconfig=kubeconfig)
 
 
 @app.command()
@@ -362,17 +366,11 @@ def provision(
     """Apply a working tree to one cluster directly, without git (CLM's provisioning mode)."""
     from pathlib import Path
 
-    from clmgit import views
     from clmgit.reconcile.session import provision as run
 
-    progress = views.Progress(enabled=out is not Format.json)
-    options = _reconcile_options(dry_run=dry_run, concurrency=1, token=token,
-                                 kubeconfig=kubeconfig, progress=progress)
-    try:
-        result = run(settings().ws, options, name=cluster, directory=Path(directory))
-    finally:
-        progress.stop()
-    _show_results([result], out=out, title="clmgit provision")
+    _reconcile_command(
+        lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
+        out=out, title="clmgit provision", dry_run=dry_run, token=token, kubeconfig=kubeconfig)
 
 
 @app.command()
@@ -384,17 +382,11 @@ def decommission(
     out: OutputOpt = Format.table,
 ) -> None:
     """Delete every stack of a cluster (the main stack last) and mark it decommissioned."""
-    from clmgit import views
     from clmgit.reconcile.session import decommission as run
 
-    progress = views.Progress(enabled=out is not Format.json)
-    options = _reconcile_options(dry_run=dry_run, concurrency=1, token=token,
-                                 kubeconfig=kubeconfig, progress=progress)
-    try:
-        result = run(settings().ws, options, name=cluster)
-    finally:
-        progress.stop()
-    _show_results([result], out=out, title="clmgit decommission")
+    _reconcile_command(lambda ws, options: [run(ws, options, name=cluster)],
+                       out=out, title="clmgit decommission", dry_run=dry_run, token=token,
+                       kubeconfig=kubeconfig)
 
 
 @app.command()
@@ -408,17 +400,15 @@ def controller(
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
     import json
 
-    from clmgit import views
     from clmgit.output import to_data
     from clmgit.promotion.channels import parse_duration
+    from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
     from clmgit.workspace import open_workspace
 
     pause = parse_duration(interval, "--interval").total_seconds()
     s = settings()
-    progress = views.Progress(enabled=False)
-    options = _reconcile_options(dry_run=False, concurrency=concurrency, token=token,
-                                 kubeconfig=kubeconfig, progress=progress)
+    options = Options(concurrency=concurrency, token=token or None, kubeconfig=kubeconfig)
 
     def report(results) -> None:  # noqa: ANN001
         busy = [r for r in results if r.outcome != "in-sync"]

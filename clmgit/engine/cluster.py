@@ -78,7 +78,13 @@ class Engine:
         renderer = cluster_renderer(self.source, sha, cluster)
         cluster = renderer.cluster  # defaults merged: drain settings and surge come from items
         to = self.backends(cluster)
-        rendered = renderer.render_all(to.values)  # step 3: fail before anything changes
+        if dry_run:
+            # Nothing changes in a dry run, so nothing needs rendering twice: each template is
+            # rendered once below, where its stack outputs are known, and fails there.
+            deletions, cf_deletions = renderer.render_deletions(to.values)
+        else:
+            rendered = renderer.render_all(to.values)  # step 3: fail before anything changes
+            deletions, cf_deletions = rendered.deletions, rendered.cf_deletions
         report = Report()
 
         def removed_pool(pool: str) -> None:
@@ -105,8 +111,8 @@ class Engine:
             extra=[extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
             node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name))
                         for p in cluster.node_pools],
-            deletions_pre=_stack_names(to.stacks, rendered.cf_deletions.pre_apply),
-            deletions_post=_stack_names(to.stacks, rendered.cf_deletions.post_apply),
+            deletions_pre=_stack_names(to.stacks, cf_deletions.pre_apply),
+            deletions_post=_stack_names(to.stacks, cf_deletions.post_apply),
             on_pool_removed=removed_pool,
             dry_run=dry_run,
         )
@@ -125,12 +131,12 @@ class Engine:
                            f"in {rolled.waves} wave(s)")
 
         manifests = renderer.render_manifests(values(outputs))
-        self._delete(to.kube, rendered.deletions, "pre_apply", report, dry_run)
+        self._delete(to.kube, deletions, "pre_apply", report, dry_run)
         for change in apply_manifests(to.kube, manifests, dry_run=dry_run):
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
                 report.add(f"{change.kind} {where}{change.name}: {change.action}")
-        self._delete(to.kube, rendered.deletions, "post_apply", report, dry_run)
+        self._delete(to.kube, deletions, "post_apply", report, dry_run)
         return report
 
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
