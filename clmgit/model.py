@@ -152,6 +152,8 @@ def desired_version(sha: str, cluster: Cluster) -> str:
 
 def _text(value: Any) -> str:
     """CLM's config items are strings; YAML may hand us booleans or numbers for them."""
+    if type(value) is str:  # nearly always: registries of thousands of records come here
+        return value
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -164,7 +166,8 @@ def _items(raw: Any, where: str) -> dict[str, str]:
         return {}
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: config_items must be a mapping of strings")
-    return {str(k): _text(v) for k, v in raw.items()}
+    return {k if type(k) is str else str(k): v if type(v) is str else _text(v)
+            for k, v in raw.items()}
 
 
 def _int(raw: Any, where: str, name: str) -> int:

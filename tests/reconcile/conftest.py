@@ -13,7 +13,7 @@ import boto3
 import pytest
 
 from clmgit.model import Cluster, parse_cluster
-from clmgit.registry.file import FileRegistry
+from clmgit.registry import Registry, open_registry
 from clmgit.sandbox.aws import REGION
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
@@ -33,24 +33,26 @@ class Sandbox:
     fleet: LocalFleet
     records: list[dict[str, Any]]
     versions: list[str] = field(default_factory=list)
+    #: `--registry`: None for the clusters.yaml in the repo, else a server's URL.
+    registry_spec: str | None = None
 
     @property
     def path(self) -> Path:
         return self.builder.path
 
     @property
-    def registry(self) -> FileRegistry:
-        return FileRegistry(self.path / "clusters.yaml")
+    def registry(self) -> Registry:
+        return open_registry(self.registry_spec, default_dir=self.path)
 
     def clusters(self) -> dict[str, Cluster]:
         return {c.alias: c for c in self.registry.clusters()}
 
     def reconcile(self, *args: str) -> Result:
-        return run_cli("--repo", str(self.path), "reconcile", "--kubeconfig",
-                       str(self.kubeconfig), *args)
+        return self.cli("reconcile", "--kubeconfig", str(self.kubeconfig), *args)
 
     def cli(self, *args: str) -> Result:
-        return run_cli("--repo", str(self.path), *args)
+        registry = ("--registry", self.registry_spec) if self.registry_spec else ()
+        return run_cli("--repo", str(self.path), *registry, *args)
 
     def commit_version(self, version: int) -> str:
         """A new commit on dev (the unpinned channel the clusters follow) with that tree."""
@@ -84,21 +86,27 @@ def make_records(count: int, **extra: Any) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def sandbox_factory(moto_endpoint: str, tmp_path: Path) -> Iterator:
+def sandbox_factory(moto_endpoint: str, tmp_path: Path, make_registry) -> Iterator:
+    """`make(count, backend)`: a sandbox of `count` new clusters whose registry is the repo's
+    clusters.yaml ("file") or a registry server ("sqlite", "postgresql"); `edit` may change
+    the records first."""
     fleets: list[LocalFleet] = []
 
-    def make(count: int = 1) -> Sandbox:
+    def make(count: int = 1, backend: str = "file", edit=None) -> Sandbox:
         b = ConfigRepoBuilder(tmp_path / f"config{len(fleets)}")
         v1 = b.commit("dev", cluster_tree(1), "Config version 1")
         for channel in ("alpha", "beta", "stable"):
             b.git("branch", channel, v1)
         records = make_records(count)
+        if edit:
+            edit(records)
+        spec = None if backend == "file" else make_registry(backend, records)
         b.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml(records)},
                  "Channels and clusters")
         clusters = [parse_cluster(r, "record") for r in records]
         fleet = LocalFleet(clusters, tmp_path / f"kubeconfig{len(fleets)}").start()
         fleets.append(fleet)
-        return Sandbox(b, fleet.kubeconfig, fleet, records, [v1])
+        return Sandbox(b, fleet.kubeconfig, fleet, records, [v1], spec)
 
     yield make
     for fleet in fleets:

@@ -192,3 +192,22 @@ def test_provision_applies_a_working_tree_without_git(sandbox, tmp_path):
     assert settings["data"]["tracing"] == "enabled"  # version 2 of the tree
     bad = sandbox.cli("provision", "--cluster", alias, "--directory", str(tmp_path / "nope"))
     assert bad.code == 1 and "has no cluster/ directory" in bad.err
+
+
+def test_a_stack_that_fails_records_the_stack_reason_and_not_the_version(sandbox):
+    from clmgit.sandbox.configtree import cluster_tree
+
+    assert sandbox.reconcile().code == 0
+    [cluster] = sandbox.clusters().values()
+    applied = cluster.status.current_version
+    tree = cluster_tree(2)
+    tree["cluster/cf-manifests/logs.yaml"] = tree["cluster/cf-manifests/logs.yaml"].replace(
+        "AWS::S3::Bucket", "AWS::S3::Buckett")
+    sandbox.builder.commit("dev", tree, "A typo in a resource type")
+    result = sandbox.reconcile()
+    assert result.code == 4
+    [cluster] = sandbox.clusters().values()
+    [problem] = cluster.status.problems
+    assert "logs-" in problem.title and "AWS::S3::Buckett" in problem.title
+    assert cluster.status.current_version == applied  # not marked as applied
+    assert cluster.status.next_version and cluster.status.next_version != applied
