@@ -23,12 +23,18 @@ from clmgit.model import parse_cluster
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
 from clmgit.registry.server.localpg import LocalPostgres, find_pg_ctl
-from clmgit.sandbox.configrepo import clusters_yaml
+from clmgit.sandbox.configrepo import cluster_record, clusters_yaml
 
 BACKENDS = ("file", "sqlite", "postgresql")
 TOKEN = "test-registry-token"
 
 MakeRegistry = Callable[[str, list[dict[str, Any]]], str]
+
+
+def records(count: int, *, channel: str = "beta") -> list[dict[str, Any]]:
+    return [
+        cluster_record(f"aws:123456789012:eu-central-1:c{i}", channel=channel) for i in range(count)
+    ]
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clmgit.config.deletions import Deletion, Deletions
-from clmgit.config.render import cluster_renderer, stack_name
+from clmgit.config.render import ClusterRenderer, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
 from clmgit.engine.clock import Clock, SystemClock
@@ -39,7 +39,8 @@ from clmgit.engine.stacks import (
     main_stack,
     node_pool_stack,
 )
-from clmgit.model import Cluster
+from clmgit.errors import ClmgitError
+from clmgit.model import REQUESTED, Cluster
 
 
 @dataclass
@@ -76,89 +77,139 @@ class Engine:
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         renderer = cluster_renderer(self.source, sha, cluster)
-        cluster = renderer.cluster  # defaults merged: drain settings and surge come from items
-        to = self.backends(cluster)
+        run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run)
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
-            # rendered once below, where its stack outputs are known, and fails there.
-            deletions, cf_deletions = renderer.render_deletions(to.values)
+            # rendered once, where its stack outputs are known, and fails there.
+            deletions, cf_deletions = renderer.render_deletions(run.to.values)
         else:
-            rendered = renderer.render_all(to.values)  # step 3: fail before anything changes
+            rendered = renderer.render_all(run.to.values)  # step 3: fail before any change
             deletions, cf_deletions = rendered.deletions, rendered.cf_deletions
-        report = Report()
-
-        def removed_pool(pool: str) -> None:
-            drain_node_pool(to.kube, to.pools, cluster, pool, clock=self.clock, dry_run=dry_run)
-            report.add(f"node pool {pool}: drained (removed from the registry)")
-
-        def values(outputs: Mapping[str, str]) -> dict[str, Any]:
-            # A dry run knows only the outputs of stacks that exist: the rest read as visible
-            # placeholders, as in `clmgit render`, instead of failing the templates.
-            known = _Known(outputs) if dry_run else dict(outputs)
-            return {**to.values, STACK_OUTPUTS: known}
-
-        def stack_text(path: str) -> Callable[[Mapping[str, str]], str]:
-            return lambda outputs: renderer.render_stack(path, values(outputs)).text
-
-        def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
-            return lambda outputs: renderer.render_node_pool_stack(name, values(outputs)).text
-
-        main_path, *extra_paths = renderer.stack_paths()
-        results = apply_stacks(
-            to.stacks,
-            cluster=cluster,
-            main=main_stack(cluster, stack_text(main_path)),
-            extra=[extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
-            node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name))
-                        for p in cluster.node_pools],
-            deletions_pre=_stack_names(to.stacks, cf_deletions.pre_apply),
-            deletions_post=_stack_names(to.stacks, cf_deletions.post_apply),
-            on_pool_removed=removed_pool,
-            dry_run=dry_run,
-        )
-        outputs: dict[str, str] = {}
-        for result in results:
-            outputs.update(result.outputs)
-            if result.changed:
-                report.add(_stack_line(result))
-
-        for pool in cluster.node_pools:
-            rolled = roll_node_pool(to.kube, to.pools, cluster, pool.name, clock=self.clock,
-                                    dry_run=dry_run)
-            if rolled.replaced:
-                verb = "would replace" if dry_run else "replaced"
-                report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} node(s) "
-                           f"in {rolled.waves} wave(s)")
-
-        manifests = renderer.render_manifests(values(outputs))
-        self._delete(to.kube, deletions, "pre_apply", report, dry_run)
-        for change in apply_manifests(to.kube, manifests, dry_run=dry_run):
-            if change.action != "unchanged":
-                where = f"{change.namespace}/" if change.namespace else ""
-                report.add(f"{change.kind} {where}{change.name}: {change.action}")
-        self._delete(to.kube, deletions, "post_apply", report, dry_run)
-        return report
+        outputs = run.stacks(cf_deletions)
+        run.roll_node_pools()
+        if dry_run and cluster.lifecycle_status == REQUESTED:
+            # A new cluster has no API server to ask until its main stack exists.
+            count = sum(len(c.objects) for c in renderer.render_manifests(run.values(outputs)))
+            run.report.add(f"would create {count} Kubernetes object(s) once the cluster is up")
+        else:
+            run.kubernetes(deletions, outputs)
+        return run.report
 
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
-        """DESIGN.md §6 step 8: every stack of the cluster goes, the main stack last."""
+        """DESIGN.md §6 step 8: kube-system workloads scaled down (best effort: a cluster being
+        decommissioned may be half gone), then every stack, the main stack last."""
         to = self.backends(cluster)
         report = Report()
+        try:
+            for name in scale_down(to.kube, KUBE_SYSTEM, dry_run=dry_run):
+                report.add(f"{'would scale' if dry_run else 'scaled'} {name} to 0")
+        except ClmgitError as e:
+            report.add(f"kube-system not scaled down: {e}")
         for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run):
             if result.changed:
                 report.add(_stack_line(result))
         return report
 
-    @staticmethod
-    def _delete(
-        kube: KubeClient, deletions: Deletions, phase: str, report: Report, dry_run: bool
-    ) -> None:
-        entries: Sequence[Deletion] = getattr(deletions, phase)
+
+KUBE_SYSTEM = "kube-system"
+_SCALABLE = (("apps/v1", "Deployment"), ("apps/v1", "StatefulSet"))
+
+
+def scale_down(kube: KubeClient, namespace: str, *, dry_run: bool = False) -> list[str]:
+    """Scale every Deployment and StatefulSet of `namespace` to zero; what was (or would be)."""
+    scaled = []
+    for api_version, kind_name in _SCALABLE:
+        kind = kube.resolve(kind_name, api_version)
+        if kind is None:
+            continue
+        for obj in kube.list(kind, namespace=namespace):
+            if obj.get("spec", {}).get("replicas", 1) == 0:
+                continue
+            name = obj["metadata"]["name"]
+            if not dry_run:
+                kube.patch(kind, name, {"spec": {"replicas": 0}}, namespace)
+            scaled.append(f"{kind_name} {namespace}/{name}")
+    return scaled
+
+
+class _Run:
+    """One cluster's apply: its renderer, backends and report, step by step."""
+
+    def __init__(self, renderer: ClusterRenderer, to: Backends, clock: Clock,
+                 dry_run: bool) -> None:
+        self.renderer, self.to, self.clock, self.dry_run = renderer, to, clock, dry_run
+        self.cluster = renderer.cluster  # defaults merged: drain settings, surge
+        self.report = Report()
+
+    def values(self, outputs: Mapping[str, str]) -> dict[str, Any]:
+        # A dry run knows only the outputs of stacks that exist: the rest read as visible
+        # placeholders, as in `clmgit render`, instead of failing the templates.
+        known = _Known(outputs) if self.dry_run else dict(outputs)
+        return {**self.to.values, STACK_OUTPUTS: known}
+
+    def stacks(self, cf_deletions: Deletions) -> dict[str, str]:
+        """Steps 4–5; the outputs of every stack."""
+        renderer, cluster = self.renderer, self.cluster
+
+        def stack_text(path: str) -> Callable[[Mapping[str, str]], str]:
+            return lambda outputs: renderer.render_stack(path, self.values(outputs)).text
+
+        def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
+            return lambda outputs: renderer.render_node_pool_stack(name,
+                                                                   self.values(outputs)).text
+
+        def removed_pool(pool: str) -> None:
+            drain_node_pool(self.to.kube, self.to.pools, cluster, pool, clock=self.clock,
+                            dry_run=self.dry_run)
+            self.report.add(f"node pool {pool}: drained (removed from the registry)")
+
+        main_path, *extra_paths = renderer.stack_paths()
+        results = apply_stacks(
+            self.to.stacks,
+            cluster=cluster,
+            main=main_stack(cluster, stack_text(main_path)),
+            extra=[extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
+            node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name))
+                        for p in cluster.node_pools],
+            deletions_pre=_stack_names(self.to.stacks, cf_deletions.pre_apply),
+            deletions_post=_stack_names(self.to.stacks, cf_deletions.post_apply),
+            on_pool_removed=removed_pool,
+            dry_run=self.dry_run,
+        )
+        outputs: dict[str, str] = {}
+        for result in results:
+            outputs.update(result.outputs)
+            if result.changed:
+                self.report.add(_stack_line(result))
+        return outputs
+
+    def roll_node_pools(self) -> None:
+        """Step 6."""
+        for pool in self.cluster.node_pools:
+            rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
+                                    clock=self.clock, dry_run=self.dry_run)
+            if rolled.replaced:
+                verb = "would replace" if self.dry_run else "replaced"
+                self.report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} "
+                                f"node(s) in {rolled.waves} wave(s)")
+
+    def kubernetes(self, deletions: Deletions, outputs: Mapping[str, str]) -> None:
+        """Step 7: pre_apply deletions, the manifests, post_apply deletions."""
+        manifests = self.renderer.render_manifests(self.values(outputs))
+        self._delete(deletions.pre_apply, "pre_apply")
+        for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
+            if change.action != "unchanged":
+                where = f"{change.namespace}/" if change.namespace else ""
+                self.report.add(f"{change.kind} {where}{change.name}: {change.action}")
+        self._delete(deletions.post_apply, "post_apply")
+
+    def _delete(self, entries: Sequence[Deletion], phase: str) -> None:
         if not entries:
             return
-        verb = "would delete" if dry_run else "deleted"
-        for gone in apply_deletions(kube, entries, dry_run=dry_run):
+        verb = "would delete" if self.dry_run else "deleted"
+        for gone in apply_deletions(self.to.kube, entries, dry_run=self.dry_run):
             where = f"{gone.namespace}/" if gone.namespace else ""
-            report.add(f"{phase}: {verb} {gone.kind} {where}{gone.name}")
+            self.report.add(f"{phase}: {verb} {gone.kind} {where}{gone.name}")
 
 
 class _Known(Mapping[str, str]):

@@ -16,7 +16,6 @@ from kubernetes import config, dynamic
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff, FakeClock
-from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
 from clmgit.sandbox.kubeapi import KubeAPIServer
@@ -24,39 +23,6 @@ from clmgit.sandbox.kubelet import Kubelet
 
 CONTEXT = "sandbox"
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
-
-MAIN = """\
-Resources:
-  Nothing:
-    Type: AWS::EC2::SecurityGroup
-    Properties:
-      GroupDescription: workers
-"""
-
-
-def pool_template(*, instance_type: str = "t3.micro", desired: int = 3, max_size: int = 6) -> str:
-    """One Auto Scaling group over two zones on a launch template; a new instance type makes
-    the instances running so far outdated."""
-    return f"""\
-Resources:
-  LaunchTemplate:
-    Type: AWS::EC2::LaunchTemplate
-    Properties:
-      LaunchTemplateData:
-        ImageId: ami-12c6146b
-        InstanceType: {instance_type}
-  AutoScalingGroup:
-    Type: AWS::AutoScaling::AutoScalingGroup
-    Properties:
-      AvailabilityZones: [eu-central-1a, eu-central-1b]
-      MinSize: "0"
-      MaxSize: "{max_size}"
-      DesiredCapacity: "{desired}"
-      LaunchTemplate:
-        LaunchTemplateId: !Ref LaunchTemplate
-        Version: $Latest
-"""
-
 
 def stamp(clock: FakeClock) -> str:
     return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -103,11 +69,6 @@ def stacks(moto_endpoint: str, clock: FakeClock) -> CloudFormationStacks:
 @pytest.fixture
 def pools(moto_endpoint: str, clock: FakeClock) -> AutoScalingPools:
     return AutoScalingPools(boto3.Session(region_name=REGION), clock=clock, backoff=FAST)
-
-
-def apply_pool(stacks: CloudFormationStacks, cluster: Cluster, **kwargs: object) -> None:
-    apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, MAIN),
-                 node_pools=[node_pool_stack(cluster, "default", pool_template(**kwargs))])  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -100,6 +100,16 @@ def test_a_dry_run_reports_and_changes_nothing(kube: KubeAPI, server: KubeAPISer
     assert server.read("v1", "ConfigMap", "one", "default")["data"] == {"a": "1"}
 
 
+def test_a_dry_run_counts_objects_in_a_namespace_it_would_create(
+        kube: KubeAPI, server: KubeAPIServer) -> None:
+    # The server cannot dry-run an object into a namespace that does not exist yet.
+    changes = apply_manifests(kube, [component("a", NAMESPACE, config_map("c", "team"))],
+                              dry_run=True)
+    assert [(c.action, c.kind, c.name) for c in changes] == [
+        ("created", "Namespace", "team"), ("created", "ConfigMap", "c")]
+    assert server.read("v1", "Namespace", "team") is None
+
+
 def test_a_field_owned_by_another_manager_is_a_conflict_not_forced(
     kube: KubeAPI, server: KubeAPIServer, apply_as_human: Any
 ) -> None:

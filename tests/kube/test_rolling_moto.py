@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from conftest import apply_pool
+from kube_helpers import apply_pool
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI

@@ -211,3 +211,18 @@ def test_a_stack_that_fails_records_the_stack_reason_and_not_the_version(sandbox
     assert "logs-" in problem.title and "AWS::S3::Buckett" in problem.title
     assert cluster.status.current_version == applied  # not marked as applied
     assert cluster.status.next_version and cluster.status.next_version != applied
+
+
+def test_decommission_scales_kube_system_down_first(sandbox):
+    assert sandbox.reconcile().code == 0
+    from clmgit.sandbox.kubeapi.fixtures import make_deployment
+
+    alias = sandbox.records[0]["alias"]
+    server = sandbox.fleet.server(alias)
+    server.seed(make_deployment("coredns", namespace="kube-system", replicas=2))
+    result = sandbox.cli("decommission", "--cluster", alias, "--kubeconfig",
+                         str(sandbox.kubeconfig))
+    assert result.code == 0, result.err
+    assert "scaled Deployment kube-system/coredns to 0" in result.out
+    assert server.read("apps/v1", "Deployment", "coredns", "kube-system")["spec"][
+        "replicas"] == 0

@@ -1,10 +1,9 @@
-"""Fixtures of the registry tests: records, and a running SQLite-backed server with a client."""
+"""Fixtures of the registry tests: a running SQLite-backed server with a client."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
@@ -12,13 +11,6 @@ from registry_fixtures import TOKEN
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.configrepo import cluster_record
-
-
-def records(count: int, *, channel: str = "beta") -> list[dict[str, Any]]:
-    return [
-        cluster_record(f"aws:123456789012:eu-central-1:c{i}", channel=channel) for i in range(count)
-    ]
 
 
 @pytest.fixture

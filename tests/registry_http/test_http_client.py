@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import TOKEN, records
+from registry_fixtures import TOKEN, records
 
 from clmgit.errors import RegistryError
 from clmgit.model import parse_cluster

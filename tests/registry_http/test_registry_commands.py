@@ -13,7 +13,7 @@ import pytest
 import requests
 import typer
 import yaml
-from conftest import TOKEN, records
+from registry_fixtures import TOKEN, records
 from typer.testing import CliRunner
 
 from clmgit.errors import RegistryError

@@ -10,8 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
-from conftest import records
-from registry_fixtures import BACKENDS, MakeRegistry
+from registry_fixtures import BACKENDS, MakeRegistry, records
 
 from clmgit.errors import RegistryError
 from clmgit.model import ClusterStatus, Problem, parse_cluster

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from conftest import TOKEN, records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from registry_fixtures import TOKEN, records
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.api import ROUTES
