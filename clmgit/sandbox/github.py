@@ -13,10 +13,12 @@ import re
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from clmgit.httpd import Background, Handler
 
 HOST = "127.0.0.1"
 BODY_LIMIT = 65536
@@ -73,27 +75,20 @@ class GitHubStandIn:
         self.pulls: dict[int, dict[str, Any]] = {}
         self._failures: list[_Failure] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._served: Background | None = None
 
     # --- life cycle ------------------------------------------------------------------------
 
     def start(self) -> GitHubStandIn:
-        handler = type("Handler", (_Handler,), {"stand_in": self})
-        self._httpd = ThreadingHTTPServer((HOST, 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        if self._served is None:
+            handler = type("Handler", (_Handler,), {"stand_in": self})
+            self._served = Background(ThreadingHTTPServer((HOST, 0), handler), "github")
         return self
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._served is not None:
+            self._served.stop()
+            self._served = None
 
     def __enter__(self) -> GitHubStandIn:
         return self.start()
@@ -103,8 +98,8 @@ class GitHubStandIn:
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None, "start() the stand-in first"
-        return f"http://{HOST}:{self._httpd.server_address[1]}"
+        assert self._served is not None, "start() the stand-in first"
+        return f"http://{HOST}:{self._served.port}"
 
     def fail_next(
         self,
@@ -264,11 +259,10 @@ def _public(pull: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(Handler):
     stand_in: GitHubStandIn
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
+    def _serve(self) -> None:
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -292,8 +286,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
-
-    do_POST = do_PATCH = do_PUT = do_DELETE = do_GET
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        """Quiet: tests read `requests`, not the server's log."""

@@ -11,11 +11,11 @@ import json
 import logging
 import threading
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from clmgit.errors import RegistryError
+from clmgit.httpd import Handler
 from clmgit.registry.server.api import PUBLIC_PATHS, RegistryAPI, Request, Response
 from clmgit.registry.server.db import Database, Unavailable, open_database
 from clmgit.registry.server.problems import Problem, bad_request
@@ -39,19 +39,8 @@ class _HTTPServer(ThreadingHTTPServer):
         super().__init__((host, port), _Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in separate writes; Nagle would delay each answer by ~40 ms.
-    disable_nagle_algorithm = True
+class _Handler(Handler):
     server: _HTTPServer
-
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
-        self._serve()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        log.debug("%s " + format, self.address_string(), *args)
 
     def _serve(self) -> None:
         owner = self.server.owner

@@ -14,13 +14,13 @@ import json
 import logging
 import os
 import secrets
-import threading
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from clmgit.httpd import Background, Handler
 from clmgit.sandbox.kubeapi import lifecycle
 from clmgit.sandbox.kubeapi.api import HEALTH_PATHS, KubeAPI
 from clmgit.sandbox.kubeapi.cluster import Cluster, utc_timestamp
@@ -47,20 +47,8 @@ class _HTTPServer(ThreadingHTTPServer):
         super().__init__((HOST, api_server.requested_port), _Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in separate writes; with Nagle's algorithm on, the client's
-    # delayed ACK would cost ~40 ms per request.
-    disable_nagle_algorithm = True
+class _Handler(Handler):
     server: _HTTPServer
-
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
-        self._serve()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        log.debug("%s " + format, self.address_string(), *args)
 
     def _serve(self) -> None:
         owner = self.server.api_server
@@ -161,31 +149,18 @@ class KubeAPIServer:
         self.cluster = Cluster(clock)
         self.stats = Stats()
         self.api = KubeAPI(self.cluster)
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._served: Background | None = None
 
     def start(self) -> KubeAPIServer:
-        if self._httpd is not None:
-            return self
-        self._httpd = _HTTPServer(self)
-        self.api.server_address = f"{HOST}:{self.port}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="kubeapi",
-            daemon=True,
-        )
-        self._thread.start()
+        if self._served is None:
+            self._served = Background(_HTTPServer(self), "kubeapi")
+            self.api.server_address = f"{HOST}:{self.port}"
         return self
 
     def stop(self) -> None:
-        if self._httpd is None:
-            return
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd, self._thread = None, None
+        if self._served is not None:
+            self._served.stop()
+            self._served = None
 
     def __enter__(self) -> KubeAPIServer:
         return self.start()
@@ -195,9 +170,9 @@ class KubeAPIServer:
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        if self._served is None:
             raise RuntimeError("the emulator is not running; call start() first")
-        return int(self._httpd.server_address[1])
+        return self._served.port
 
     @property
     def url(self) -> str:
