@@ -29,7 +29,7 @@ from clmgit.cache import load_yaml
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, parse_cluster, status_to_dict
 from clmgit.registry import LeaseLost, holder_is_dead
-from clmgit.registry.filedoc import set_fields
+from clmgit.registry.filedoc import read_record, set_fields
 
 
 class FileRegistry:
@@ -73,23 +73,19 @@ class FileRegistry:
             seen.add(c.id)
         return clusters
 
-    def _cluster(self, cluster_id: str) -> Cluster:
-        for cluster in self.clusters():
-            if cluster.id == cluster_id:
-                return cluster
-        raise RegistryError(f"no cluster {cluster_id!r} in the registry {self.path}")
-
     # --- leases and writes -----------------------------------------------------------------
 
     def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
         with self._locked():
-            cluster = self._cluster(cluster_id)
             leases = self._leases()
             now = self._now()
             current = leases.get(cluster_id)
             if (current and current["holder"] != holder and float(current["expires"]) > now
                     and not holder_is_dead(str(current["holder"]))):
                 return None
+            # One record, not the whole file: after each write the parse cache is cold.
+            record = read_record(self._read().decode(), cluster_id, name=str(self.path))
+            cluster = parse_cluster(record, f"{self.path}: cluster {cluster_id}")
             leases[cluster_id] = {"holder": holder, "expires": now + ttl}
             self._write_leases(leases)
             return cluster

@@ -51,6 +51,15 @@ def set_fields(
     return new
 
 
+def read_record(text: str, cluster_id: str, *, name: str = "clusters.yaml") -> dict[str, Any]:
+    """One record as data: the file is only composed (libyaml, no Python objects built for the
+    other records), then the record's own lines are loaded."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    record = _find_record(_compose(text, name), cluster_id, name)
+    return _data(text[_line_start(text, record.start_mark.index):_line_after(text, _end(record))])
+
+
 # --- finding -----------------------------------------------------------------------------------
 
 
