@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -86,12 +85,7 @@ class KubeClient(Protocol):
         ...
 
 
-# --- label selectors (for the fake; the real server parses its own) -------------------------
-
-_REQUIREMENT = re.compile(
-    r"^\s*(?P<neg>!)?\s*(?P<key>[\w./-]+)\s*"
-    r"(?:(?P<op>==|=|!=)\s*(?P<value>[\w.-]*)|\s+(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?\s*$"
-)
+# --- label selectors ------------------------------------------------------------------------
 
 
 def selector_string(labels: Mapping[str, str]) -> str:
@@ -99,42 +93,8 @@ def selector_string(labels: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
-def _split_requirements(selector: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for char in selector:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    return [p for p in [*parts, current] if p.strip()]
-
-
-def matches_selector(selector: str | None, labels: Mapping[str, str]) -> bool:
-    """Whether `labels` satisfy a label selector string (equality and set-based)."""
-    for requirement in _split_requirements(selector or ""):
-        match = _REQUIREMENT.match(requirement)
-        if match is None:
-            raise ApplyError(f"invalid label selector {selector!r}")
-        value = labels.get(match["key"])
-        if match["neg"]:
-            ok = value is None
-        elif match["op"]:
-            ok = (value == match["value"]) == (match["op"] != "!=")
-        elif match["set"]:
-            values = {v.strip() for v in match["values"].split(",")}
-            ok = (value in values) == (match["set"] == "in")
-        else:
-            ok = value is not None
-        if not ok:
-            return False
-    return True
-
-
 def match_labels_selector(selector: Mapping[str, Any] | None) -> str | None:
-    """A metav1.LabelSelector (`matchLabels` only is enough for the fake) as a string; None for a
-    selector that selects nothing."""
+    """A metav1.LabelSelector as a selector string; None for a selector that selects nothing."""
     labels = dict((selector or {}).get("matchLabels") or {})
     expressions = (selector or {}).get("matchExpressions") or []
     parts = [f"{k}={v}" for k, v in sorted(labels.items())]
@@ -146,19 +106,6 @@ def match_labels_selector(selector: Mapping[str, Any] | None) -> str | None:
 
 
 # --- the in-memory fake ---------------------------------------------------------------------
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386."""
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 class FakeKube:
@@ -191,11 +138,13 @@ class FakeKube:
 
     def list(self, kind: Kind, *, namespace: str | None = None,
              label_selector: str | None = None, field_selector: str | None = None) -> list[Obj]:
+        from clmgit.sandbox.kubeapi.selectors import matches_labels, parse_label_selector
+
+        requirements = parse_label_selector(label_selector)
         return [
             copy.deepcopy(obj) for (k, ns, _), obj in sorted(self.objects.items())
             if k == kind.kind and namespace in (None, ns)
-            and matches_selector(label_selector, obj["metadata"].get("labels") or {})
-            and _matches_fields(field_selector, obj)
+            and matches_labels(requirements, obj) and _matches_fields(field_selector, obj)
         ]
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> Obj:
@@ -205,7 +154,7 @@ class FakeKube:
         meta = obj["metadata"]
         namespace = (meta.get("namespace") or "default") if kind.namespaced else None
         live = self.get(kind, meta["name"], namespace)
-        new = merge_patch(live or {}, obj)
+        new = _merge_patch(live or {}, obj)
         if kind.namespaced:
             new["metadata"]["namespace"] = namespace
         if live is not None and new == live or dry_run:
@@ -221,7 +170,7 @@ class FakeKube:
         if live is None:
             raise ApplyError(f"{kind.kind} {name} not found")
         self.calls.append(("patch", kind.kind, name))
-        return self._store(merge_patch(live, patch))
+        return self._store(_merge_patch(live, patch))
 
     def delete(self, kind: Kind, name: str, *, namespace: str | None = None,
                propagation_policy: str | None = None, grace_period_seconds: int | None = None,
@@ -244,10 +193,11 @@ class FakeKube:
         return self.delete(PODS, name, namespace=namespace)
 
     def _budgets_of(self, pod: Obj) -> Objs:
-        labels = pod["metadata"].get("labels") or {}
+        from clmgit.sandbox.kubeapi.selectors import matches_labels, parse_label_selector
+
         return [pdb for pdb in self.list(PDBS, namespace=pod["metadata"]["namespace"])
                 if (s := match_labels_selector(pdb["spec"].get("selector")))
-                and matches_selector(s, labels)]
+                and matches_labels(parse_label_selector(s), pod)]
 
     def _allows_disruption(self, pdb: Obj) -> bool:
         selector = match_labels_selector(pdb["spec"].get("selector"))
@@ -273,6 +223,14 @@ class FakeKube:
         namespace = meta.get("namespace", "") if namespaced else ""
         self.objects[(obj["kind"], namespace, meta["name"])] = obj
         return copy.deepcopy(obj)
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    # The fake patches and matches labels with the emulator's code, imported on use so that
+    # production never loads the emulator.
+    from clmgit.sandbox.kubeapi.patch import merge_patch
+
+    return merge_patch(target, patch)
 
 
 def _ready(pod: Obj) -> bool:
