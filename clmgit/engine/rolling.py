@@ -38,6 +38,7 @@ from clmgit.engine.kube import NODES, PDBS, PODS, KubeClient, Obj, match_labels_
 from clmgit.engine.nodepools import ASG, Instance, NodePoolBackend
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
+from clmgit.timestamps import format_timestamp, parse_timestamp
 
 LIFECYCLE_LABEL = "lifecycle-status"
 READY, DECOMMISSION_PENDING, DRAINING = "ready", "decommission-pending", "draining"
@@ -211,17 +212,7 @@ def release(kube: KubeClient, node: Node) -> None:
 
 
 def _time(value: str | None, fallback: datetime) -> datetime:
-    if not value:
-        return fallback
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return fallback
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _stamp(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return parse_timestamp(value) or fallback
 
 
 def _created(obj: Obj) -> datetime:
@@ -290,7 +281,7 @@ def _begin_drain(kube: KubeClient, node: Node, now: datetime) -> _DrainClock:
     """Label `draining`, cordon, and start the clock — or keep the one a killed run started."""
     start = _time(node.annotations.get(DRAIN_START), now)
     patch: Obj = {"metadata": {"labels": {LIFECYCLE_LABEL: DRAINING},
-                               "annotations": {DRAIN_START: _stamp(start)}}}
+                               "annotations": {DRAIN_START: format_timestamp(start)}}}
     if not node.cordoned:
         patch["spec"] = {"unschedulable": True}
     if node.lifecycle != DRAINING or DRAIN_START not in node.annotations or not node.cordoned:
@@ -340,7 +331,8 @@ def _force_one(kube: KubeClient, node: Node, refused: Sequence[Obj], drain: _Dra
                         grace_period_seconds=(pod.get("spec") or {}).get(
                             "terminationGracePeriodSeconds"))
             drain.last_forced = now
-            kube.patch(NODES, node.name, {"metadata": {"annotations": {LAST_FORCED: _stamp(now)}}})
+            kube.patch(NODES, node.name,
+                       {"metadata": {"annotations": {LAST_FORCED: format_timestamp(now)}}})
             return
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster
 from clmgit.promotion.channels import Channel, format_duration
+from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import Workspace
 
 #: Clusters that are not (or no longer) running do not hold back a promotion.
@@ -22,16 +23,6 @@ INACTIVE = frozenset({REQUESTED, DECOMMISSION_REQUESTED, DECOMMISSIONED})
 class GateResult:
     gate: str  # "freeze", "applied_in_source", "soak"
     refusal: str | None  # None: passed
-
-
-def parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def check_freeze(target: Channel) -> GateResult:
@@ -77,15 +68,15 @@ def check_applied(
 def soak_start(ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]) -> datetime:
     """When `sha` landed in the source channel: the latest time a source cluster applied it, as
     the registry records; without records, when it was pinned there; else its commit time."""
-    times = [parse_time(c.status.applied_at) for c in clusters]
+    times = [parse_timestamp(c.status.applied_at) for c in clusters]
     known = [t for t in times if t is not None]
     if known and len(known) == len(times):
         return max(known)
-    pinned = [parse_time(g.promoted_at) for g in source.groups if g.sha == sha]
+    pinned = [parse_timestamp(g.promoted_at) for g in source.groups if g.sha == sha]
     candidates = known + [t for t in pinned if t is not None]
     if candidates:
         return max(candidates)
-    start = parse_time(ws.repo.commit_time(sha))
+    start = parse_timestamp(ws.repo.commit_time(sha))
     assert start is not None
     return start
 

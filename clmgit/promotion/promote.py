@@ -17,6 +17,7 @@ from clmgit.promotion import gates
 from clmgit.promotion.channels import DEFAULT_GROUP, Channel, Group, pin_groups
 from clmgit.promotion.history import previous_pin
 from clmgit.promotion.write import BranchMove, Landed, land
+from clmgit.timestamps import format_timestamp
 from clmgit.workspace import Workspace
 
 CONFIG_DIR = "cluster/"
@@ -51,10 +52,6 @@ class Plan:
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
-
-
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def resolve_commit(ws: Workspace, ref: str) -> str:
@@ -142,8 +139,10 @@ def plan_promotion(
             f"promotion of {new[:7]} to {dst.name!r} refused: " + "; ".join(refusals)
         )
 
+    promoted_at = format_timestamp(now)
     pins = {
-        c.group: {"sha": new, "promoted_at": _iso(now), "promoted_from": src.name} for c in changes
+        c.group: {"sha": new, "promoted_at": promoted_at, "promoted_from": src.name}
+        for c in changes
     }
     commits = _shortlog(ws, changes, new)
     move = _branch_move(ws, dst, {c.group: new for c in changes}, new)
@@ -189,7 +188,7 @@ def plan_rollback(
     if not changes:
         return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
     pins = {
-        c.group: {"sha": c.new, "promoted_at": _iso(now), "promoted_from": "rollback"}
+        c.group: {"sha": c.new, "promoted_at": format_timestamp(now), "promoted_from": "rollback"}
         for c in changes
     }
     new_pins = {c.group: c.new for c in changes}

@@ -25,6 +25,7 @@ from clmgit.errors import ClmgitError
 from clmgit.model import CREATING, MAX_PROBLEMS, REQUESTED, Cluster, ClusterStatus, Problem
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target
 from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
+from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ class Reconciler:
             done = ClusterStatus(
                 current_version=target.version,
                 last_version=cluster.status.current_version,
-                applied_at=self.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                applied_at=format_timestamp(self.now()),
             )
         self.registry.record(cluster.id, self.holder, status=done,
                              lifecycle_status=target.final_lifecycle, release=True)
