@@ -55,6 +55,12 @@ def final_lifecycle(cluster: Cluster) -> str:
     return cluster.lifecycle_status
 
 
+def applied_version(sha: str, cluster: Cluster) -> str:
+    """What `current_version` becomes when `sha` is applied: the hash of the record as the run
+    leaves it."""
+    return desired_version(sha, replace(cluster, lifecycle_status=final_lifecycle(cluster)))
+
+
 def plan(cluster: Cluster, pin: Pin) -> Target:
     if cluster.lifecycle_status == DECOMMISSION_REQUESTED:
         return Target(cluster, DECOMMISSION)
@@ -68,9 +74,8 @@ def plan(cluster: Cluster, pin: Pin) -> Target:
     status = cluster.status
     if not status.next_version and status.current_version == desired_version(sha, cluster):
         return Target(cluster, IN_SYNC, sha, status.current_version)
-    version = desired_version(sha, replace(cluster, lifecycle_status=final_lifecycle(cluster)))
     action = CREATE if cluster.lifecycle_status in (REQUESTED, CREATING) else UPDATE
-    return Target(cluster, action, sha, version)
+    return Target(cluster, action, sha, applied_version(sha, cluster))
 
 
 def parse_shard(spec: str) -> tuple[int, int]:

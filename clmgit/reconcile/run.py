@@ -23,7 +23,7 @@ from typing import Protocol
 
 from clmgit.errors import ClmgitError
 from clmgit.model import CREATING, MAX_PROBLEMS, REQUESTED, Cluster, ClusterStatus, Problem
-from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target
+from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
 from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
 from clmgit.timestamps import format_timestamp
 
@@ -126,12 +126,13 @@ class Reconciler:
             return _result(target, FAILED, detail=str(e))
 
     def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
-        # The record may have moved since the plan (another run finished it): plan again.
+        # `cluster` is the record as it is now: that is what is applied and hashed.
         target = replace(planned, cluster=cluster)
-        if target.action != DECOMMISSION and cluster.status.current_version == target.version \
-                and not cluster.status.next_version:
-            self.registry.record(cluster.id, self.holder, release=True)
-            return _result(target, IN_SYNC)
+        if planned.action != DECOMMISSION:
+            target = replace(target, version=applied_version(planned.sha, cluster))
+            if _finished_meanwhile(planned.cluster, cluster, target.version):
+                self.registry.record(cluster.id, self.holder, release=True)
+                return _result(target, IN_SYNC)
         starting = replace(cluster.status, next_version=target.version)
         self.registry.record(
             cluster.id, self.holder, status=starting,
@@ -158,6 +159,14 @@ class Reconciler:
         self.registry.record(cluster.id, self.holder, status=done,
                              lifecycle_status=target.final_lifecycle, release=True)
         return _result(target, APPLIED, changes=tuple(report.changes))
+
+
+def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
+    """Another run applied `version` between the plan and the lease. (A provision of a version
+    already applied is not skipped: its record showed that version when it was planned.)"""
+    status = now.status
+    return (not status.next_version and status.current_version == version
+            and planned.status.current_version != version)
 
 
 def _no_work(target: Target) -> Result:

@@ -7,14 +7,22 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clmgit.engine.clock import Clock
 from clmgit.errors import ClmgitError, ConfigError
-from clmgit.model import CREATING, REQUESTED, desired_version
-from clmgit.reconcile.plan import CREATE, DECOMMISSION, UPDATE, Target, plan, select
+from clmgit.model import CREATING, REQUESTED
+from clmgit.reconcile.plan import (
+    CREATE,
+    DECOMMISSION,
+    UPDATE,
+    Target,
+    applied_version,
+    plan,
+    select,
+)
 from clmgit.reconcile.run import Reconciler, Result
 from clmgit.workspace import Workspace
 
@@ -109,10 +117,8 @@ def provision(ws: Workspace, options: Options, *, name: str, directory: Path) ->
         raise ConfigError(f"{directory} has no cluster/ directory to provision from")
     cluster = ws.cluster(name)
     at = str(directory.resolve())
-    planned = plan(cluster, lambda c: (at, ""))
     action = CREATE if cluster.lifecycle_status in (REQUESTED, CREATING) else UPDATE
-    ready = replace(cluster, lifecycle_status=planned.final_lifecycle)
-    target = Target(cluster, action, at, desired_version(at, ready))
+    target = Target(cluster, action, at, applied_version(at, cluster))
     from clmgit.config.source import DirectoryConfigSource
 
     return _run(ws, lambda: DirectoryConfigSource(directory), [target], options)[0]

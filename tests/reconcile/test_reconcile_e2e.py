@@ -190,6 +190,10 @@ def test_provision_applies_a_working_tree_without_git(sandbox, tmp_path):
     settings = sandbox.fleet.server(alias).read("v1", "ConfigMap", "platform-settings",
                                                 "platform")
     assert settings["data"]["tracing"] == "enabled"  # version 2 of the tree
+    # No in-sync shortcut: provisioning the same tree again applies it again.
+    again = sandbox.cli("provision", "--cluster", alias, "--directory", str(work),
+                        "--kubeconfig", str(sandbox.kubeconfig), "--output", "json")
+    assert again.code == 0 and '"outcome": "applied"' in again.out, again.out
     bad = sandbox.cli("provision", "--cluster", alias, "--directory", str(tmp_path / "nope"))
     assert bad.code == 1 and "has no cluster/ directory" in bad.err
 

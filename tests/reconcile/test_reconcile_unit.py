@@ -235,3 +235,25 @@ def test_selection_by_name_channel_and_an_unknown_name(tmp_path):
     assert [c.alias for c in select(clusters, channel="dev")] == ["a"]
     with pytest.raises(ConfigError, match="no cluster 'zzz'"):
         select(clusters, names=["zzz"])
+
+
+def test_a_cluster_another_run_finished_after_the_plan_is_not_applied_again(tmp_path):
+    reg = make_registry(tmp_path, [record("a")])
+    [target] = [plan(c, pin) for c in reg.clusters()]
+    other = Reconciler(reg, FakeEngine(), holder="host/1/other")
+    assert other.run([target])[0].outcome == "applied"  # after our plan, before our lease
+    engine = FakeEngine()
+    [result] = Reconciler(reg, engine).run([target])
+    assert result.outcome == "in-sync"
+    assert engine.calls == []
+
+
+def test_the_fresh_record_is_what_is_applied_and_hashed(tmp_path):
+    reg = make_registry(tmp_path, [record("a")])
+    [target] = [plan(c, pin) for c in reg.clusters()]
+    changed = record("a")
+    changed["config_items"] = {"log_level": "debug"}  # edited after the plan
+    reg.path.write_text(clusters_yaml([changed]))
+    Reconciler(reg, FakeEngine()).run([target])
+    [c] = reg.clusters()
+    assert c.status.current_version == desired_version(SHA, c) != target.version
