@@ -31,9 +31,7 @@ def set_fields(
     name: str = "clusters.yaml",
 ) -> str:
     """`text` with the record of `cluster_id` given this status and/or lifecycle status."""
-    if text and not text.endswith("\n"):
-        text += "\n"
-    record = _find_record(_compose(text, name), cluster_id, name)
+    text, record = _located(text, cluster_id, name)
     if record.flow_style:
         raise RegistryError(
             f"{name}: cluster {cluster_id!r} is written in flow style ({{...}}); "
@@ -54,13 +52,24 @@ def set_fields(
 def read_record(text: str, cluster_id: str, *, name: str = "clusters.yaml") -> dict[str, Any]:
     """One record as data: the file is only composed (libyaml, no Python objects built for the
     other records), then the record's own lines are loaded."""
-    if text and not text.endswith("\n"):
-        text += "\n"
-    record = _find_record(_compose(text, name), cluster_id, name)
-    return _data(text[_line_start(text, record.start_mark.index):_line_after(text, _end(record))])
+    text, record = _located(text, cluster_id, name)
+    start, stop = _region(text, record)
+    return _data(text[start:stop])
 
 
 # --- finding -----------------------------------------------------------------------------------
+
+
+def _located(text: str, cluster_id: str, name: str) -> tuple[str, yaml.MappingNode]:
+    """The text (ending in a newline) and the node of the record of `cluster_id` in it."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text, _find_record(_compose(text, name), cluster_id, name)
+
+
+def _region(text: str, record: yaml.MappingNode) -> tuple[int, int]:
+    """From the start of the record's first line to the end of its last line."""
+    return _line_start(text, record.start_mark.index), _line_after(text, _end(record))
 
 
 def _compose(text: str, name: str) -> yaml.Node:
@@ -188,8 +197,7 @@ def _check(
     """Parse the edited record back and compare it with the old one plus the change. Every edit
     lies between the start of the record's first line and the end of its last line, so only that
     region is parsed, and the text around it is the same by construction."""
-    start = _line_start(text, record.start_mark.index)
-    stop = _line_after(text, _end(record))
+    start, stop = _region(text, record)
     expected = _data(text[start:stop])
     if status is not None:
         expected["status"] = yamledit.normalize(dict(status))
