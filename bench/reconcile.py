@@ -27,7 +27,7 @@ import yaml
 from bench.render import change, commit, make_cluster, synthetic_config
 from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends
-from clmgit.engine.kube import CRDS, NAMESPACES, NODES, PDBS, PODS, FakeKube, Kind
+from clmgit.engine.kube import FakeKube, Kind
 from clmgit.engine.nodepools import FakeNodePools
 from clmgit.engine.stacks import FakeStacks
 from clmgit.model import Cluster, cluster_to_dict, desired_version
@@ -35,7 +35,6 @@ from clmgit.reconcile.session import Options, reconcile
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from clmgit.workspace import open_workspace
 
-DEFAULT_KINDS = (NODES, PODS, PDBS, NAMESPACES, CRDS)
 CLUSTERS = 1_000
 CHANNELS = ("dev", "alpha", "beta", "stable")
 RUNS = 7
@@ -82,7 +81,7 @@ def whole_command(repo: Path, *args: str) -> float:
 
 
 #: What the synthetic config applies, besides what FakeKube serves already.
-KINDS = (*DEFAULT_KINDS, Kind("v1", "ServiceAccount", True, "serviceaccounts"),
+KINDS = (*FakeKube.KINDS, Kind("v1", "ServiceAccount", True, "serviceaccounts"),
          Kind("v1", "ConfigMap", True, "configmaps"),
          Kind("apps/v1", "Deployment", True, "deployments"))
 

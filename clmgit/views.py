@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -217,15 +218,17 @@ def reconcile_results(results: Sequence[Result], *, as_json: bool) -> None:
         for r in busy:
             for change in r.changes:
                 line(f"  {r.alias or r.id}: {change}")
-    counts = _counts(results)
-    line(", ".join(f"{n} {outcome}" for outcome, n in counts.items()) or "no clusters selected")
+    line(_summary(results))
 
 
 def _counts(results: Sequence[Result]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    return counts
+    return dict(Counter(r.outcome for r in results))
+
+
+def _summary(results: Sequence[Result]) -> str:
+    """`1 applied, 2 in-sync`, in the order outcomes first occur."""
+    counts = _counts(results)
+    return ", ".join(f"{n} {outcome}" for outcome, n in counts.items()) or "no clusters selected"
 
 
 def step_summary(results: Sequence[Result], path: str, *, title: str) -> None:
@@ -235,8 +238,7 @@ def step_summary(results: Sequence[Result], path: str, *, title: str) -> None:
 
     rows = [f"| {' | '.join(cell(c) for c in _result_row(r))} |" for r in results
             if r.outcome != "in-sync"]
-    counts = ", ".join(f"{n} {outcome}" for outcome, n in _counts(results).items())
-    text = [f"### {title}", "", counts or "no clusters selected", ""]
+    text = [f"### {title}", "", _summary(results), ""]
     if rows:
         text += ["| cluster | action | outcome | version | time | detail |",
                  "|---|---|---|---|---|---|", *rows, ""]

@@ -114,7 +114,10 @@ class FakeKube:
     eviction honours budgets with an integer `minAvailable` or `maxUnavailable` over Ready pods.
     `calls` records every write as (verb, kind, name)."""
 
-    def __init__(self, kinds: Sequence[Kind] = (NODES, PODS, PDBS, NAMESPACES, CRDS)) -> None:
+    #: What the fake serves unless told otherwise.
+    KINDS = (NODES, PODS, PDBS, NAMESPACES, CRDS)
+
+    def __init__(self, kinds: Sequence[Kind] = KINDS) -> None:
         self.kinds = list(kinds)
         self.objects: dict[tuple[str, str, str], Obj] = {}  # (kind, namespace, name)
         self.calls: list[tuple[str, str, str]] = []
