@@ -1,8 +1,9 @@
 """Where the `cluster/` tree of a config repo comes from: git at a SHA, a directory, or memory.
 
 Reconcile renders many clusters at the same few SHAs, often concurrently. The git source reads a
-tree with one `git ls-tree` and one `git cat-file --batch` — no clone, no checkout — and keeps
-the last few trees in a bounded, thread-safe cache, so every cluster at a SHA shares one read.
+tree through one long-lived `git cat-file --batch` (`adapters.gitobjects`) — no clone, no
+checkout, no process per read — and keeps the last few trees in a bounded, thread-safe cache, so
+every cluster at a SHA shares one read.
 Whatever is derived from a tree once (compiled templates) is memoised on the `ConfigTree` itself
 and so lives exactly as long as the tree stays cached.
 """
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from clmgit.adapters.git import SHA_RE, GitRepo
+from clmgit.adapters.gitobjects import GitObject, ObjectReader, tree_entries
 from clmgit.config.cache import LruCache
 from clmgit.errors import ConfigError, GitError
 
@@ -90,9 +91,14 @@ class GitConfigSource:
     def __init__(self, repo: GitRepo, *, max_trees: int = 8) -> None:
         self.repo = repo
         self._cache: LruCache[str, ConfigTree] = LruCache(max_trees)
+        self._objects = ObjectReader(repo.git_dir)
 
     def files(self, sha: str) -> ConfigTree:
         return self._cache.get_or_load(self._full_sha(sha), self._read)
+
+    def close(self) -> None:
+        """Stop the git process that reads objects (a later read starts another)."""
+        self._objects.close()
 
     def _full_sha(self, sha: str) -> str:
         if SHA_RE.match(sha):
@@ -103,52 +109,36 @@ class GitConfigSource:
         return full
 
     def _read(self, sha: str) -> ConfigTree:
-        listing = self._git("ls-tree", "-r", "-z", "--full-tree", sha, "--", f"{CONFIG_DIR}/")
-        blobs = dict(_blob_entries(listing))
-        if not blobs:
+        commit, root = self._objects.read([sha, f"{sha}:{CONFIG_DIR}"])
+        if commit is None or commit.kind != "commit":
+            raise GitError(f"commit {sha} does not exist in {self.repo.location}; fetch it first")
+        if root is None or root.kind != "tree":
             raise ConfigError(f"there is no {CONFIG_DIR}/ directory at commit {sha[:7]}")
-        oids = list(dict.fromkeys(blobs.values()))
-        contents = _parse_batch(self._git("cat-file", "--batch", "--buffer",
-                                        stdin="\n".join(oids) + "\n"), oids)
-        return ConfigTree(sha, {path: contents[oid] for path, oid in blobs.items()})
+        # One round trip per level of directories: the subdirectories found so far are read
+        # together with the files found so far.
+        files: dict[str, bytes] = {}
+        trees = [(CONFIG_DIR, root)]
+        while trees:
+            subtrees: list[tuple[str, str]] = []
+            blobs: list[tuple[str, str]] = []
+            for directory, tree in trees:
+                for entry in tree_entries(tree):
+                    if entry.is_tree or entry.is_file:
+                        wanted = subtrees if entry.is_tree else blobs
+                        wanted.append((f"{directory}/{entry.name}", entry.oid))
+            found = self._present(sha, [oid for _, oid in subtrees + blobs])
+            trees = [(path, obj) for (path, _), obj in zip(subtrees, found[:len(subtrees)],
+                                                         strict=True)]
+            files.update((path, obj.data) for (path, _), obj in zip(blobs, found[len(subtrees):],
+                                                                   strict=True))
+        return ConfigTree(sha, files)
 
-    def _git(self, *args: str, stdin: str | None = None) -> bytes:
-        proc = subprocess.run(
-            ["git", "--git-dir", str(self.repo.git_dir), *args],
-            input=stdin.encode() if stdin is not None else None, capture_output=True,
-        )
-        if proc.returncode != 0:
-            detail = proc.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed in {self.repo.location}: "
-                           f"{detail[0] if detail else f'exit code {proc.returncode}'}")
-        return proc.stdout
-
-
-def _blob_entries(listing: bytes) -> Iterator[tuple[str, str]]:
-    """(path, object id) of the regular files in `git ls-tree -z` output."""
-    for entry in listing.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition(b"\t")
-        mode, kind, oid = meta.split(b" ")
-        # Symlinks and submodules are not configuration; only regular files are read.
-        if kind == b"blob" and mode in (b"100644", b"100755"):
-            yield path.decode(), oid.decode()
-
-
-def _parse_batch(out: bytes, oids: list[str]) -> dict[str, bytes]:
-    """Contents by object id from `git cat-file --batch` output, which answers in input order."""
-    contents: dict[str, bytes] = {}
-    pos = 0
-    for oid in oids:
-        eol = out.index(b"\n", pos)
-        header = out[pos:eol].split(b" ")
-        if len(header) != 3:
-            raise GitError(f"git cat-file could not read object {oid}")
-        size = int(header[2])
-        contents[oid] = out[eol + 1:eol + 1 + size]
-        pos = eol + 1 + size + 1  # the content is followed by a newline
-    return contents
+    def _present(self, sha: str, oids: list[str]) -> list[GitObject]:
+        found = [obj for obj in self._objects.read(oids) if obj is not None]
+        if len(found) < len(oids):  # a shallow or partial clone, or a damaged one
+            raise GitError(f"objects of commit {sha[:7]} are missing from {self.repo.location}; "
+                           "fetch them first")
+        return found
 
 
 class DirectoryConfigSource:

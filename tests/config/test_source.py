@@ -111,7 +111,7 @@ def test_an_unknown_commit_is_a_git_error(config_repo: ConfigRepo) -> None:
     config_repo.commit({"cluster/stack.yaml": "v: 1\n"})
     with pytest.raises(GitError, match="does not exist"):
         config_repo.source.files("deadbeef")
-    with pytest.raises(GitError, match="ls-tree failed"):
+    with pytest.raises(GitError, match=f"commit {'0' * 40} does not exist"):
         config_repo.source.files("0" * 40)
 
 
