@@ -8,6 +8,7 @@ moves the control branch, and `sync-branches` fast-forwards the channel branch a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -27,6 +28,9 @@ from clmgit.promotion.preview import (
 from clmgit.promotion.promote import CONFIG_DIR, Plan
 from clmgit.workspace import Workspace
 
+#: What of the group names a branch name holds; longer lists are cut and told apart by a digest.
+GROUPS_IN_BRANCH = 60
+_REF_UNSAFE = re.compile(r"[^A-Za-z0-9_+-]+")  # dots too: `..` and `.lock` are not allowed
 #: Room for the separators and a closing fence around a cut preview.
 FENCE_RESERVE = 64
 CUT_NOTE = (
@@ -85,8 +89,14 @@ class PullRequestResult:
 
 
 def branch_name(plan: Plan) -> str:
+    """`clmgit/promote-<channel>-<groups>-<sha7>`. The groups are part of it, so that a canary
+    pull request and one for the other groups at the same SHA are two branches, not one."""
     name = plan.action if plan.action == "rollback" else "promote"
-    return f"clmgit/{name}-{plan.target}-{plan.sha[:7]}"
+    groups = _REF_UNSAFE.sub("-", "+".join(sorted(c.group for c in plan.changes))).strip("-")
+    if len(groups) > GROUPS_IN_BRANCH:
+        digest = hashlib.sha256(groups.encode()).hexdigest()[:8]
+        groups = f"{groups[:GROUPS_IN_BRANCH - 9]}-{digest}"
+    return f"clmgit/{name}-{plan.target}-{groups}-{plan.sha[:7]}"
 
 
 def open_pull_request(

@@ -55,7 +55,7 @@ def test_pr_opened_with_one_commit_on_the_remote_base(
     main, alpha = fleet.branch("main"), fleet.branch("alpha")
     r = fleet.cli("promote", "dev", "alpha", "--pr")
     assert r.code == 0, r.err
-    branch = f"clmgit/promote-alpha-{fleet.c3[:7]}"
+    branch = f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
     head = origin_branches(fleet)[branch]
     assert origin_git(fleet, "rev-list", f"main..{branch}").split() == [head]
     assert origin_git(fleet, "rev-parse", f"{branch}^") == base
@@ -86,7 +86,7 @@ def test_second_run_updates_the_same_pr_and_moves_the_branch_with_the_base(
 ) -> None:
     ready(fleet)
     assert fleet.cli("promote", "dev", "alpha", "--pr").code == 0
-    branch = f"clmgit/promote-alpha-{fleet.c3[:7]}"
+    branch = f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
     first = origin_branches(fleet)[branch]
 
     r = fleet.cli("promote", "dev", "alpha", "--pr")  # nothing moved: the branch is kept
@@ -112,7 +112,7 @@ def test_rollback_pr_names_its_branch_and_what_it_takes_back(
     assert fleet.cli("promote", "dev", "alpha", "--push").code == 0
     r = fleet.cli("rollback", "alpha", "--pr")
     assert r.code == 0, r.err
-    branch = f"clmgit/rollback-alpha-{fleet.c2[:7]}"
+    branch = f"clmgit/rollback-alpha-default-{fleet.c2[:7]}"
     assert branch in origin_branches(fleet)
     sent = github.requests[-1].json
     assert sent["title"].startswith(f"rollback(alpha): {fleet.c3[:7]}..{fleet.c2[:7]}")
@@ -186,4 +186,5 @@ def test_json_output_names_the_pull_request(fleet: Fleet, github: GitHubStandIn)
     assert r.code == 0, r.err
     data = json.loads(r.out)
     assert data["result"] == "pull-request" and data["pull_request"]["number"] == 1
-    assert data["branch"] == f"clmgit/promote-alpha-{fleet.c3[:7]}" and data["created"] is True
+    assert data["branch"] == f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
+    assert data["created"] is True
