@@ -9,7 +9,9 @@ Requests time out; connection errors, 429 and 5xx are retried with exponential b
 urllib3's `Retry` (honouring `Retry-After`). Leases are the server's compare-and-set: a PATCH that
 claims the lease succeeds for exactly one of many callers (the server locks the row and judges
 expiry by its own clock), and writes carry `Clmgit-Lease-Holder` so that a holder whose lease
-was taken over gets 409 and `LeaseLost` (see clmgit/registry/server/api.py).
+was taken over gets 409 and `LeaseLost` (see clmgit/registry/server/api.py). A release sent
+again because its answer was lost finds its own lease gone; it counts as done if the record holds
+what it wrote.
 """
 
 from __future__ import annotations
@@ -141,9 +143,23 @@ class HttpRegistry:
             allow=(409,),
         )
         if response.status_code == 409:
-            if _problem_type(response) == LEASE_LOST:
+            if _problem_type(response) != LEASE_LOST:
+                raise self._refused(response)
+            if not (release and _retried(response)
+                    and self._released(cluster_id, holder, status, lifecycle_status)):
                 raise LeaseLost(f"{_detail(response)}; stop working on {cluster_id}")
-            raise self._refused(response)
+
+    def _released(self, cluster_id: str, holder: str, status: ClusterStatus | None,
+                  lifecycle_status: str | None) -> bool:
+        """Whether a release that was sent again already landed: the first attempt wrote it and
+        gave the lease up, but its answer was lost, so the retry found the lease free."""
+        response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
+        record = _json(response, self.location)
+        lease = record.get("lease") or {}
+        cluster = self._parse(response)
+        return (lease.get("holder") != holder
+                and (status is None or cluster.status == status)
+                and (lifecycle_status is None or cluster.lifecycle_status == lifecycle_status))
 
     # --- more of the API: config items, import ------------------------------------------------
 
@@ -211,6 +227,12 @@ class HttpRegistry:
 
     def _parse(self, response: requests.Response) -> Cluster:
         return parse_cluster(_json(response, self.location), self.location)
+
+
+def _retried(response: requests.Response) -> bool:
+    """Whether the request was sent more than once (an earlier attempt may have landed)."""
+    retries = getattr(response.raw, "retries", None)
+    return bool(retries is not None and retries.history)
 
 
 def _path(cluster_id: str) -> str:

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import requests
 from registry_fixtures import TOKEN, records
 
 from clmgit.errors import RegistryError
-from clmgit.model import parse_cluster
-from clmgit.registry import open_registry
+from clmgit.model import ClusterStatus, parse_cluster
+from clmgit.registry import LeaseLost, open_registry
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
 
@@ -107,3 +108,80 @@ def test_a_registry_failing_after_every_retry_says_so(flaky: tuple[str, list[int
     answers += [503] * 3
     with pytest.raises(RegistryError, match="failed with 503 .*try again later"):
         HttpRegistry(url, token="t", attempts=2, backoff=0.01).clusters()
+
+
+class _LosesOneAnswer(BaseHTTPRequestHandler):
+    """Forwards every request to the registry, but drops the connection instead of answering
+    the first release (`"lease": null`) after the registry has carried it out."""
+
+    protocol_version = "HTTP/1.1"
+    upstream = ""
+    dropped: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._forward()
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._forward()
+
+    def _forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+        answer = requests.request(self.command, self.upstream + self.path, data=body,
+                                  headers=headers, timeout=10)
+        if self.command == "PATCH" and b'"lease": null' in body and not self.dropped:
+            self.dropped.append(self.path)
+            self.close_connection = True
+            return  # the write landed; its answer is lost
+        self.send_response(answer.status_code)
+        for name in ("Content-Type", "ETag"):
+            if name in answer.headers:
+                self.send_header(name, answer.headers[name])
+        self.send_header("Content-Length", str(len(answer.content)))
+        self.end_headers()
+        self.wfile.write(answer.content)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def lossy(server: RegistryServer) -> Iterator[tuple[str, list[str]]]:
+    dropped: list[str] = []
+    handler = type("Lossy", (_LosesOneAnswer,), {"upstream": server.url, "dropped": dropped})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", dropped
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_release_whose_answer_was_lost_is_not_reported_as_a_lost_lease(
+    client: HttpRegistry, lossy: tuple[str, list[str]]
+) -> None:
+    record = records(1)[0]
+    client.put_cluster(parse_cluster(record, "test"))
+    url, dropped = lossy
+    through = HttpRegistry(url, token=TOKEN, backoff=0.01)
+    assert through.acquire(record["id"], "me", 60) is not None
+    done = ClusterStatus(current_version="v2", last_version="v1", applied_at="2026-11-22T10:00:00Z")
+    through.record(record["id"], "me", status=done, release=True)  # sent twice, landed once
+    assert dropped  # the first answer really was lost
+    assert client.cluster(record["id"]).status == done
+    assert client.acquire(record["id"], "other", 60) is not None  # and the lease is free
+
+
+def test_a_lease_taken_over_meanwhile_is_still_lost(
+    client: HttpRegistry, lossy: tuple[str, list[str]]
+) -> None:
+    record = records(1)[0]
+    client.put_cluster(parse_cluster(record, "test"))
+    url, _ = lossy
+    through = HttpRegistry(url, token=TOKEN, backoff=0.01)
+    assert through.acquire(record["id"], "me", 60) is not None
+    client.record(record["id"], "me", release=True)  # behind its back
+    assert client.acquire(record["id"], "other", 60) is not None
+    with pytest.raises(LeaseLost):
+        through.record(record["id"], "me", status=ClusterStatus(current_version="v2"),
+                       release=True)
