@@ -60,6 +60,8 @@ class ObjectReader:
 
     def read(self, names: Sequence[str]) -> list[GitObject | None]:
         """The objects named, in order; None for a name that names no object."""
+        if any("\n" in name for name in names):
+            raise GitError("an object name cannot contain a line break")
         with self._lock:
             if self._proc is None:
                 self._proc = _CatFile(self.git_dir)
@@ -93,8 +95,6 @@ class _CatFile:
     def batch(self, names: Sequence[str]) -> list[GitObject | None]:
         stdin, stdout = self._popen.stdin, self._popen.stdout
         assert stdin is not None and stdout is not None
-        if any("\n" in name for name in names):
-            raise GitError("an object name cannot contain a line break")
         try:
             stdin.write("".join(f"{name}\n" for name in names).encode())
             stdin.flush()

@@ -131,7 +131,7 @@ class GitConfigSource:
                                                          strict=True)]
             files.update((path, obj.data) for (path, _), obj in zip(blobs, found[len(subtrees):],
                                                                    strict=True))
-        return ConfigTree(sha, files)
+        return ConfigTree(sha, dict(sorted(files.items())))  # in path order, however read
 
     def _present(self, sha: str, oids: list[str]) -> list[GitObject]:
         found = [obj for obj in self._objects.read(oids) if obj is not None]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_crd, make_deployment, make_node
+from clmgit.sandbox.kubeapi.patch import merge_patch
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -151,3 +156,42 @@ def test_patch_of_a_missing_object_is_a_404(core: client.CoreV1Api) -> None:
     with pytest.raises(client.ApiException) as e:
         core.patch_namespaced_config_map("nope", "default", {"data": {"a": "b"}})
     assert e.value.status == 404
+
+
+_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=3)
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from("abcd"), inner, max_size=4), max_leaves=12)
+
+
+def _reference_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 as its text reads."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = _reference_merge_patch(result.get(key), value)
+    return result
+
+
+@given(_json, _json)
+def test_merge_patch_is_rfc_7386_and_shares_nothing_with_its_inputs(target: Any,
+                                                                    patch: Any) -> None:
+    before = (copy.deepcopy(target), copy.deepcopy(patch))
+    result = merge_patch(target, patch)
+    assert result == _reference_merge_patch(target, patch)
+    assert json.dumps(result) == json.dumps(_reference_merge_patch(target, patch))  # key order
+    assert (target, patch) == before
+    for inner in _containers(result):
+        assert all(inner is not other for other in _containers((target, patch)))
+
+
+def _containers(value: Any) -> list[Any]:
+    found: list[Any] = []
+    if isinstance(value, (dict, list, tuple)):
+        found.append(value)
+        for item in value.values() if isinstance(value, dict) else value:
+            found += _containers(item)
+    return found
