@@ -92,6 +92,8 @@ class GitConfigSource:
         self.repo = repo
         self._cache: LruCache[str, ConfigTree] = LruCache(max_trees)
         self._objects = ObjectReader(repo.git_dir)
+        #: Every object (trees and files) of the tree read last, by object id.
+        self._recent: dict[str, GitObject] = {}
 
     def files(self, sha: str) -> ConfigTree:
         return self._cache.get_or_load(self._full_sha(sha), self._read)
@@ -116,6 +118,7 @@ class GitConfigSource:
             raise ConfigError(f"there is no {CONFIG_DIR}/ directory at commit {sha[:7]}")
         # One round trip per level of directories: the subdirectories found so far are read
         # together with the files found so far.
+        seen = {root.oid: root}
         files: dict[str, bytes] = {}
         trees = [(CONFIG_DIR, root)]
         while trees:
@@ -126,19 +129,25 @@ class GitConfigSource:
                     if entry.is_tree or entry.is_file:
                         wanted = subtrees if entry.is_tree else blobs
                         wanted.append((f"{directory}/{entry.name}", entry.oid))
-            found = self._present(sha, [oid for _, oid in subtrees + blobs])
-            trees = [(path, obj) for (path, _), obj in zip(subtrees, found[:len(subtrees)],
-                                                         strict=True)]
-            files.update((path, obj.data) for (path, _), obj in zip(blobs, found[len(subtrees):],
-                                                                   strict=True))
+            objects = self._objects_by_id(sha, [oid for _, oid in subtrees + blobs], seen)
+            trees = [(path, objects[oid]) for path, oid in subtrees]
+            files.update((path, objects[oid].data) for path, oid in blobs)
+        self._recent = seen
         return ConfigTree(sha, dict(sorted(files.items())))  # in path order, however read
 
-    def _present(self, sha: str, oids: list[str]) -> list[GitObject]:
-        found = [obj for obj in self._objects.read(oids) if obj is not None]
-        if len(found) < len(oids):  # a shallow or partial clone, or a damaged one
+    def _objects_by_id(self, sha: str, oids: list[str],
+                       seen: dict[str, GitObject]) -> dict[str, GitObject]:
+        """The objects: from the tree read last where it has them (the next commit changes few
+        files, and a directory nobody touched keeps its object id), from git otherwise."""
+        recent = self._recent
+        missing = [oid for oid in dict.fromkeys(oids) if oid not in recent]
+        found = {obj.oid: obj for obj in self._objects.read(missing) if obj is not None}
+        if len(found) < len(missing):  # a shallow or partial clone, or a damaged one
             raise GitError(f"objects of commit {sha[:7]} are missing from {self.repo.location}; "
                            "fetch them first")
-        return found
+        objects = {oid: recent.get(oid) or found[oid] for oid in oids}
+        seen.update(objects)
+        return objects
 
 
 class DirectoryConfigSource:

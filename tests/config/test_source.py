@@ -149,3 +149,24 @@ def test_directory_source_reads_a_working_tree(tmp_path: Path, with_cluster_dir:
 def test_directory_source_needs_a_directory(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is not a directory"):
         DirectoryConfigSource(tmp_path / "missing")
+
+
+def test_a_new_commit_reads_only_what_it_changed(config_repo: ConfigRepo) -> None:
+    files = {f"cluster/manifests/c{i}/app.yaml": f"app: {i}\n" for i in range(5)}
+    old = config_repo.commit({**files, "cluster/stack.yaml": "v: 1\n"})
+    new = config_repo.commit({"cluster/manifests/c3/app.yaml": "app: changed\n"})
+    source = GitConfigSource(config_repo.source.repo)
+    asked: list[str] = []
+    read = source._objects.read
+    source._objects.read = lambda names: asked.extend(names) or read(names)  # type: ignore[method-assign]
+    source.files(old)
+    first = len(asked)
+    asked.clear()
+    tree = source.files(new)
+    assert dict(tree) == {path: text.encode() for path, text in
+                          {**files, "cluster/stack.yaml": "v: 1\n",
+                           "cluster/manifests/c3/app.yaml": "app: changed\n"}.items()}
+    # the commit, cluster/, manifests/, manifests/c3/ and its file: not the 4 other directories
+    assert len(asked) == 5 and first == 2 + 2 + 5 + 5
+    assert dict(source.files(old)) == {path: text.encode() for path, text in
+                                       {**files, "cluster/stack.yaml": "v: 1\n"}.items()}
