@@ -156,7 +156,7 @@ class HttpRegistry:
         response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
         record = _json(response, self.location)
         lease = record.get("lease") or {}
-        cluster = self._parse(response)
+        cluster = parse_cluster(record, self.location)
         return (lease.get("holder") != holder
                 and (status is None or cluster.status == status)
                 and (lifecycle_status is None or cluster.lifecycle_status == lifecycle_status))
