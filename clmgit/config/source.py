@@ -107,13 +107,16 @@ class GitConfigSource:
             return sha
         full = self.repo.rev(sha)
         if full is None:
-            raise GitError(f"commit {sha} does not exist in {self.repo.location}; fetch it first")
+            raise self._no_commit(sha)
         return full
+
+    def _no_commit(self, sha: str) -> GitError:
+        return GitError(f"commit {sha} does not exist in {self.repo.location}; fetch it first")
 
     def _read(self, sha: str) -> ConfigTree:
         commit, root = self._objects.read([sha, f"{sha}:{CONFIG_DIR}"])
         if commit is None or commit.kind != "commit":
-            raise GitError(f"commit {sha} does not exist in {self.repo.location}; fetch it first")
+            raise self._no_commit(sha)
         if root is None or root.kind != "tree":
             raise ConfigError(f"there is no {CONFIG_DIR}/ directory at commit {sha[:7]}")
         # One round trip per level of directories: the subdirectories found so far are read
@@ -126,9 +129,10 @@ class GitConfigSource:
             blobs: list[tuple[str, str]] = []
             for directory, tree in trees:
                 for entry in tree_entries(tree):
-                    if entry.is_tree or entry.is_file:
-                        wanted = subtrees if entry.is_tree else blobs
-                        wanted.append((f"{directory}/{entry.name}", entry.oid))
+                    if entry.is_tree:
+                        subtrees.append((f"{directory}/{entry.name}", entry.oid))
+                    elif entry.is_file:
+                        blobs.append((f"{directory}/{entry.name}", entry.oid))
             objects = self._objects_by_id(sha, [oid for _, oid in subtrees + blobs], seen)
             trees = [(path, objects[oid]) for path, oid in subtrees]
             files.update((path, objects[oid].data) for path, oid in blobs)
