@@ -3,15 +3,16 @@ backoff on 429/5xx, and one clear sentence when the registry is unreachable or r
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 
 import pytest
 import requests
 from registry_fixtures import TOKEN, records
 
 from clmgit.errors import RegistryError
+from clmgit.httpd import Background, Handler
 from clmgit.model import ClusterStatus, parse_cluster
 from clmgit.registry import LeaseLost, open_registry
 from clmgit.registry.http import HttpRegistry
@@ -64,13 +65,12 @@ def test_an_unreachable_registry_is_one_sentence() -> None:
     )
 
 
-class _Flaky(BaseHTTPRequestHandler):
+class _Flaky(Handler):
     """Answers 503, then 429 with Retry-After, then the real list."""
 
-    protocol_version = "HTTP/1.1"
     answers: list[int] = []
 
-    def do_GET(self) -> None:  # noqa: N802
+    def _serve(self) -> None:
         status = self.answers.pop(0) if self.answers else 200
         body = b'{"items": []}' if status == 200 else b"{}"
         self.send_response(status)
@@ -80,20 +80,22 @@ class _Flaky(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args: object) -> None:
-        pass
+
+@contextmanager
+def serving(handler: type[Handler]) -> Iterator[str]:
+    """`handler` served on a free local port; yields its URL."""
+    background = Background(ThreadingHTTPServer(("127.0.0.1", 0), handler), handler.__name__)
+    try:
+        yield f"http://127.0.0.1:{background.port}"
+    finally:
+        background.stop()
 
 
 @pytest.fixture
 def flaky() -> Iterator[tuple[str, list[int]]]:
     answers: list[int] = []
-    handler = type("Flaky", (_Flaky,), {"answers": answers})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", answers
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(type("Flaky", (_Flaky,), {"answers": answers})) as url:
+        yield url, answers
 
 
 def test_5xx_and_429_are_retried_with_backoff(flaky: tuple[str, list[int]]) -> None:
@@ -110,21 +112,14 @@ def test_a_registry_failing_after_every_retry_says_so(flaky: tuple[str, list[int
         HttpRegistry(url, token="t", attempts=2, backoff=0.01).clusters()
 
 
-class _LosesOneAnswer(BaseHTTPRequestHandler):
+class _LosesOneAnswer(Handler):
     """Forwards every request to the registry, but drops the connection instead of answering
     the first release (`"lease": null`) after the registry has carried it out."""
 
-    protocol_version = "HTTP/1.1"
     upstream = ""
     dropped: list[str] = []
 
-    def do_GET(self) -> None:  # noqa: N802
-        self._forward()
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._forward()
-
-    def _forward(self) -> None:
+    def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
         answer = requests.request(self.command, self.upstream + self.path, data=body,
@@ -141,20 +136,13 @@ class _LosesOneAnswer(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer.content)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def lossy(server: RegistryServer) -> Iterator[tuple[str, list[str]]]:
     dropped: list[str] = []
     handler = type("Lossy", (_LosesOneAnswer,), {"upstream": server.url, "dropped": dropped})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", dropped
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(handler) as url:
+        yield url, dropped
 
 
 def test_a_release_whose_answer_was_lost_is_not_reported_as_a_lost_lease(
