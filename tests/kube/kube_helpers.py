@@ -6,38 +6,13 @@ from __future__ import annotations
 from clmgit.adapters.aws import CloudFormationStacks
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.model import Cluster
-
-MAIN = """\
-Resources:
-  Nothing:
-    Type: AWS::EC2::SecurityGroup
-    Properties:
-      GroupDescription: workers
-"""
+from tests.engine.cfn_templates import MAIN, node_pool
 
 
 def pool_template(*, instance_type: str = "t3.micro", desired: int = 3, max_size: int = 6) -> str:
     """One Auto Scaling group over two zones on a launch template; a new instance type makes
     the instances running so far outdated."""
-    return f"""\
-Resources:
-  LaunchTemplate:
-    Type: AWS::EC2::LaunchTemplate
-    Properties:
-      LaunchTemplateData:
-        ImageId: ami-12c6146b
-        InstanceType: {instance_type}
-  AutoScalingGroup:
-    Type: AWS::AutoScaling::AutoScalingGroup
-    Properties:
-      AvailabilityZones: [eu-central-1a, eu-central-1b]
-      MinSize: "0"
-      MaxSize: "{max_size}"
-      DesiredCapacity: "{desired}"
-      LaunchTemplate:
-        LaunchTemplateId: !Ref LaunchTemplate
-        Version: $Latest
-"""
+    return node_pool(instance_type=instance_type, desired=desired, max_size=max_size)
 
 
 def apply_pool(stacks: CloudFormationStacks, cluster: Cluster, **kwargs: object) -> None:
