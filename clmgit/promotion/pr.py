@@ -95,7 +95,7 @@ def branch_name(plan: Plan) -> str:
     groups = _REF_UNSAFE.sub("-", "+".join(sorted(c.group for c in plan.changes))).strip("-")
     if len(groups) > GROUPS_IN_BRANCH:
         digest = hashlib.sha256(groups.encode()).hexdigest()[:8]
-        groups = f"{groups[:GROUPS_IN_BRANCH - 9]}-{digest}"
+        groups = f"{groups[:GROUPS_IN_BRANCH - len(digest) - 1]}-{digest}"
     return f"clmgit/{name}-{plan.target}-{groups}-{plan.sha[:7]}"
 
 
