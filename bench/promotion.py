@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from clmgit.model import desired_version, parse_cluster
+from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
-    clusters_yaml,
     example_channels,
 )
 

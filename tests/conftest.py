@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
-    clusters_yaml,
     example_channels,
 )
 

@@ -170,3 +170,13 @@ def _sync_directory(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def clusters_yaml(records: list[dict[str, Any]]) -> str:
+    """The text of a clusters.yaml in CLM's format holding `records` (leases are not part of it);
+    `clmgit registry export` writes it, the sandbox and the tests build registries with it."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    body = yaml.dump({"clusters": records}, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    return "# The cluster registry: one record per cluster, in CLM's format.\n" + body

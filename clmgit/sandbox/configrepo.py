@@ -11,8 +11,6 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
 PROJECT_CHANNELS = Path(__file__).resolve().parents[2] / "channels"
 
 GIT_ENV = {
@@ -157,8 +155,3 @@ def cluster_record(
     }
     record.update(extra)
     return record
-
-
-def clusters_yaml(records: list[dict[str, object]]) -> str:
-    header = "# The cluster registry: one record per cluster, in CLM's format.\n"
-    return header + yaml.safe_dump({"clusters": records}, sort_keys=False)

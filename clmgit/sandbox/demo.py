@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 from clmgit.model import parse_cluster
+from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import moto_server
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
-    clusters_yaml,
     example_channels,
 )
 from clmgit.sandbox.configtree import cluster_tree

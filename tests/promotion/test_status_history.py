@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from clmgit.sandbox.configrepo import clusters_yaml
+from clmgit.registry.file import clusters_yaml
 from tests.conftest import Fleet, default_records
 from tests.promotion.test_promote import applied
 

@@ -14,11 +14,11 @@ import pytest
 
 from clmgit.model import Cluster, parse_cluster
 from clmgit.registry import Registry, open_registry
+from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import REGION
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
-    clusters_yaml,
     example_channels,
 )
 from clmgit.sandbox.configtree import cluster_tree

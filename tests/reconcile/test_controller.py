@@ -9,7 +9,8 @@ import sys
 import time
 
 from clmgit.model import desired_version, parse_cluster
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, clusters_yaml
+from clmgit.registry.file import clusters_yaml
+from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 
 def test_the_controller_reconciles_in_rounds_and_stops_cleanly_on_sigterm(tmp_path):

@@ -103,7 +103,7 @@ def test_a_changed_config_item_alone_triggers_an_update(sandbox):
     record["config_items"] = {**record["config_items"], "log_level": "debug"}
     record["lifecycle_status"] = "ready"
     record["status"] = sandbox.registry.clusters()[0].status.__dict__ | {"problems": []}
-    from clmgit.sandbox.configrepo import clusters_yaml
+    from clmgit.registry.file import clusters_yaml
 
     # The file registry is the working tree's clusters.yaml: an operator edits it there.
     (sandbox.path / "clusters.yaml").write_text(clusters_yaml([record]))
@@ -119,7 +119,7 @@ def test_a_failing_cluster_does_not_stop_the_others_and_the_run_exits_4(sandbox_
     sandbox = sandbox_factory(2)
     broken = sandbox.records[0]
     broken["node_pools"][0]["profile"] = "no-such-profile"
-    from clmgit.sandbox.configrepo import clusters_yaml
+    from clmgit.registry.file import clusters_yaml
 
     (sandbox.path / "clusters.yaml").write_text(clusters_yaml(sandbox.records))
     result = sandbox.reconcile()

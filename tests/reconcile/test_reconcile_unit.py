@@ -21,8 +21,8 @@ from clmgit.reconcile.plan import (
     shard_of,
 )
 from clmgit.reconcile.run import Reconciler
-from clmgit.registry.file import FileRegistry
-from clmgit.sandbox.configrepo import cluster_record, clusters_yaml
+from clmgit.registry.file import FileRegistry, clusters_yaml
+from clmgit.sandbox.configrepo import cluster_record
 
 SHA = "c" * 40
 OLD = "b" * 40

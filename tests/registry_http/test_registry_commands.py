@@ -11,18 +11,14 @@ from pathlib import Path
 
 import pytest
 import requests
-import typer
 import yaml
 from registry_fixtures import TOKEN, records
 from typer.testing import CliRunner
 
+from clmgit.cli import app
 from clmgit.errors import RegistryError
-from clmgit.registry.commands import registry_app
+from clmgit.registry.file import clusters_yaml
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.configrepo import clusters_yaml
-
-app = typer.Typer()
-app.add_typer(registry_app, name="registry")
 
 
 def run(*args: str) -> str:
@@ -68,18 +64,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-# `clmgit registry ...` through the real entry point (exit codes included), with the sub-app
-# mounted here if clmgit/cli.py does not mount it yet.
-SERVE = (
-    "from clmgit import cli; from clmgit.registry.commands import registry_app\n"
-    "if not any(g.name == 'registry' for g in cli.app.registered_groups):\n"
-    "    cli.app.add_typer(registry_app, name='registry')\n"
-    "cli.main()"
-)
-
-
 def serve(*args: str) -> list[str]:
-    return [sys.executable, "-c", SERVE, "registry", "serve", *args]
+    """`clmgit registry serve ARGS` through the real entry point (exit codes included)."""
+    return [sys.executable, "-m", "clmgit", "registry", "serve", *args]
 
 
 def test_serve_answers_with_the_tokens_from_the_environment(tmp_path: Path) -> None:

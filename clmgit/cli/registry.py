@@ -1,6 +1,6 @@
 """`clmgit registry ...`: serve the Cluster Registry API, and move records between a
 `clusters.yaml` and a server. Option parsing and messages only; the work is in the registry
-package. Mounted by clmgit/cli.py as `registry`.
+package. Mounted by `clmgit.cli.main` as `registry`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Annotated
 import typer
 
 from clmgit import output
+from clmgit.cli.common import settings
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, cluster_to_dict
 
 registry_app = typer.Typer(
     no_args_is_help=True, help="Serve a Cluster Registry; import and export clusters.yaml."
@@ -51,6 +51,7 @@ def serve(
 
 @registry_app.command("import")
 def import_(
+    ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A clusters.yaml in CLM's format.")],
     registry: RegistryOpt = None,
 ) -> None:
@@ -58,7 +59,7 @@ def import_(
     from clmgit.registry.file import FileRegistry
     from clmgit.registry.http import HttpRegistry
 
-    spec = _spec(registry)
+    spec = _spec(ctx, registry)
     if not spec.startswith(("http://", "https://")):
         raise RegistryError(f"import writes to a registry server; {spec} is not an http(s) URL")
     target = HttpRegistry(spec)
@@ -72,13 +73,17 @@ def import_(
 
 @registry_app.command()
 def export(
+    ctx: typer.Context,
     registry: RegistryOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write here, not to stdout.")] = None,
 ) -> None:
     """Print every record of the registry as a clusters.yaml."""
+    from clmgit.model import cluster_to_dict
     from clmgit.registry import open_registry
+    from clmgit.registry.file import clusters_yaml
 
-    text = clusters_yaml(open_registry(_spec(registry), default_dir=None).clusters())
+    clusters = open_registry(_spec(ctx, registry), default_dir=None).clusters()
+    text = clusters_yaml([cluster_to_dict(c) for c in clusters])
     if out is None:
         sys.stdout.write(text)
     else:
@@ -86,23 +91,10 @@ def export(
         output.note(f"wrote {out}")
 
 
-def clusters_yaml(clusters: list[Cluster]) -> str:
-    """A clusters.yaml in CLM's format (leases are not part of it)."""
-    import yaml
-
-    data = {"clusters": [cluster_to_dict(c) for c in clusters]}
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    body = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True)
-    return "# The cluster registry: one record per cluster, in CLM's format.\n" + body
-
-
-def _spec(registry: str | None) -> str:
+def _spec(ctx: typer.Context, registry: str | None) -> str:
     """`--registry` of this command, else the one given before `registry` (`clmgit --registry
     URL registry export`)."""
-    if registry:
-        return registry
-    from clmgit import cli
-
-    if cli._settings is not None and cli._settings.registry:
-        return cli._settings.registry
+    spec = registry or settings(ctx).registry
+    if spec:
+        return spec
     raise RegistryError("no registry given: pass --registry FILE or URL")

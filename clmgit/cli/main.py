@@ -1,0 +1,77 @@
+"""The Typer app: the common options, the command groups mounted, and the one place where
+errors become exit codes (DESIGN.md §3): 1 refused or user error (one line, no traceback),
+2 usage, 3 unexpected (traceback only with --verbose), 4 clusters failed."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from typing import Annotated
+
+import typer
+
+from clmgit.cli import promotion, reconcile
+from clmgit.cli.common import Settings
+from clmgit.cli.registry import registry_app
+from clmgit.errors import ClmgitError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="GitOps channel promotion and reconcile for fleets of Kubernetes clusters on AWS.",
+)
+
+
+@app.callback()
+def common(
+    ctx: typer.Context,
+    repo: Annotated[
+        str, typer.Option(envvar="CLMGIT_REPO", help="Config repo: a path or git URL.")
+    ] = ".",
+    registry: Annotated[
+        str | None,
+        typer.Option(envvar="CLMGIT_REGISTRY",
+                     help="Cluster registry: a clusters.yaml path or an http(s) URL."),
+    ] = None,
+    control_branch: Annotated[str, typer.Option(
+        envvar="CLMGIT_CONTROL_BRANCH", help="The branch that holds channels/.")] = "main",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v",
+                                          help="Debug logs; tracebacks of errors.")] = False,
+) -> None:
+    ctx.obj = Settings(repo, registry, control_branch, verbose)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+for _group in (promotion.COMMANDS, reconcile.COMMANDS):
+    for _name, _command in _group.items():
+        app.command(_name)(_command)
+app.add_typer(registry_app, name="registry")
+
+
+def main() -> None:
+    """Entry point: run the app and map errors to exit codes in this one place."""
+    verbose = "--verbose" in sys.argv or "-v" in sys.argv
+    try:
+        app(standalone_mode=True)
+    except ClmgitError as e:
+        if verbose:
+            traceback.print_exc()
+        sys.stderr.write(f"error: {e}\n")
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
+        if verbose:
+            traceback.print_exc()
+        sys.stderr.write(
+            f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n"
+        )
+        sys.exit(3)
+    finally:
+        sys.stdout.flush()

@@ -1,0 +1,222 @@
+"""`promote`, `rollback`, `diff`, `render`, `status`, `history`, `freeze`, `unfreeze`,
+`sync-branches`: the commands that read and move pins. Option parsing and output only."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from clmgit import output
+from clmgit.cli.common import Format, Groups, OutputOpt, settings
+
+if TYPE_CHECKING:
+    from clmgit.workspace import Workspace
+
+PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+Push = Annotated[bool, typer.Option("--push", help="Push to origin in one atomic push.")]
+
+
+def promote(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="The channel promoted from.")],
+    target: Annotated[str, typer.Argument(help="The channel whose groups are pinned.")],
+    group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
+    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,
+    dry_run: DryRun = False,
+    force: Annotated[bool, typer.Option("--force", help="Override forward-only and gates.")
+                     ] = False,
+    ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze",
+                                                help="Promote into a frozen channel.")] = False,
+    push: Push = False,
+    pr: PrOpt = False,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pin the groups of TARGET to the commit SOURCE has."""
+    from clmgit.promotion.promote import land_plan, plan_promotion
+
+    ws = _plan_workspace(ctx, push=push, pr=pr)
+    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
+                          ignore_freeze=ignore_freeze)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+
+
+def rollback(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="The channel to roll back.")],
+    group: Groups = [],  # noqa: B006
+    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
+    dry_run: DryRun = False,
+    push: Push = False,
+    pr: PrOpt = False,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pin the groups of CHANNEL back to their previous pin (or --to SHA)."""
+    from clmgit.promotion.promote import land_plan, plan_rollback
+
+    ws = _plan_workspace(ctx, push=push, pr=pr)
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to)
+    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+
+
+def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
+    """With --pr the plan is made against the remote, where the pull request will land."""
+    if push and pr:
+        raise typer.BadParameter(
+            "--push and --pr exclude each other: --push lands the change, --pr proposes it",
+            param_hint="'--pr'",
+        )
+    ws = settings(ctx).ws
+    if not pr:
+        return ws
+    from clmgit.promotion.pr import remote_workspace
+
+    return remote_workspace(ws)
+
+
+def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: bool, out: Format,
+                 land: Any) -> None:
+    from clmgit import views
+
+    if plan.nothing_to_do:
+        if out is Format.json:
+            output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
+        else:
+            output.line(f"{plan.target} already at {plan.sha[:7]}")
+        return
+    if pr:
+        from clmgit.promotion.pr import open_pull_request
+
+        opened = open_pull_request(ws, plan, dry_run=dry_run)
+        views.pull_request(plan, opened, as_json=out is Format.json)
+        return
+    landed = None if dry_run else land(ws, plan, push=push)
+    views.plan(plan, landed, as_json=out is Format.json)
+
+
+def diff(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="The channel promoted from.")],
+    target: Annotated[str, typer.Argument(help="The channel promoted into.")],
+    group: Groups = [],  # noqa: B006
+    cluster: Annotated[
+        str | None, typer.Option(help="Only the group of this cluster, rendered for it.")
+    ] = None,
+    sha: Annotated[str | None, typer.Option(help="Preview this SHA of the source.")] = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Preview what `promote SOURCE TARGET` would bring, per group: the commits to cluster/ and
+    the diff of one cluster's rendered stacks and manifests (secret-looking values masked)."""
+    from clmgit import views
+    from clmgit.promotion.preview import preview
+
+    previews = preview(
+        settings(ctx).ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
+    )
+    views.previews(previews, as_json=out is Format.json)
+
+
+def render(
+    ctx: typer.Context,
+    cluster: Annotated[str, typer.Option(help="Cluster id or alias.")],
+    channel: Annotated[str | None, typer.Option(help="Render at this channel's pin.")] = None,
+    sha: Annotated[str | None, typer.Option(help="Render at this commit.")] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", help="Write files here.")] = None,
+) -> None:
+    """Render every stack, node-pool stack, manifest and deletion list of one cluster."""
+    from clmgit.config.output import render_text, render_to_files
+    from clmgit.config.render import render_cluster
+    from clmgit.config.source import GitConfigSource
+    from clmgit.promotion.render_at import resolve_render
+
+    ws = settings(ctx).ws
+    record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
+    rendered = render_cluster(GitConfigSource(ws.repo), at, record)
+    if out_dir:
+        paths = render_to_files(rendered, out_dir)
+        output.line(f"rendered {record.id} at {at[:7]}: {len(paths)} files in {out_dir}")
+    else:
+        sys.stdout.write(render_text(rendered))
+
+
+def status(
+    ctx: typer.Context,
+    channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Pinned versus applied version, per cluster."""
+    from clmgit import views
+    from clmgit.promotion.status import fleet_status
+
+    views.states(fleet_status(settings(ctx).ws, channel), as_json=out is Format.json)
+
+
+def history(
+    ctx: typer.Context,
+    channel: Annotated[str | None, typer.Argument(help="Only this channel.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 50,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Promotions, rollbacks and freezes, newest first."""
+    from clmgit import views
+    from clmgit.promotion.history import history as read_history
+
+    entries = read_history(settings(ctx).ws, channel, limit=limit)
+    views.history(entries, as_json=out is Format.json)
+
+
+def freeze(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="The channel to freeze.")],
+    reason: Annotated[str, typer.Option(help="Why; shown to whoever is refused.")],
+    push: Push = False,
+) -> None:
+    """Refuse promotions into CHANNEL until it is unfrozen."""
+    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push)
+
+
+def unfreeze(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(help="The channel to unfreeze.")],
+    push: Push = False,
+) -> None:
+    """Allow promotions into CHANNEL again."""
+    _set_frozen(ctx, channel, frozen=False, reason="", push=push)
+
+
+def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
+                push: bool) -> None:
+    from clmgit.promotion.freeze import set_frozen
+
+    landed = set_frozen(settings(ctx).ws, channel, frozen=frozen, reason=reason, push=push)
+    word = "frozen" if frozen else "unfrozen"
+    if landed is None:
+        output.line(f"{channel} is already {word}")
+    else:
+        pushed = " and pushed" if landed.pushed else ""
+        output.line(f"{channel} {word} in {landed.commit and landed.commit[:7]}{pushed}")
+
+
+def sync_branches(
+    ctx: typer.Context,
+    push: Push = False,
+    dry_run: DryRun = False,
+) -> None:
+    """Move each channel branch to the SHA all of its groups are pinned to."""
+    from clmgit.promotion.sync import sync_branches as sync
+
+    moves = sync(settings(ctx).ws, push=push, dry_run=dry_run)
+    if not moves:
+        output.line("every channel branch is where its pins are")
+    verb = "would move" if dry_run else "moved"
+    for m in moves:
+        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]}")
+
+
+COMMANDS: dict[str, Callable[..., None]] = {
+    "promote": promote, "rollback": rollback, "diff": diff, "render": render, "status": status,
+    "history": history, "freeze": freeze, "unfreeze": unfreeze, "sync-branches": sync_branches,
+}

@@ -1,0 +1,152 @@
+"""`reconcile`, `provision`, `decommission`, `controller`: the commands that change clusters.
+Option parsing, progress and result output only; the work is in `clmgit.reconcile`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from clmgit.cli.common import Format, OutputOpt, settings
+
+if TYPE_CHECKING:
+    from clmgit.reconcile.session import Options
+    from clmgit.workspace import Workspace
+
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Render, show change sets and planned "
+                                      "node rolls; change nothing, write nothing.")]
+Token = Annotated[str | None, typer.Option(envvar="CLMGIT_TOKEN", show_envvar=True,
+                                           help="Bearer token for the clusters' API servers.")]
+Kubeconfig = Annotated[str | None, typer.Option(
+    help="A kubeconfig with a context per cluster, named after its id or alias.")]
+Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
+ClusterOpt = Annotated[str, typer.Option("--cluster", "-c", help="The cluster (id or alias).")]
+
+Work = Callable[["Workspace", "Options"], Sequence[Any]]
+
+
+def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
+         concurrency: int = 1, token: str | None = None, kubeconfig: str | None = None) -> None:
+    """Run `work(workspace, options)` with a progress display, then show its results."""
+    from clmgit import views
+    from clmgit.reconcile.session import Options
+
+    progress = views.Progress(enabled=out is not Format.json)
+    options = Options(dry_run=dry_run, concurrency=concurrency, token=token or None,
+                      kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                      on_result=progress.result)
+    try:
+        results = work(settings(ctx).ws, options)
+    finally:
+        progress.stop()
+    _show_results(results, out=out, title=title)
+
+
+def _show_results(results: Sequence[Any], *, out: Format, title: str) -> None:
+    from clmgit import views
+    from clmgit.errors import ClustersFailed
+
+    views.reconcile_results(results, as_json=out is Format.json)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        views.step_summary(results, summary, title=title)
+    failed = [r for r in results if r.failed]
+    if failed:
+        names = ", ".join(r.alias or r.id for r in failed[:5])
+        more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
+        raise ClustersFailed(f"{len(failed)} cluster(s) failed: {names}{more}")
+
+
+def reconcile(
+    ctx: typer.Context,
+    cluster: Annotated[list[str], typer.Option("--cluster", "-c",
+                                               help="Only this cluster (id or alias; repeatable).")
+                       ] = [],  # noqa: B006 - typer reads the default, never mutates it
+    channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    shard: Annotated[str | None, typer.Option(
+        help="Only shard I of N (0-based), by a stable hash of the cluster id.")] = None,
+    concurrency: Concurrency = 4,
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Bring every selected cluster to the version its channel pins; record it in the registry."""
+    from clmgit.reconcile.plan import parse_shard
+    from clmgit.reconcile.session import reconcile as run
+
+    shard_spec = parse_shard(shard) if shard else None
+    title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
+        " (dry run)" if dry_run else "")
+    _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
+                                      shard=shard_spec),
+         out=out, title=title, dry_run=dry_run, concurrency=concurrency, token=token,
+         kubeconfig=kubeconfig)
+
+
+def provision(
+    ctx: typer.Context,
+    cluster: ClusterOpt,
+    directory: Annotated[str, typer.Option(help="A working tree with a cluster/ directory.")],
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Apply a working tree to one cluster directly, without git (CLM's provisioning mode)."""
+    from pathlib import Path
+
+    from clmgit.reconcile.session import provision as run
+
+    _run(ctx, lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
+         out=out, title="clmgit provision", dry_run=dry_run, token=token, kubeconfig=kubeconfig)
+
+
+def decommission(
+    ctx: typer.Context,
+    cluster: ClusterOpt,
+    dry_run: DryRun = False,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    """Delete every stack of a cluster (the main stack last) and mark it decommissioned."""
+    from clmgit.reconcile.session import decommission as run
+
+    _run(ctx, lambda ws, options: [run(ws, options, name=cluster)],
+         out=out, title="clmgit decommission", dry_run=dry_run, token=token,
+         kubeconfig=kubeconfig)
+
+
+def controller(
+    ctx: typer.Context,
+    interval: Annotated[str, typer.Option(help="Pause between rounds, such as 10m or 90s.")
+                        ] = "10m",
+    concurrency: Concurrency = 4,
+    token: Token = None,
+    kubeconfig: Kubeconfig = None,
+) -> None:
+    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
+    import json
+
+    from clmgit.output import to_data
+    from clmgit.promotion.channels import parse_duration
+    from clmgit.reconcile.session import Options
+    from clmgit.reconcile.session import controller as loop
+
+    pause = parse_duration(interval, "--interval").total_seconds()
+    options = Options(concurrency=concurrency, token=token or None, kubeconfig=kubeconfig)
+
+    def report(results: Sequence[Any]) -> None:
+        busy = [r for r in results if r.outcome != "in-sync"]
+        sys.stdout.write(json.dumps({"clusters": len(results), "worked_on": to_data(busy)}) + "\n")
+        sys.stdout.flush()
+
+    loop(settings(ctx).open, options, interval=pause, report=report)
+
+
+COMMANDS: dict[str, Callable[..., None]] = {"reconcile": reconcile, "provision": provision, "decommission": decommission,
+            "controller": controller}
