@@ -148,5 +148,7 @@ def controller(
     loop(settings(ctx).open, options, interval=pause, report=report)
 
 
-COMMANDS: dict[str, Callable[..., None]] = {"reconcile": reconcile, "provision": provision, "decommission": decommission,
-            "controller": controller}
+COMMANDS: dict[str, Callable[..., None]] = {
+    "reconcile": reconcile, "provision": provision, "decommission": decommission,
+    "controller": controller,
+}
