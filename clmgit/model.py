@@ -21,6 +21,9 @@ READY = "ready"
 DECOMMISSION_REQUESTED = "decommission-requested"
 DECOMMISSIONED = "decommissioned"
 
+#: A config item that stops reconcile from touching the cluster (any value; CLM's name).
+UPDATE_BLOCK = "cluster_update_block"
+
 MAX_PROBLEMS = 25
 
 

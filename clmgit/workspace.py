@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from clmgit.adapters.git import GitRepo
+from clmgit.channels import Channel, load_channels
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster
-from clmgit.promotion.channels import Channel, load_channels
 from clmgit.registry import Registry, open_registry
 
 

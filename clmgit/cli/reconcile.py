@@ -132,12 +132,12 @@ def controller(
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
     import json
 
+    from clmgit.durations import parse_duration
     from clmgit.output import to_data
-    from clmgit.promotion.channels import parse_duration
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
 
-    pause = parse_duration(interval, "--interval").total_seconds()
+    pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, token=token or None, kubeconfig=kubeconfig)
 
     def report(results: Sequence[Any]) -> None:

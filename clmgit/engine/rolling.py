@@ -27,12 +27,12 @@ sharing a budget with it is older than `drain_min_healthy_sibling_lifetime` (Rea
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from clmgit.durations import GO, parse_duration
 from clmgit.engine.clock import Backoff, Clock, wait_until
 from clmgit.engine.kube import NODES, PDBS, PODS, KubeClient, Obj, match_labels_selector
 from clmgit.engine.nodepools import ASG, Instance, NodePoolBackend
@@ -92,22 +92,6 @@ class DrainSettings:
                        timeout=NODE_READY_TIMEOUT)
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str, item: str) -> timedelta:
-    """`30s`, `5m`, `1h30m`, `0`: Go's duration syntax (plus `d`); a bare number is seconds."""
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return timedelta(seconds=float(text))
-    parts = _DURATION.findall(text)
-    if not text or "".join(n + u for n, u in parts) != text:
-        raise ConfigError(f"config item {item} must be a duration such as 30s, 5m or 6h, "
-                          f"not {text!r}")
-    return timedelta(seconds=sum(float(n) * _UNITS[u] for n, u in parts))
-
-
 def _items(cluster: Cluster, pool_name: str) -> dict[str, str]:
     """Cluster items, overridden by the pool's own (a removed pool has only the cluster's)."""
     pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
@@ -118,8 +102,10 @@ def drain_settings(cluster: Cluster, pool_name: str) -> DrainSettings:
     """The drain SLA and surge of a pool; production defaults when `environment` is production."""
     items = _items(cluster, pool_name)
     column = 0 if cluster.environment == "production" else 1
-    durations = {key.removeprefix("drain_"): parse_duration(items.get(key, defaults[column]), key)
-                 for key, defaults in DRAIN_DEFAULTS.items()}
+    durations = {
+        key.removeprefix("drain_"): parse_duration(items.get(key, defaults[column]),
+                                                   where=f"config item {key}", rule=GO)
+        for key, defaults in DRAIN_DEFAULTS.items()}
     surge = items.get(SURGE_ITEM, "1")
     if not surge.isdigit() or int(surge) < 1:
         raise ConfigError(f"config item {SURGE_ITEM} must be a whole number ≥ 1, not {surge!r}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from clmgit.channels import set_freeze
 from clmgit.errors import ConfigError
-from clmgit.promotion.channels import set_freeze
 from clmgit.promotion.write import Landed, land
 from clmgit.workspace import Workspace
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from clmgit.channels import Channel
+from clmgit.durations import format_duration
 from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster
-from clmgit.promotion.channels import Channel, format_duration
 from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import Workspace
 

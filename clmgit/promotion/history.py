@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from clmgit import yamledit
 from clmgit.adapters.git import trailer_pairs
+from clmgit.channels import CHANNELS_DIR, Channel, Group, channel_path
 from clmgit.errors import ConfigError
-from clmgit.promotion.channels import CHANNELS_DIR, Channel, Group, channel_path
 from clmgit.workspace import Workspace
 
 #: How far back `rollback` looks for an earlier pin of a group.

@@ -17,8 +17,8 @@ from functools import cached_property
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
+from clmgit.channels import Channel
 from clmgit.errors import ClmgitError, GitError, RefusedError
-from clmgit.promotion.channels import Channel
 from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
     GroupPreview,

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clmgit.adapters.git import Commit
+from clmgit.channels import DEFAULT_GROUP, Channel, Group
 from clmgit.config.diff import ClusterDiff, rendered_diff
 from clmgit.config.secrets import masker_for
 from clmgit.config.source import GitConfigSource
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.model import Cluster
-from clmgit.promotion.channels import DEFAULT_GROUP, Channel, Group
 from clmgit.promotion.promote import CONFIG_DIR, source_sha
 from clmgit.workspace import Workspace
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from clmgit.adapters.git import SHORT_SHA_RE
+from clmgit.channels import DEFAULT_GROUP, Channel, Group, pin_groups
 from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.promotion import gates
-from clmgit.promotion.channels import DEFAULT_GROUP, Channel, Group, pin_groups
 from clmgit.promotion.history import previous_pin
 from clmgit.promotion.write import BranchMove, Landed, land
 from clmgit.timestamps import format_timestamp

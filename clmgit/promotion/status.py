@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clmgit.model import DECOMMISSIONED, Cluster, desired_version
+from clmgit.model import DECOMMISSIONED, UPDATE_BLOCK, Cluster, desired_version
 from clmgit.workspace import Workspace
-
-UPDATE_BLOCK = "cluster_update_block"
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from clmgit.model import (
     DECOMMISSIONED,
     READY,
     REQUESTED,
+    UPDATE_BLOCK,
     Cluster,
     desired_version,
 )
-from clmgit.promotion.status import UPDATE_BLOCK
 
 IN_SYNC = "in-sync"
 CREATE = "create"

@@ -19,7 +19,6 @@ from clmgit.engine.rolling import (
     Node,
     drain_node,
     drain_settings,
-    parse_duration,
 )
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
@@ -175,12 +174,6 @@ def test_settings_follow_the_environment_and_pool_items_win() -> None:
     assert on_pool.poll_interval == timedelta(seconds=90) and on_pool.surge == 3
     assert OTHER.min_pod_lifetime == timedelta(hours=8) and OTHER.surge == 1
     assert OTHER.min_unhealthy_sibling_lifetime == timedelta(hours=1)
-
-
-@pytest.mark.parametrize("text,seconds", [("0", 0), ("0s", 0), ("250ms", 0.25), ("2h", 7200),
-                                          ("1h30m", 5400), ("1d", 86400), ("45", 45)])
-def test_durations(text: str, seconds: float) -> None:
-    assert parse_duration(text, "x").total_seconds() == seconds
 
 
 @pytest.mark.parametrize("items", [{"drain_grace_period": "soon"},

@@ -7,7 +7,6 @@ belongs to the first group whose selector matches it; a channel with no groups f
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -15,6 +14,7 @@ from typing import Any
 
 from clmgit import yamledit
 from clmgit.adapters.git import SHA_RE, GitRepo
+from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.model import SELECTOR_FIELDS, Cluster
 
@@ -80,30 +80,6 @@ class Channel:
 
 # --- parsing -------------------------------------------------------------------------------------
 
-_DURATION_RE = re.compile(r"(\d+)([dhms])")
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text: Any, where: str) -> timedelta:
-    """`24h`, `1h30m`, `2d`, `90s` or a number of seconds."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return timedelta(seconds=text)
-    s = str(text).strip().replace(" ", "")
-    if s and _DURATION_RE.sub("", s) == "":
-        return timedelta(seconds=sum(int(n) * _UNITS[u] for n, u in _DURATION_RE.findall(s)))
-    raise ConfigError(f"{where}: {text!r} is not a duration (use e.g. 30m, 24h, 2d)")
-
-
-def format_duration(delta: timedelta) -> str:
-    seconds = max(0, int(delta.total_seconds()))
-    parts: list[str] = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if seconds >= size or (unit == "s" and not parts):
-            parts.append(f"{seconds // size}{unit}")
-            seconds %= size
-    return "".join(parts[:2])
-
-
 def _str(value: Any) -> str:
     return "" if value is None else str(yamledit.normalize(value))
 
@@ -143,7 +119,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
         freeze_reason=_str(raw.get("freeze_reason")),
         gates=Gates(
             applied_in_source=bool(gates_raw.get("applied_in_source", False)),
-            soak=parse_duration(soak, f"{path}: gates.soak") if soak else None,
+            soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
         ),
         groups=groups,
     )
