@@ -27,12 +27,11 @@ import yaml
 from bench.render import change, commit, make_cluster, synthetic_config
 from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends
-from clmgit.engine.kube import FakeKube, Kind
-from clmgit.engine.nodepools import FakeNodePools
-from clmgit.engine.stacks import FakeStacks
+from clmgit.engine.kube import Kind
 from clmgit.model import Cluster, cluster_to_dict, desired_version
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
+from clmgit.sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 from clmgit.workspace import open_workspace
 
 CLUSTERS = 1_000

@@ -1,7 +1,7 @@
 """Time for the engine: one `Clock` seam, and waiting for a condition with exponential backoff.
 
 Everything that waits (stack operations, instances coming into service, drains) reads the time
-and sleeps through a `Clock`, so tests run against a `FakeClock` and never sleep for real.
+and sleeps through a `Clock`, so tests run against a `FakeClock` (clmgit.sandbox.doubles) and never sleep for real.
 """
 
 from __future__ import annotations
@@ -33,33 +33,6 @@ class SystemClock:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
-
-
-class FakeClock:
-    """A clock that only moves when slept on; `on_sleep` lets a test change the world meanwhile."""
-
-    def __init__(
-        self,
-        start: datetime = datetime(2026, 1, 1, tzinfo=UTC),
-        *,
-        on_sleep: Callable[[FakeClock], None] | None = None,
-    ) -> None:
-        self._now = start
-        self.on_sleep = on_sleep
-        self.sleeps: list[float] = []
-
-    def now(self) -> datetime:
-        return self._now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self._now += timedelta(seconds=seconds)
-        if self.on_sleep is not None:
-            self.on_sleep(self)
-
-    def advance(self, seconds: float) -> None:
-        """Move time forward without counting it as a sleep."""
-        self._now += timedelta(seconds=seconds)
 
 
 class TimedOut(ApplyError):

@@ -3,18 +3,16 @@ their instances, and which instances are outdated.
 
 An instance is outdated when its launch template id or version, or its instance type, differ
 from what its group launches now. The cloud side is behind the `NodePoolBackend` seam:
-`clmgit.adapters.aws.AutoScalingPools` is the real one, `FakeNodePools` below the in-memory one.
+`clmgit.adapters.aws.AutoScalingPools` is the real one, `FakeNodePools` (clmgit.sandbox.doubles) the in-memory one.
 A pool's groups are the Auto Scaling groups of its stack, `nodepool-<pool>-<local_id>`. Groups on
 launch configurations instead of launch templates are never reported outdated.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
-from clmgit.engine.stacks import node_pool_stack_name
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
 
@@ -98,82 +96,4 @@ def check_capacity(asg: str, desired: int, max_size: int) -> None:
         raise ApplyError(
             f"cannot scale {asg} to {desired}: it allows 0 to {max_size} instances; "
             "raise max_size of the node pool"
-        )
-
-
-# --- the in-memory fake ---------------------------------------------------------------------
-
-
-class FakeNodePools:
-    """An in-memory `NodePoolBackend`: groups launch instances at once, round-robin over their
-    AZs, with the launch settings they have at that moment. `roll` changes those settings, as a
-    changed node-pool template would. `calls` records every change, as (operation, target)."""
-
-    def __init__(self) -> None:
-        self.groups: dict[str, tuple[str, ASG]] = {}  # name -> (stack name, group)
-        self.instances: dict[str, Instance] = {}
-        self.calls: list[tuple[str, str]] = []
-        self._ids = itertools.count(1)
-
-    def add_group(self, cluster: Cluster, pool: str, asg: ASG) -> None:
-        stack = node_pool_stack_name(cluster, pool)
-        self.groups[asg.name] = (stack, replace(asg, desired_capacity=0))
-        self._scale(asg.name, asg.desired_capacity)
-
-    def roll(self, asg: str, *, version: str, instance_types: tuple[str, ...] = ()) -> None:
-        stack, group = self.groups[asg]
-        self.groups[asg] = (stack, replace(
-            group, launch_template_version=version,
-            instance_types=instance_types or group.instance_types,
-        ))
-
-    def pool_state(self, cluster: Cluster, pool: str) -> PoolState:
-        stack = node_pool_stack_name(cluster, pool)
-        asgs = tuple(group for s, group in self.groups.values() if s == stack)
-        names = {a.name: a for a in asgs}
-        instances = tuple(
-            replace(i, outdated=is_outdated(
-                names[i.asg], launch_template_id=i.launch_template_id,
-                launch_template_version=i.launch_template_version, instance_type=i.instance_type,
-            ))
-            for i in self.instances.values()
-            if i.asg in names
-        )
-        return PoolState(pool, asgs, instances)
-
-    def set_desired_capacity(self, asg: str, desired: int) -> None:
-        check_capacity(asg, desired, self.groups[asg][1].max_size)
-        self.calls.append(("scale", f"{asg}={desired}"))
-        self._scale(asg, desired)
-
-    def terminate_instance(self, instance_id: str, *, decrement_capacity: bool) -> None:
-        instance = self.instances.pop(instance_id, None)
-        if instance is None:
-            return
-        self.calls.append(("terminate", instance_id))
-        stack, group = self.groups[instance.asg]
-        desired = group.desired_capacity - 1 if decrement_capacity else group.desired_capacity
-        self.groups[instance.asg] = (stack, replace(group, desired_capacity=desired))
-        self._scale(instance.asg, desired)
-
-    def wait_for_instances_in_service(self, asg: str) -> None:
-        """Instances of the fake are in service from the start."""
-
-    def _scale(self, asg: str, desired: int) -> None:
-        stack, group = self.groups[asg]
-        self.groups[asg] = (stack, replace(group, desired_capacity=desired))
-        mine = [i for i in self.instances.values() if i.asg == asg]
-        for instance in mine[desired:]:
-            del self.instances[instance.id]
-        for n in range(len(mine), desired):
-            self._launch(group, az=group.availability_zones[n % len(group.availability_zones)])
-
-    def _launch(self, group: ASG, *, az: str) -> None:
-        instance_id = f"i-{next(self._ids):017x}"
-        self.instances[instance_id] = Instance(
-            id=instance_id, asg=group.name, az=az,
-            launch_template_id=group.launch_template_id,
-            launch_template_version=group.launch_template_version,
-            instance_type=group.instance_types[0] if group.instance_types else "",
-            lifecycle_state=IN_SERVICE, health=HEALTHY, outdated=False,
         )

@@ -2,7 +2,7 @@
 order, with which tags, and what is deleted.
 
 The cloud side is behind the `StackBackend` seam: `clmgit.adapters.aws.CloudFormationStacks` is
-the real one, `FakeStacks` below the in-memory one for unit tests. Order of `apply_stacks`:
+the real one, `FakeStacks` (clmgit.sandbox.doubles) the in-memory one for unit tests. Order of `apply_stacks`:
 `cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the `cf-manifests` stacks by
 name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of node pools no longer in
 the registry, `cf-deletions.yaml` post_apply. Each stack's outputs are handed to the templates of
@@ -12,7 +12,7 @@ the stacks after it, so a template may be given as a function of those outputs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import yaml
@@ -195,78 +195,6 @@ def _delete(backend: StackBackend, name: str, *, dry_run: bool) -> StackResult:
     # Deletions from cf-deletions.yaml and of removed pools never lift termination protection:
     # a protected stack named there is a mistake that must not take the cluster down.
     return backend.delete_stack(name, lift_protection=False, dry_run=dry_run)
-
-
-# --- the in-memory fake ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FakeStack:
-    body: str
-    tags: Mapping[str, str]
-    protected: bool = False
-
-
-class FakeStacks:
-    """An in-memory `StackBackend` for unit tests.
-
-    Outputs cannot be computed from a template here: a test sets them per stack in `outputs`,
-    and they are reported once the stack exists. `failures` maps a stack name to the reason its
-    apply fails with. `calls` records every change made, as (operation, stack name).
-    """
-
-    def __init__(
-        self,
-        *,
-        outputs: Mapping[str, Outputs] | None = None,
-        failures: Mapping[str, str] | None = None,
-    ) -> None:
-        self.stacks: dict[str, FakeStack] = {}
-        self.outputs = dict(outputs or {})
-        self.failures = dict(failures or {})
-        self.calls: list[tuple[str, str]] = []
-
-    def apply_stack(self, stack: StackTemplate, *, dry_run: bool) -> StackResult:
-        current = self.stacks.get(stack.name)
-        old_body = current.body if current else ""
-        changes = diff_resources(old_body, stack.body)
-        if current is None:
-            operation: Operation = "create"
-        elif changes or current.tags != stack.tags:
-            operation = "update"
-        else:
-            operation = "none"
-        if operation != "none" and stack.name in self.failures:
-            raise ApplyError(f"stack {stack.name} failed: {self.failures[stack.name]}")
-        if not dry_run:
-            protected = stack.termination_protection or (current is not None and current.protected)
-            self.stacks[stack.name] = FakeStack(stack.body, dict(stack.tags), protected)
-            if operation != "none":
-                self.calls.append((operation, stack.name))
-        exists = stack.name in self.stacks
-        outputs = self.outputs.get(stack.name, {}) if exists else {}
-        return StackResult(stack.name, operation, dict(outputs), changes, dry_run)
-
-    def delete_stack(self, name: str, *, lift_protection: bool, dry_run: bool) -> StackResult:
-        current = self.stacks.get(name)
-        if current is None:
-            return StackResult(name, "none", dry_run=dry_run)
-        if current.protected and not lift_protection:
-            raise ApplyError(f"stack {name} has termination protection and is not deleted")
-        if not dry_run:
-            if current.protected:
-                self.stacks[name] = replace(current, protected=False)
-                self.calls.append(("unprotect", name))
-            del self.stacks[name]
-            self.calls.append(("delete", name))
-        return StackResult(name, "delete", dry_run=dry_run)
-
-    def find_stacks(self, tags: Mapping[str, str]) -> list[StackInfo]:
-        return [
-            StackInfo(name, stack.tags)
-            for name, stack in self.stacks.items()
-            if all(stack.tags.get(k) == v for k, v in tags.items())
-        ]
 
 
 class _TemplateLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]

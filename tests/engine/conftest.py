@@ -11,9 +11,10 @@ import boto3
 import pytest
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
-from clmgit.engine.clock import Backoff, FakeClock
+from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
+from clmgit.sandbox.doubles import FakeClock
 
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
 

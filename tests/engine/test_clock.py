@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from clmgit.engine.clock import Backoff, FakeClock, TimedOut, wait_until
+from clmgit.engine.clock import Backoff, TimedOut, wait_until
+from clmgit.sandbox.doubles import FakeClock
 
 
 def test_backoff_grows_by_its_factor_up_to_its_maximum() -> None:

@@ -9,7 +9,7 @@ import cfn_templates as t
 import pytest
 
 from clmgit.adapters.aws import CloudFormationStacks
-from clmgit.engine.clock import FakeClock, TimedOut
+from clmgit.engine.clock import TimedOut
 from clmgit.engine.stacks import (
     TAG_CLUSTER,
     TAG_NODE_POOL,
@@ -26,6 +26,7 @@ from clmgit.engine.stacks import (
 )
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
+from clmgit.sandbox.doubles import FakeClock
 
 CHANGING_CALLS = {"ExecuteChangeSet", "UpdateStack", "CreateStack", "DeleteStack",
                   "UpdateTerminationProtection"}

@@ -11,7 +11,6 @@ from clmgit.engine.stacks import (
     TAG_CLUSTER,
     TAG_NODE_POOL,
     TAG_ROLE,
-    FakeStacks,
     Outputs,
     Renderer,
     ResourceChange,
@@ -24,6 +23,7 @@ from clmgit.engine.stacks import (
 )
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
+from clmgit.sandbox.doubles import FakeStacks
 
 CLUSTER = Cluster(id="aws:1:eu-central-1:kube-1", local_id="kube-1", region="eu-central-1")
 QUEUE = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n"

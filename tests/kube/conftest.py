@@ -15,9 +15,10 @@ from kubernetes import config, dynamic
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.clock import Backoff, FakeClock
+from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
+from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubelet import Kubelet
 

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 import pytest
 
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.clock import FakeClock
 from clmgit.engine.rolling import (
     DRAIN_START,
     DRAINING,
@@ -22,6 +21,7 @@ from clmgit.engine.rolling import (
 )
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_node, make_pdb, make_pod, make_replicaset
 

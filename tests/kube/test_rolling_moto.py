@@ -12,7 +12,6 @@ from kube_helpers import apply_pool
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.clock import FakeClock
 from clmgit.engine.rolling import (
     DRAIN_START,
     DRAINING,
@@ -21,6 +20,7 @@ from clmgit.engine.rolling import (
     roll_node_pool,
 )
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_replicaset
 from clmgit.sandbox.kubelet import Kubelet, node_name

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from clmgit.engine.clock import FakeClock
-from clmgit.engine.kube import NODES, FakeKube
-from clmgit.engine.nodepools import ASG, FakeNodePools
+from clmgit.engine.kube import NODES
+from clmgit.engine.nodepools import ASG
 from clmgit.engine.rolling import LIFECYCLE_LABEL, TAINT, roll_node_pool
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools
 
 GROUP = ASG("asg", 0, 8, 4, "lt-1", "1", ("t3.micro",), ("a", "b"))
 
