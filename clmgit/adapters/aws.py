@@ -48,10 +48,10 @@ from clmgit.engine.stacks import (
     StackResult,
     StackTemplate,
     diff_resources,
-    node_pool_stack_name,
 )
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
+from clmgit.stacknames import node_pool_stack_name
 
 TEMPLATE_BODY_LIMIT = 51_200  # bytes; CloudFormation's limit for a template passed inline
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -497,17 +497,23 @@ class AutoScalingPools:
         )
 
 
-# --- facts for the templates ---------------------------------------------------------------
+# --- the account's network -------------------------------------------------------------------
 
 
-def cloud_values(session: boto3.Session, cluster: Cluster) -> dict[str, Any]:
-    """The `values` of DESIGN.md §7 that come from the account: the region's available zones,
-    the default VPC's subnet per zone and its CIDR (keys as `clmgit.config.values` lists)."""
-    from clmgit.config.helpers import ALL_ZONES
-    from clmgit.config.values import hosted_zone
+@dataclass(frozen=True)
+class Network:
+    """What the region's account offers a cluster: its available zones (sorted), the default
+    VPC's first subnet per zone (by subnet id), and that VPC's IPv4 CIDR ("" without one)."""
 
+    zones: tuple[str, ...]
+    subnets: Mapping[str, str]
+    vpc_cidr: str
+
+
+def network(session: boto3.Session, region: str) -> Network:
+    """The account's network in `region`, as `Network` tells it."""
     ec2 = make_client(session, "ec2")
-    with aws_errors(f"reading the network of {cluster.region}"):
+    with aws_errors(f"reading the network of {region}"):
         zones = sorted(
             z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]
             if z.get("State", "available") == "available"
@@ -519,13 +525,4 @@ def cloud_values(session: boto3.Session, cluster: Cluster) -> dict[str, Any]:
                 Filters=[{"Name": "vpc-id", "Values": [vpcs[0]["VpcId"]]}])["Subnets"]
             for subnet in sorted(found, key=lambda s: s["SubnetId"]):
                 subnets.setdefault(subnet["AvailabilityZone"], subnet["SubnetId"])
-    subnets[ALL_ZONES] = ",".join(subnets[z] for z in zones if z in subnets)
-    return {
-        "availability_zones": zones,
-        "subnets": subnets,
-        "hosted_zone": hosted_zone(cluster.api_server_url),
-        "vpc_ipv4_cidr": vpcs[0]["CidrBlock"] if vpcs else "",
-        "load_balancer_certificate": "",
-        "node_labels": "lifecycle-status=ready",
-        "apiserver_count": "1",
-    }
+    return Network(tuple(zones), subnets, vpcs[0]["CidrBlock"] if vpcs else "")

@@ -28,6 +28,7 @@ from clmgit.config.templates import template_set
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, placeholder_values
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool, cluster_to_dict
+from clmgit.stacknames import extra_stack_name, main_stack_name, node_pool_stack_name
 
 MAIN_STACK_PATH = "cluster/stack.yaml"
 CF_STACKS_DIR = "cluster/cf-manifests"
@@ -127,7 +128,7 @@ class ClusterRenderer:
                               f"is missing at {self.tree.ref}")
         variables = {**self._variables(values), "node_pool": self._pools[pool.name]}
         text = _checked_stack(self.templates.render(path, variables), path)
-        return RenderedStack(node_pool_stack_name(self.cluster, pool), path, text, pool.name)
+        return RenderedStack(node_pool_stack_name(self.cluster, pool.name), path, text, pool.name)
 
     def render_manifests(self, values: Mapping[str, Any] | None = None) -> tuple[Component, ...]:
         variables = self._variables(values)
@@ -182,16 +183,11 @@ def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
 
 
 def stack_name(cluster: Cluster, path: str) -> str:
-    """The main stack is named after the cluster's local id; `cf-manifests/etcd.yaml` gives
-    `etcd-<local id>`."""
+    """The name of the stack a template of `cluster/` makes: the main stack or a `cf-manifests/`
+    one, named by its file's stem."""
     if path == MAIN_STACK_PATH:
-        return cluster.local_id
-    stem = posixpath.splitext(posixpath.basename(path))[0]
-    return f"{stem}-{cluster.local_id}"
-
-
-def node_pool_stack_name(cluster: Cluster, pool: NodePool) -> str:
-    return f"nodepool-{pool.name}-{cluster.local_id}"
+        return main_stack_name(cluster)
+    return extra_stack_name(cluster, posixpath.splitext(posixpath.basename(path))[0])
 
 
 def _checked_stack(text: str, path: str) -> str:

@@ -17,7 +17,7 @@ every stack output reads as `<stack output KEY>`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -58,6 +58,22 @@ def placeholder_values(cluster: Cluster) -> dict[str, Any]:
         "node_labels": "lifecycle-status=ready",
         "apiserver_count": "1",
         STACK_OUTPUTS: PlaceholderOutputs(),
+    }
+
+
+def cloud_values(cluster: Cluster, *, zones: Sequence[str], subnets: Mapping[str, str],
+                 vpc_cidr: str) -> dict[str, Any]:
+    """The `values` of a cluster from the facts its account gives (`clmgit.adapters.aws.network`):
+    the zones, the subnet per zone (and `*`, every zone's), the VPC's CIDR."""
+    by_zone = {**subnets, ALL_ZONES: ",".join(subnets[z] for z in zones if z in subnets)}
+    return {
+        "availability_zones": list(zones),
+        "subnets": by_zone,
+        "hosted_zone": hosted_zone(cluster.api_server_url),
+        "vpc_ipv4_cidr": vpc_cidr,
+        "load_balancer_certificate": "",
+        "node_labels": "lifecycle-status=ready",
+        "apiserver_count": "1",
     }
 
 

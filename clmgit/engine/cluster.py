@@ -12,7 +12,7 @@
 
 Every step is idempotent, so a run killed anywhere is finished by the next. The cloud and the
 cluster are reached through `Backends`, made per cluster by a factory: the real one on boto3 and
-the official Kubernetes client (`aws_backends`), in-memory fakes in unit tests.
+the official Kubernetes client (`clmgit.reconcile.backends`), in-memory doubles in unit tests.
 """
 
 from __future__ import annotations
@@ -248,25 +248,3 @@ def _stack_line(result: StackResult) -> str:
     changes = ", ".join(f"{c.action} {c.logical_id}" for c in result.changes[:5])
     more = f" (+{len(result.changes) - 5} more)" if len(result.changes) > 5 else ""
     return f"stack {result.name}: {verb}" + (f" [{changes}{more}]" if changes else "")
-
-
-def aws_backends(
-    *, token: str | None = None, kubeconfig: str | None = None, clock: Clock | None = None
-) -> BackendFactory:
-    """The real backends: boto3 in the cluster's region (standard AWS configuration), the
-    cluster's API server with a bearer token or through a kubeconfig context. boto3 and the
-    Kubernetes client are imported on first use: a run with every cluster in sync needs neither."""
-
-    def make(cluster: Cluster) -> Backends:
-        from clmgit.adapters import aws
-        from clmgit.adapters.kube import connect
-
-        session = aws.session_for(cluster)
-        return Backends(
-            stacks=aws.CloudFormationStacks(session, clock=clock),
-            pools=aws.AutoScalingPools(session, clock=clock),
-            kube=connect(cluster, token=token, kubeconfig=kubeconfig),
-            values=aws.cloud_values(session, cluster),
-        )
-
-    return make

@@ -2,11 +2,13 @@
 order, with which tags, and what is deleted.
 
 The cloud side is behind the `StackBackend` seam: `clmgit.adapters.aws.CloudFormationStacks` is
-the real one, `FakeStacks` (clmgit.sandbox.doubles) the in-memory one for unit tests. Order of `apply_stacks`:
-`cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the `cf-manifests` stacks by
-name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of node pools no longer in
-the registry, `cf-deletions.yaml` post_apply. Each stack's outputs are handed to the templates of
-the stacks after it, so a template may be given as a function of those outputs.
+the real one, `FakeStacks` (clmgit.sandbox.doubles) the in-memory one for unit tests.
+
+Order of `apply_stacks`: `cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the
+`cf-manifests` stacks by name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of
+node pools no longer in the registry, `cf-deletions.yaml` post_apply. Each stack's outputs are
+handed to the templates of the stacks after it, so a template may be given as a function of those
+outputs.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
+from clmgit.stacknames import main_stack_name, node_pool_stack_name
 
 #: Tags clmgit puts on every stack; CloudFormation propagates them to the stack's resources.
 TAG_CLUSTER = "clmgit/cluster-id"
@@ -29,7 +32,6 @@ ROLE_MAIN = "main"
 ROLE_EXTRA = "cf-manifest"
 ROLE_NODE_POOL = "node-pool"
 
-NODE_POOL_PREFIX = "nodepool-"
 
 Operation = Literal["create", "update", "delete", "none"]
 Outputs = Mapping[str, str]
@@ -102,14 +104,6 @@ class RenderedStack:
 
     def text(self, outputs: Outputs) -> str:
         return self.template if isinstance(self.template, str) else self.template(outputs)
-
-
-def main_stack_name(cluster: Cluster) -> str:
-    return cluster.local_id
-
-
-def node_pool_stack_name(cluster: Cluster, pool: str) -> str:
-    return f"{NODE_POOL_PREFIX}{pool}-{cluster.local_id}"
 
 
 def main_stack(cluster: Cluster, template: str | Renderer) -> RenderedStack:

@@ -62,7 +62,8 @@ class _LazyEngine:
     def _get(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                from clmgit.engine.cluster import Engine, aws_backends
+                from clmgit.engine.cluster import Engine
+                from clmgit.reconcile.backends import aws_backends
 
                 o = self._options
                 backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,

@@ -41,12 +41,12 @@ from clmgit.engine.stacks import (
     StackResult,
     StackTemplate,
     diff_resources,
-    node_pool_stack_name,
 )
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi.patch import merge_patch
 from clmgit.sandbox.kubeapi.selectors import matches_labels, parse_label_selector
+from clmgit.stacknames import node_pool_stack_name
 
 # --- time -----------------------------------------------------------------------------------
 

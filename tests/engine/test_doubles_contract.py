@@ -31,7 +31,6 @@ from clmgit.engine.stacks import (
     apply_stacks,
     main_stack,
     node_pool_stack,
-    node_pool_stack_name,
 )
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster, NodePool
@@ -44,6 +43,7 @@ from clmgit.sandbox.kubeapi.fixtures import (
     make_pod,
     make_replicaset,
 )
+from clmgit.stacknames import node_pool_stack_name
 
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=120)
 CONFIGMAPS = Kind("v1", "ConfigMap", True, "configmaps")

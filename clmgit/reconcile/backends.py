@@ -1,0 +1,33 @@
+"""The real backends of the engine, built per cluster: boto3 in the cluster's region (standard AWS
+configuration), the cluster's API server with a bearer token or through a kubeconfig context,
+and the `values` the account's network gives the templates."""
+
+from __future__ import annotations
+
+from clmgit.engine.clock import Clock
+from clmgit.engine.cluster import BackendFactory, Backends
+from clmgit.model import Cluster
+
+
+def aws_backends(
+    *, token: str | None = None, kubeconfig: str | None = None, clock: Clock | None = None
+) -> BackendFactory:
+    """A factory of real backends. boto3 and the Kubernetes client are imported on first use: a
+    run with every cluster in sync needs neither."""
+
+    def make(cluster: Cluster) -> Backends:
+        from clmgit.adapters import aws
+        from clmgit.adapters.kube import connect
+        from clmgit.config.values import cloud_values
+
+        session = aws.session_for(cluster)
+        net = aws.network(session, cluster.region)
+        return Backends(
+            stacks=aws.CloudFormationStacks(session, clock=clock),
+            pools=aws.AutoScalingPools(session, clock=clock),
+            kube=connect(cluster, token=token, kubeconfig=kubeconfig),
+            values=cloud_values(cluster, zones=net.zones, subnets=net.subnets,
+                                vpc_cidr=net.vpc_cidr),
+        )
+
+    return make
