@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.rolling import (
+from clmgit.engine.drain import (
     DRAIN_START,
     DRAINING,
     LAST_FORCED,

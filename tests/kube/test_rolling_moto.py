@@ -12,13 +12,8 @@ from kube_helpers import apply_pool
 
 from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.rolling import (
-    DRAIN_START,
-    DRAINING,
-    LIFECYCLE_LABEL,
-    drain_node_pool,
-    roll_node_pool,
-)
+from clmgit.engine.drain import DRAIN_START, DRAINING, LIFECYCLE_LABEL
+from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from clmgit.engine.drain import LIFECYCLE_LABEL, TAINT
 from clmgit.engine.kube import NODES
 from clmgit.engine.nodepools import ASG
-from clmgit.engine.rolling import LIFECYCLE_LABEL, TAINT, roll_node_pool
+from clmgit.engine.rolling import roll_node_pool
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools
 
