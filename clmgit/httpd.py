@@ -20,7 +20,7 @@ class Handler(BaseHTTPRequestHandler):
     # delayed ACK would cost ~40 ms per request.
     disable_nagle_algorithm = True
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's naming
+    def do_GET(self) -> None:
         self._serve()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
@@ -28,7 +28,7 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         raise NotImplementedError
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
 

@@ -32,7 +32,7 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load(text: str | bytes, name: str) -> Any:
     """Parse YAML fast (libyaml where present); a syntax error names the file and line."""
     try:
-        return yaml.load(text, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -242,7 +242,7 @@ def format_scalar(value: Scalar, old_token: str | None = None) -> str:
 
 def _safe_scalar(token: str) -> Any:
     try:
-        return yaml.load(token, Loader=_SAFE_LOADER)  # noqa: S506
+        return yaml.load(token, Loader=_SAFE_LOADER)
     except yaml.YAMLError:
         return None
 

@@ -22,7 +22,7 @@ registry_app = typer.Typer(
 
 RegistryOpt = Annotated[
     str | None,
-    typer.Option(  # noqa: UP007 - typer needs Optional
+    typer.Option(
         "--registry", envvar="CLMGIT_REGISTRY", help="A clusters.yaml path or an http(s) URL."
     ),
 ]

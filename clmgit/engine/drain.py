@@ -14,7 +14,6 @@ Settings: the `drain_*` config items (node pool first, then cluster), with DESIG
 for production and other environments; `rolling_update_surge` is read here too.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -28,7 +28,8 @@ from clmgit.workspace import Workspace
 
 if TYPE_CHECKING:
     from clmgit.config.source import ConfigSource
-    from clmgit.engine.cluster import BackendFactory, Engine
+    from clmgit.engine.cluster import BackendFactory, Engine, Report
+    from clmgit.model import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +72,10 @@ class _LazyEngine:
                 self._engine = Engine(self._source(), backends, clock=o.clock)
             return self._engine
 
-    def apply(self, cluster, sha, *, dry_run=False):  # noqa: ANN001, ANN201
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         return self._get().apply(cluster, sha, dry_run=dry_run)
 
-    def decommission(self, cluster, *, dry_run=False):  # noqa: ANN001, ANN201
+    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
         return self._get().decommission(cluster, dry_run=dry_run)
 
 

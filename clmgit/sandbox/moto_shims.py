@@ -112,7 +112,7 @@ def _change_set_execution(mp: Patcher) -> None:
         stack = self.stacks[change_set.stack_id]
         try:
             original(self, change_set_name, stack_name)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - whatever moto raised fails the stack, as on AWS
             _fail_stack(stack, change_set, e)
             return
         stack._parse_template()
