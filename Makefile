@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo bench lint clean
+.PHONY: install test test-fast demo bench lint clean
 
 install: $(STAMP)
 
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2
+
+# The edit-run loop: everything but the end-to-end tests (marked slow).
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow"
 
 demo: $(STAMP)
 	$(PY) -m clmgit.sandbox.demo

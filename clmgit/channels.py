@@ -10,13 +10,15 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clmgit import yamledit
-from clmgit.adapters.git import SHA_RE, GitRepo
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
-from clmgit.model import SELECTOR_FIELDS, Cluster
+from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
+
+if TYPE_CHECKING:
+    from clmgit.adapters.git import GitRepo
 
 CHANNELS_DIR = "channels"
 DEFAULT_GROUP = "default"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,9 @@ DECOMMISSIONED = "decommissioned"
 
 #: A config item that stops reconcile from touching the cluster (any value; CLM's name).
 UPDATE_BLOCK = "cluster_update_block"
+
+#: A full commit id, as pins and versions hold it.
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 MAX_PROBLEMS = 25
 

@@ -19,7 +19,6 @@ from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from clmgit.errors import GitError, PushRejectedError, RefusedError
 
-SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from clmgit.adapters.git import SHA_RE, GitRepo
+from clmgit.adapters.git import GitRepo
 from clmgit.adapters.gitobjects import GitObject, ObjectReader, tree_entries
 from clmgit.config.cache import LruCache
 from clmgit.errors import ConfigError, GitError
+from clmgit.model import SHA_RE
 
 CONFIG_DIR = "cluster"
 T = TypeVar("T")

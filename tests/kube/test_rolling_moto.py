@@ -20,6 +20,8 @@ from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_replicaset
 from clmgit.sandbox.kubelet import Kubelet, node_name
 
+pytestmark = pytest.mark.slow  # end to end: moto, the emulator and real git
+
 
 class Killed(Exception):
     """The process dying at this point."""

@@ -8,9 +8,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
+
+pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
 
 
 def test_the_controller_reconciles_in_rounds_and_stops_cleanly_on_sigterm(tmp_path):

@@ -11,6 +11,8 @@ import pytest
 from clmgit.model import desired_version
 from clmgit.sandbox.aws import REGION
 
+pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
+
 WRITE_PREFIXES = ("Create", "Update", "Delete", "Execute", "Put", "Set", "Terminate", "Run",
                   "Attach", "Detach", "Modify")
 

@@ -8,6 +8,8 @@ from registry_fixtures import BACKENDS
 
 from clmgit.model import desired_version
 
+pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_create_then_nothing_then_an_update_then_a_failure_kept_apart(sandbox_factory, backend):

@@ -11,10 +11,13 @@ import sys
 import time
 
 import boto3
+import pytest
 import yaml
 
 from clmgit.model import desired_version
 from clmgit.sandbox.aws import REGION
+
+pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
 
 KILLS = 20
 STATUS_FIELDS = ("status", "lifecycle_status")

@@ -118,6 +118,7 @@ def test_an_unknown_cluster_is_an_error(make_registry: MakeRegistry, backend: st
         registry.acquire("no-such-cluster", "a", 60)
 
 
+@pytest.mark.slow  # a stress test: 200 writers at once
 def test_200_concurrent_writes_of_different_clusters_lose_nothing(
     make_registry: MakeRegistry, backend: str
 ) -> None:

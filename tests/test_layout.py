@@ -1,0 +1,124 @@
+"""The package's dependency direction, written down once and enforced (STYLE.md §11):
+
+    cli → promotion / reconcile → workspace → engine / config / registry → adapters → model
+
+Every `import` of clmgit is read (module level and inside functions: lazy imports are
+dependencies too; imports only for type checking are not). A wrong arrow fails with the module,
+line and import.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
+
+#: The model tier: domain values, errors and helpers that depend on nothing but each other.
+MODEL = frozenset({"model", "errors", "channels", "durations", "timestamps", "stacknames",
+                   "yamledit", "cache", "output", "httpd"})
+
+#: What each part of the package may import besides itself and the model tier.
+ALLOWED: dict[str, frozenset[str]] = {
+    "model": frozenset(),
+    "adapters": frozenset({"engine"}),  # adapters implement the engine's seams
+    "registry": frozenset(),
+    "config": frozenset({"adapters"}),  # reading trees at a SHA from git's object database
+    "engine": frozenset({"config"}),
+    "workspace": frozenset({"adapters", "registry"}),
+    "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
+    "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
+    "views": frozenset({"promotion", "reconcile", "engine", "config"}),
+    "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
+                      "registry", "adapters"}),
+    "__main__": frozenset({"cli"}),
+    "sandbox": frozenset({"adapters", "config", "engine", "registry", "workspace",
+                          "promotion", "reconcile"}),
+}
+
+
+def part(module: str) -> str | None:
+    """The part of the package a dotted module name belongs to (None: not clmgit)."""
+    names = module.split(".")
+    if names[0] != "clmgit":
+        return None
+    if len(names) == 1:
+        return ""
+    return "model" if names[1] in MODEL else names[1]
+
+
+def imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) of every runtime import of `path`; `from clmgit import x` yields
+    `clmgit.x`; imports under `if TYPE_CHECKING:` are skipped."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "clmgit":
+                yield from ((node.lineno, f"clmgit.{a.name}") for a in node.names)
+            else:
+                yield node.lineno, node.module
+
+
+def modules() -> Iterator[tuple[Path, str]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        yield path, ".".join(relative.parts).removesuffix(".__init__")
+
+
+def wrong_arrows() -> list[str]:
+    found = []
+    for path, module in modules():
+        source = part(module)
+        if not source:
+            continue
+        for line, target in imports(path):
+            goes_to = part(target)
+            if goes_to is None or goes_to in ("", source, "model"):
+                continue
+            if goes_to not in ALLOWED.get(source, frozenset()):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {source} imports "
+                             f"{target}")
+    return found
+
+
+def test_every_import_follows_the_dependency_direction() -> None:
+    assert wrong_arrows() == []
+
+
+def test_only_the_sandbox_and_tests_import_the_sandbox() -> None:
+    importers = {part(m) for path, m in modules() for _, target in imports(path)
+                 if target.startswith("clmgit.sandbox")}
+    assert importers <= {"sandbox"}
+
+
+def test_the_model_tier_imports_nothing_above_it() -> None:
+    above = [(m, t) for path, m in modules() if part(m) == "model"
+             for _, t in imports(path) if part(t) not in (None, "", "model")]
+    assert above == []
+
+
+def test_promotion_and_reconcile_do_not_import_each_other() -> None:
+    assert "reconcile" not in ALLOWED["promotion"] and "promotion" not in ALLOWED["reconcile"]
+    assert not [a for a in wrong_arrows() if " promotion imports clmgit.reconcile" in a
+                or " reconcile imports clmgit.promotion" in a]
+
+
+def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
+    """The checker itself: a lazy import inside a function is found, a typing-only one is not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from clmgit.cli import app\n"
+        "def f():\n    from clmgit.sandbox import doubles\n    from clmgit import views\n"
+    )
+    assert list(imports(sample)) == [(1, "typing"), (5, "clmgit.sandbox"), (6, "clmgit.views")]
+    assert part("clmgit.engine.kube") == "engine" and part("clmgit.channels") == "model"
