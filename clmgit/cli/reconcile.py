@@ -23,19 +23,24 @@ Token = Annotated[str | None, typer.Option(envvar="CLMGIT_TOKEN", show_envvar=Tr
 Kubeconfig = Annotated[str | None, typer.Option(
     help="A kubeconfig with a context per cluster, named after its id or alias.")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
+Processes = Annotated[int | None, typer.Option(
+    min=1, help="Worker processes for rendering and dry runs [default: the usable cores].")]
 ClusterOpt = Annotated[str, typer.Option("--cluster", "-c", help="The cluster (id or alias).")]
 
 Work = Callable[["Workspace", "Options"], Sequence[Any]]
 
 
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
-         concurrency: int = 1, token: str | None = None, kubeconfig: str | None = None) -> None:
+         concurrency: int = 1, processes: int | None = None, token: str | None = None,
+         kubeconfig: str | None = None) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
     from clmgit.reconcile.session import Options
+    from clmgit.reconcile.workers import usable_cores
 
     progress = views.Progress(enabled=out is not Format.json)
-    options = Options(dry_run=dry_run, concurrency=concurrency, token=token or None,
+    options = Options(dry_run=dry_run, concurrency=concurrency,
+                      processes=processes or usable_cores(), token=token or None,
                       kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
                       on_result=progress.result)
     try:
@@ -69,6 +74,7 @@ def reconcile(
     shard: Annotated[str | None, typer.Option(
         help="Only shard I of N (0-based), by a stable hash of the cluster id.")] = None,
     concurrency: Concurrency = 4,
+    processes: Processes = None,
     dry_run: DryRun = False,
     token: Token = None,
     kubeconfig: Kubeconfig = None,
@@ -83,8 +89,8 @@ def reconcile(
         " (dry run)" if dry_run else "")
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
-         out=out, title=title, dry_run=dry_run, concurrency=concurrency, token=token,
-         kubeconfig=kubeconfig)
+         out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
+         token=token, kubeconfig=kubeconfig)
 
 
 def provision(
@@ -126,6 +132,7 @@ def controller(
     interval: Annotated[str, typer.Option(help="Pause between rounds, such as 10m or 90s.")
                         ] = "10m",
     concurrency: Concurrency = 4,
+    processes: Processes = None,
     token: Token = None,
     kubeconfig: Kubeconfig = None,
 ) -> None:
@@ -136,9 +143,11 @@ def controller(
     from clmgit.output import to_data
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
+    from clmgit.reconcile.workers import usable_cores
 
     pause = parse_duration(interval, where="--interval").total_seconds()
-    options = Options(concurrency=concurrency, token=token or None, kubeconfig=kubeconfig)
+    options = Options(concurrency=concurrency, processes=processes or usable_cores(),
+                      token=token or None, kubeconfig=kubeconfig)
 
     def report(results: Sequence[Any]) -> None:
         busy = [r for r in results if r.outcome != "in-sync"]

@@ -15,8 +15,10 @@ from clmgit.engine.clock import Clock
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.model import CREATING, REQUESTED
 from clmgit.reconcile.plan import (
+    BLOCKED,
     CREATE,
     DECOMMISSION,
+    IN_SYNC,
     UPDATE,
     Target,
     applied_version,
@@ -24,6 +26,7 @@ from clmgit.reconcile.plan import (
     select,
 )
 from clmgit.reconcile.run import Reconciler, Result
+from clmgit.reconcile.workers import engine_workers
 from clmgit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -40,6 +43,10 @@ class Options:
 
     dry_run: bool = False
     concurrency: int = 4
+    #: Worker processes for the engine's CPU work (rendering, dry runs); 1: all in this one.
+    #: The CLI passes the usable cores. Doubles a test injects must be shared to be inspected
+    #: afterwards, so the library's default is 1.
+    processes: int = 1
     token: str | None = None
     kubeconfig: str | None = None
     #: Tests and the demo pass their own (fakes, a fast clock); None: the real cloud.
@@ -91,9 +98,14 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
          options: Options) -> list[Result]:
     options.on_plan(len(targets))
-    reconciler = Reconciler(ws.registry, _LazyEngine(source, options), dry_run=options.dry_run,
-                            on_start=options.on_start, on_result=options.on_result)
-    return reconciler.run(targets, concurrency=options.concurrency)
+    busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
+    processes = max(1, min(options.processes, busy, options.concurrency))
+    threads = -(-options.concurrency // processes)
+    with engine_workers(_LazyEngine(source, options), processes=processes,
+                        threads=threads) as engine:
+        reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
+                                on_start=options.on_start, on_result=options.on_result)
+        return reconciler.run(targets, concurrency=options.concurrency)
 
 
 def reconcile(
