@@ -14,12 +14,19 @@ HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour
    action and ignores protection).
 5. An Auto Scaling instance reports the launch template version it was launched from (moto
    reports the template's default version for every instance).
+6. CloudFormation requests run one at a time. moto's server answers each request in its own
+   thread, and a stack's resources live in a lazy map that creates a resource the first time it
+   is read, without a lock: a ListStackResources that arrives while ExecuteChangeSet is still
+   creating the stack's resources creates the ones not yet made, and the change set then creates
+   them again (a node pool stack ends with two or three Auto Scaling groups). AWS shows a stack
+   mid-operation; it never creates resources for a reader.
 
 Nothing here changes what clmgit's adapters do; they are written against AWS.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +35,7 @@ from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import CloudFormationBackend, Event, Stack
 from moto.cloudformation.responses import CloudFormationResponse
-from moto.core.responses import ActionResult
+from moto.core.responses import ActionResult, BaseResponse
 
 STACK_TYPE = "AWS::CloudFormation::Stack"
 
@@ -62,6 +69,7 @@ def install(mp: Patcher) -> None:
     _unknown_resource_types(mp)
     _termination_protection(mp)
     _launched_versions(mp)
+    _one_request_at_a_time(mp)
 
 
 # --- 1 and 2: executing a change set ----------------------------------------------------------
@@ -189,3 +197,16 @@ def _launched_versions(mp: Patcher) -> None:
 
     mp.setattr(InstanceState, "__init__", init)
     mp.setattr(InstanceState, "launch_template", property(launch_template))
+
+
+# --- 6: one CloudFormation request at a time ----------------------------------------------------
+
+
+def _one_request_at_a_time(mp: Patcher) -> None:
+    lock = threading.RLock()  # reentrant: a request may reach the backend's own entry points
+
+    def call_action(self: CloudFormationResponse) -> Any:
+        with lock:
+            return BaseResponse.call_action(self)
+
+    mp.setattr(CloudFormationResponse, "call_action", call_action, raising=False)
