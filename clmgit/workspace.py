@@ -103,38 +103,11 @@ def _is_url(spec: str) -> bool:
 
 
 def _mirror(url: str) -> GitRepo:
+    """The repository at `url`, as a bare mirror in the cache, fetched now."""
     import hashlib
-    import subprocess
 
     from clmgit.cache import cache_dir
-    from clmgit.errors import GitError
 
     cache = cache_dir("repos")
-    path = cache / hashlib.sha256(url.encode()).hexdigest()[:16]
-    if not path.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        cmd = ["git", "clone", "--quiet", "--bare", url, str(path)]
-    else:
-        cmd = [
-            "git",
-            "-C",
-            str(path),
-            "fetch",
-            "--quiet",
-            "--prune",
-            "origin",
-            "+refs/heads/*:refs/heads/*",
-        ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise GitError(
-            f"cannot fetch the config repo {redact(url)}: {redact(proc.stderr.strip())[:200]}"
-        )
-    return GitRepo(path)
-
-
-def redact(text: str) -> str:
-    """Hide credentials in URLs (`https://user:token@host`) before they reach output or logs."""
-    import re
-
-    return re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)
+    cache.mkdir(parents=True, exist_ok=True)
+    return GitRepo.mirror(url, cache / hashlib.sha256(url.encode()).hexdigest()[:16])

@@ -7,17 +7,20 @@ tree. A branch that is checked out in the repository's working tree is then move
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from clmgit.errors import GitError, PushRejectedError, RefusedError
+from clmgit.redact import redact_urls
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -40,11 +43,47 @@ class RefUpdate:
     old: str | None
 
 
-def _one_line(err: GitCommandError) -> str:
-    text = (err.stderr or err.stdout or str(err)).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln.removeprefix("stderr: ").strip("'").strip() for ln in lines]
-    return "; ".join(ln for ln in lines if ln)[:300] or f"git exited with {err.status}"
+# --- the one way clmgit runs git -------------------------------------------------------------
+
+
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    ok: Collection[int] = (0,),
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`)."""
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, input=stdin, capture_output=True,
+            env={**os.environ, **env} if env else None,
+        )
+    except OSError as e:
+        raise GitError(f"cannot run git: {e.strerror}") from None
+    if proc.returncode not in ok:
+        raise GitError(failure(args, proc.returncode, proc.stderr))
+    return proc
+
+
+_OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
+
+
+def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
+    """The one form of a git failure: the command, its exit code and what git said (one line,
+    credentials in URLs hidden)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+    command, rest = "", iter(args)
+    for arg in rest:
+        if arg in _OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif not arg.startswith("-"):
+            command = arg
+            break
+    exit_code = "killed" if code is None or code < 0 else f"exit {code}"
+    return redact_urls(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
 
 
 class GitRepo:
@@ -55,27 +94,42 @@ class GitRepo:
             self._repo = git.Repo(path)
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
-        self.git = self._repo.git
         tree = self._repo.working_tree_dir
         self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
         self.git_dir = Path(self._repo.git_dir)
 
+    @classmethod
+    def mirror(cls, url: str, path: Path) -> GitRepo:
+        """A bare mirror of `url` at `path`: cloned the first time, then fetched (pruned)."""
+        if path.exists():
+            args = ["fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*"]
+            cwd = path
+        else:
+            args, cwd = ["clone", "--quiet", "--bare", url, str(path)], path.parent
+        proc = run_git(args, cwd=cwd, ok=range(256))
+        if proc.returncode != 0:
+            raise GitError(f"cannot fetch the config repo {redact_urls(url)}: "
+                           f"{failure(args, proc.returncode, proc.stderr)}")
+        return cls(path)
+
     # --- reading ---------------------------------------------------------------------------
 
-    def run(self, *args: str, **kwargs: object) -> str:
-        """Run a git command; its failure becomes a GitError with git's own words."""
-        try:
-            return str(self.git.execute(["git", *args], **kwargs))  # type: ignore[call-overload]
-        except GitCommandError as e:
-            raise GitError(f"git {args[0]} failed: {_one_line(e)}") from e
+    def run(self, *args: str, stdin: bytes | None = None, ok: Collection[int] = (0,),
+            env: Mapping[str, str] | None = None) -> str:
+        """A git command's output; its failure becomes a GitError with git's own words."""
+        return self._run(args, stdin=stdin, ok=ok, env=env).stdout.decode(errors="replace")
+
+    def _run(self, args: Sequence[str], *, stdin: bytes | None = None,
+             ok: Collection[int] = (0,),
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        return run_git(args, cwd=self.workdir or self.git_dir, stdin=stdin, ok=ok,
+                       env={**self._identity_env, **(env or {})})
 
     def rev(self, ref: str) -> str | None:
         """The commit SHA of a ref or SHA prefix, or None if there is none."""
-        try:
-            out = self.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-        except GitCommandError:
-            return None
-        return str(out).strip() or None
+        out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options",
+                       f"{ref}^{{commit}}", ok=(0, 1, 128))
+        return out.strip() or None
 
     def branch_sha(self, branch: str) -> str | None:
         return self.rev(f"refs/heads/{branch}")
@@ -93,13 +147,8 @@ class GitRepo:
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if ancestor == descendant:
             return True
-        try:
-            self.git.merge_base("--is-ancestor", ancestor, descendant)
-        except GitCommandError as e:
-            if e.status == 1:
-                return False
-            raise GitError(f"git merge-base failed: {_one_line(e)}") from e
-        return True
+        return self._run(["merge-base", "--is-ancestor", ancestor, descendant],
+                         ok=(0, 1)).returncode == 0
 
     def read_file(self, ref: str, path: str) -> bytes | None:
         """A file's bytes at a ref, from the object database; None if it is not there."""
@@ -134,7 +183,7 @@ class GitRepo:
         if first_parent:
             args.append("--first-parent")
         revs = [revs] if isinstance(revs, str) else list(revs)
-        out = self.run(*args, *revs, "--", *paths, strip_newline_in_stdout=False)
+        out = self.run(*args, *revs, "--", *paths)
         return list(_parse_log(out))
 
     def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
@@ -144,10 +193,7 @@ class GitRepo:
     def current_branch(self) -> str | None:
         if self.workdir is None:
             return None
-        try:
-            return str(self.git.symbolic_ref("--quiet", "--short", "HEAD")).strip()
-        except GitCommandError:
-            return None
+        return self.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).strip() or None
 
     def dirty(self, paths: Iterable[str]) -> list[str]:
         """Paths among `paths` with staged or unstaged changes in the working tree."""
@@ -162,31 +208,16 @@ class GitRepo:
         """A commit on top of `parent` with `files` replaced, in the object database only."""
         with tempfile.TemporaryDirectory(prefix="clmgit-index-") as tmp:
             env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
-            self._with_env(env, "read-tree", parent)
+            self.run("read-tree", parent, env=env)
             for path, data in files.items():
-                blob = self._with_env(
-                    env, "hash-object", "-w", "--stdin", "--path", path, istream=data
-                ).strip()
-                self._with_env(env, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
-            tree = self._with_env(env, "write-tree").strip()
-        return self._with_env(
-            {}, "commit-tree", tree, "-p", parent, "-F", "-", istream=message.encode()
-        ).strip()
+                blob = self.run("hash-object", "-w", "--stdin", "--path", path, stdin=data,
+                                env=env).strip()
+                self.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+            tree = self.run("write-tree", env=env).strip()
+        return self.run("commit-tree", tree, "-p", parent, "-F", "-",
+                        stdin=message.encode()).strip()
 
-    def _with_env(self, env: dict[str, str], *args: str, istream: bytes | None = None) -> str:
-        import subprocess
-
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=self.git_dir,
-            input=istream,
-            capture_output=True,
-            env={**os.environ, **env, **self._identity_env()},
-        )
-        if proc.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {proc.stderr.decode().strip()[:300]}")
-        return proc.stdout.decode()
-
+    @functools.cached_property
     def _identity_env(self) -> dict[str, str]:
         """Fall back to a clmgit identity where git has none configured (CI runners)."""
         env: dict[str, str] = {}
@@ -212,7 +243,7 @@ class GitRepo:
                     self._move_checkout(u.old, u.new)
                     synced.append(u)
             lines = "".join(f"update {u.ref} {u.new} {u.old or '0' * 40}\n" for u in updates)
-            self._with_env({}, "update-ref", "--stdin", istream=f"start\n{lines}commit\n".encode())
+            self.run("update-ref", "--stdin", stdin=f"start\n{lines}commit\n".encode())
         except GitError:
             for u in synced:
                 assert u.old
@@ -220,13 +251,12 @@ class GitRepo:
             raise
 
     def _move_checkout(self, old: str, new: str) -> None:
-        try:
-            self.git.read_tree("-m", "-u", old, new)
-        except GitCommandError as e:
+        proc = self._run(["read-tree", "-m", "-u", old, new], ok=range(256))
+        if proc.returncode != 0:
             raise RefusedError(
                 f"the checkout at {self.workdir} has local changes to files this would update "
-                f"({_one_line(e)}); commit or stash them first"
-            ) from e
+                f"({failure(['read-tree'], proc.returncode, proc.stderr)}); commit or stash them "
+                "first")
 
     def push(self, remote: str, updates: Iterable[RefUpdate]) -> None:
         """Push several refs in one atomic push (all land or none); nothing local changes here.
@@ -242,13 +272,11 @@ class GitRepo:
                 continue
             seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)) or u.old
             args += [f"--force-with-lease={u.ref}:{seen}", f"+{u.new}:{u.ref}"]
-        try:
-            self.git.execute(["git", *args])
-        except GitCommandError as e:
+        proc = self._run(args, ok=range(256))
+        if proc.returncode != 0:
             raise PushRejectedError(
-                f"push to {remote} was rejected ({_one_line(e)}); nothing changed locally — "
-                "fetch, then retry"
-            ) from e
+                f"push to {remote} was rejected ({failure(args, proc.returncode, proc.stderr)}); "
+                "nothing changed locally — fetch, then retry")
         for u in updates:
             if u.ref.startswith("refs/heads/"):
                 tracking = u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from clmgit.adapters.git import failure
 from clmgit.errors import GitError
 
 #: Requests written before their answers are read. Bounded so that what is written always fits
@@ -122,10 +123,9 @@ class _CatFile:
             self._popen.kill()
             self._popen.wait()
         self._stderr.seek(0)
-        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        said = self._stderr.read()
         self.close()
-        detail = lines[0] if lines else f"exit code {self._popen.returncode}"
-        return GitError(f"git cat-file stopped: {detail}")
+        return GitError(failure(["cat-file"], self._popen.returncode, said))
 
     def close(self) -> None:
         self._finalizer()

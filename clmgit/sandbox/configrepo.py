@@ -7,9 +7,10 @@ dicts of files, and a bare `origin` beside it to push to.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+
+from clmgit.adapters.git import run_git
 
 PROJECT_CHANNELS = Path(__file__).resolve().parents[2] / "channels"
 
@@ -41,16 +42,7 @@ class ConfigRepoBuilder:
         self.root = self.sha(control_branch)
 
     def git(self, *args: str, input: bytes | None = None) -> str:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=self.path,
-            input=input,
-            capture_output=True,
-            env={**os.environ, **GIT_ENV},
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
-        return proc.stdout.decode().strip()
+        return run_git(args, cwd=self.path, stdin=input, env=GIT_ENV).stdout.decode().strip()
 
     def sha(self, ref: str) -> str:
         return self.git("rev-parse", f"{ref}^{{commit}}")
@@ -67,15 +59,10 @@ class ConfigRepoBuilder:
         root commit); the control branch stays checked out."""
         parent = self.sha(branch) if self._exists(branch) else self.sha(start or self.root)
         env_index = str(self.path / ".git" / "clmgit-builder-index")
-        env = {**os.environ, **GIT_ENV, "GIT_INDEX_FILE": env_index}
+        env = {**GIT_ENV, "GIT_INDEX_FILE": env_index}
 
         def run(*args: str, data: bytes | None = None) -> str:
-            proc = subprocess.run(
-                ["git", *args], cwd=self.path, input=data, capture_output=True, env=env
-            )
-            if proc.returncode != 0:
-                raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode().strip()}")
-            return proc.stdout.decode().strip()
+            return run_git(args, cwd=self.path, stdin=data, env=env).stdout.decode().strip()
 
         run("read-tree", parent)
         for name, text in files.items():
@@ -93,29 +80,14 @@ class ConfigRepoBuilder:
         return new
 
     def _exists(self, branch: str) -> bool:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
-                cwd=self.path,
-                capture_output=True,
-            ).returncode
-            == 0
-        )
+        args = ["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"]
+        return run_git(args, cwd=self.path, ok=(0, 1)).returncode == 0
 
     def add_origin(self) -> Path:
         """A bare clone beside the repo, added as `origin`, with every branch pushed."""
         origin = self.path.parent / f"{self.path.name}-origin.git"
-        subprocess.run(
-            [
-                "git",
-                "init",
-                "--quiet",
-                "--bare",
-                f"--initial-branch={self.control_branch}",
-                str(origin),
-            ],
-            check=True,
-        )
+        run_git(["init", "--quiet", "--bare", f"--initial-branch={self.control_branch}",
+                 str(origin)], cwd=self.path.parent)
         self.git("remote", "add", "origin", str(origin))
         self.git("push", "--quiet", "origin", "refs/heads/*:refs/heads/*")
         self.git("fetch", "--quiet", "origin")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from clmgit.adapters.git import run_git
 from clmgit.httpd import Background, Handler
 
 HOST = "127.0.0.1"
@@ -221,13 +221,8 @@ class GitHubStandIn:
         return _public(pull)
 
     def _branch(self, repo: str, branch: str) -> str | None:
-        proc = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}"],
-            cwd=self.repos[repo],
-            capture_output=True,
-            text=True,
-        )
-        return proc.stdout.strip() or None
+        args = ["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}"]
+        return run_git(args, cwd=self.repos[repo], ok=range(256)).stdout.decode().strip() or None
 
 
 def _fields(req: Recorded, allowed: dict[str, type]) -> dict[str, Any]:

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from clmgit.errors import RegistryError
+from clmgit.redact import redact_urls
 
 _COLUMNS = """
     id TEXT PRIMARY KEY,
@@ -92,18 +92,8 @@ def open_database(url: str) -> Database:
     if url.startswith(("postgresql://", "postgres://")):
         return PostgresDatabase(url)
     raise RegistryError(
-        f"unsupported database {redact(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
+        f"unsupported database {redact_urls(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
     )
-
-
-def redact(url: str) -> str:
-    """A URL without its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
 class SQLiteDatabase:
@@ -145,7 +135,7 @@ class PostgresDatabase:
         import psycopg
 
         self._psycopg = psycopg
-        self.location = redact(url)
+        self.location = redact_urls(url)
         self._url = url
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
