@@ -20,7 +20,8 @@ from pathlib import Path
 import boto3
 from kubernetes import config
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff, SystemClock
 from clmgit.engine.rolling import roll_node_pool

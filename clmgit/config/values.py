@@ -63,8 +63,9 @@ def placeholder_values(cluster: Cluster) -> dict[str, Any]:
 
 def cloud_values(cluster: Cluster, *, zones: Sequence[str], subnets: Mapping[str, str],
                  vpc_cidr: str) -> dict[str, Any]:
-    """The `values` of a cluster from the facts its account gives (`clmgit.adapters.aws.network`):
-    the zones, the subnet per zone (and `*`, every zone's), the VPC's CIDR."""
+    """The `values` of a cluster from the facts its account gives
+    (`clmgit.adapters.aws.ec2.network`): the zones, the subnet per zone (and `*`, every
+    zone's), the VPC's CIDR."""
     by_zone = {**subnets, ALL_ZONES: ",".join(subnets[z] for z in zones if z in subnets)}
     return {
         "availability_zones": list(zones),

@@ -3,8 +3,8 @@ their instances, and which instances are outdated.
 
 An instance is outdated when its launch template id or version, or its instance type, differ
 from what its group launches now. The cloud side is behind the `NodePoolBackend` seam:
-`clmgit.adapters.aws.AutoScalingPools` is the real one, `FakeNodePools` (clmgit.sandbox.doubles)
-the in-memory one.
+`clmgit.adapters.aws.autoscaling.AutoScalingPools` is the real one, `FakeNodePools`
+(clmgit.sandbox.doubles) the in-memory one.
 A pool's groups are the Auto Scaling groups of its stack, `nodepool-<pool>-<local_id>`. Groups on
 launch configurations instead of launch templates are never reported outdated.
 """

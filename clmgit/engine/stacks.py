@@ -1,8 +1,9 @@
 """CloudFormation stacks of a cluster (DESIGN.md §6 steps 4, 5 and 8): what is applied, in which
 order, with which tags, and what is deleted.
 
-The cloud side is behind the `StackBackend` seam: `clmgit.adapters.aws.CloudFormationStacks` is
-the real one, `FakeStacks` (clmgit.sandbox.doubles) the in-memory one for unit tests.
+The cloud side is behind the `StackBackend` seam:
+`clmgit.adapters.aws.cloudformation.CloudFormationStacks` is the real one, `FakeStacks`
+(clmgit.sandbox.doubles) the in-memory one for unit tests.
 
 Order of `apply_stacks`: `cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the
 `cf-manifests` stacks by name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of

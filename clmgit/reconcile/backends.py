@@ -16,15 +16,18 @@ def aws_backends(
     run with every cluster in sync needs neither."""
 
     def make(cluster: Cluster) -> Backends:
-        from clmgit.adapters import aws
+        from clmgit.adapters.aws.autoscaling import AutoScalingPools
+        from clmgit.adapters.aws.cloudformation import CloudFormationStacks
+        from clmgit.adapters.aws.ec2 import network
+        from clmgit.adapters.aws.session import session_for
         from clmgit.adapters.kube import connect
         from clmgit.config.values import cloud_values
 
-        session = aws.session_for(cluster)
-        net = aws.network(session, cluster.region)
+        session = session_for(cluster)
+        net = network(session, cluster.region)
         return Backends(
-            stacks=aws.CloudFormationStacks(session, clock=clock),
-            pools=aws.AutoScalingPools(session, clock=clock),
+            stacks=CloudFormationStacks(session, clock=clock),
+            pools=AutoScalingPools(session, clock=clock),
             kube=connect(cluster, token=token, kubeconfig=kubeconfig),
             values=cloud_values(cluster, zones=net.zones, subnets=net.subnets,
                                 vpc_cidr=net.vpc_cidr),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import boto3
 
-from clmgit.adapters.aws import AutoScalingPools
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.kubeconfig import write_kubeconfig

@@ -10,7 +10,8 @@ from typing import Any
 import boto3
 import pytest
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION

@@ -20,7 +20,8 @@ import cfn_templates as t
 import pytest
 from kubernetes import config
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import NODES, PDBS, PODS, Kind, KubeClient, Obj

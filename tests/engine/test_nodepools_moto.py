@@ -8,7 +8,8 @@ from typing import Any
 import cfn_templates as t
 import pytest
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.clock import TimedOut
 from clmgit.engine.nodepools import PoolState
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack

@@ -8,7 +8,7 @@ from typing import Any
 import cfn_templates as t
 import pytest
 
-from clmgit.adapters.aws import CloudFormationStacks
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.clock import TimedOut
 from clmgit.engine.stacks import (
     TAG_CLUSTER,

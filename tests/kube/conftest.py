@@ -13,7 +13,8 @@ import boto3
 import pytest
 from kubernetes import config, dynamic
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool

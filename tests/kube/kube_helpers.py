@@ -3,7 +3,7 @@ import it by a name no other test directory uses)."""
 
 from __future__ import annotations
 
-from clmgit.adapters.aws import CloudFormationStacks
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.model import Cluster
 from tests.engine.cfn_templates import MAIN, node_pool

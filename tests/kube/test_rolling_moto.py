@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 from kube_helpers import apply_pool
 
-from clmgit.adapters.aws import AutoScalingPools, CloudFormationStacks
+from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.drain import DRAIN_START, DRAINING, LIFECYCLE_LABEL
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool

@@ -1,46 +1,24 @@
-"""AWS through boto3: CloudFormation stacks (`StackBackend`) and Auto Scaling node pools
-(`NodePoolBackend`). The only module that imports boto3 and botocore.
-
-Clients come from boto3's standard configuration (profiles, roles, `AWS_ENDPOINT_URL`), in the
-cluster's region, with botocore's "standard" retry mode: throttling and transient errors are
-retried there, with its own backoff, and nowhere else. Waiting for stacks and instances goes
-through the engine's `Clock`. Every `ClientError` leaves this module as an `ApplyError`.
+"""CloudFormation stacks, the engine's `StackBackend`.
 
 Stacks change only through change sets. A template over 51,200 bytes is uploaded to an S3 bucket
 (`clmgit-templates-<account>-<region>` unless given) and passed by URL. A dry run creates the
 change set, describes it and deletes it again (with the empty stack a CREATE change set makes);
 the only thing it leaves is the S3 copy of a large template.
-
-moto gaps (moto 5.2), worked around in the sandbox, not here (`clmgit/sandbox/moto_shims.py`):
-moto computes no outputs for a stack changed through a change set; has no
-UpdateTerminationProtection and deletes protected stacks; accepts unknown resource types; raises
-resource failures out of ExecuteChangeSet instead of failing the stack (no CREATE_FAILED events,
-no rollback); and reports every Auto Scaling instance at its launch template's default version.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
+from clmgit.adapters.aws.session import aws_errors, make_client, stack_missing
 from clmgit.engine.clock import Backoff, Clock, SystemClock, wait_until
-from clmgit.engine.nodepools import (
-    ASG,
-    HEALTHY,
-    IN_SERVICE,
-    Instance,
-    PoolState,
-    check_capacity,
-    is_outdated,
-)
 from clmgit.engine.stacks import (
     Operation,
     ResourceChange,
@@ -49,14 +27,11 @@ from clmgit.engine.stacks import (
     StackTemplate,
     diff_resources,
 )
-from clmgit.errors import ApplyError, ConfigError
-from clmgit.model import Cluster
-from clmgit.stacknames import node_pool_stack_name
+from clmgit.errors import ApplyError
 
 TEMPLATE_BODY_LIMIT = 51_200  # bytes; CloudFormation's limit for a template passed inline
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 STACK_TYPE = "AWS::CloudFormation::Stack"
-ASG_TYPE = "AWS::AutoScaling::AutoScalingGroup"
 
 #: A stack whose creation failed can only be deleted; one in review is an empty shell.
 RECREATE = frozenset(
@@ -67,42 +42,6 @@ SUCCEEDED = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE"})
 NO_CHANGES = ("didn't contain changes", "No updates are to be performed")
 
 STACK_BACKOFF = Backoff(initial=5, factor=1.5, maximum=30, timeout=3600)
-INSTANCE_BACKOFF = Backoff(initial=10, factor=1.5, maximum=30, timeout=1800)
-
-
-def session_for(cluster: Cluster) -> boto3.Session:
-    """A session in the cluster's region, credentials from boto3's standard chain."""
-    if not cluster.region:
-        raise ConfigError(f"cluster {cluster.id} has no region; set it in the registry")
-    return boto3.Session(region_name=cluster.region)
-
-
-def make_client(session: boto3.Session, service: str, *, max_attempts: int = 10) -> Any:
-    if not session.region_name:
-        raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
-    config = Config(retries={"mode": "standard", "max_attempts": max_attempts},
-                    user_agent_extra="clmgit")
-    return session.client(service, config=config)  # type: ignore[call-overload]
-
-
-@contextmanager
-def aws_errors(what: str) -> Iterator[None]:
-    """Turn an AWS error into an `ApplyError` that says what was being done."""
-    try:
-        yield
-    except ClientError as e:
-        error = e.response.get("Error", {})
-        raise ApplyError(f"{what}: {error.get('Code', 'Error')}: {error.get('Message', e)}") from e
-    except BotoCoreError as e:
-        raise ApplyError(f"{what}: {e}") from e
-
-
-def _not_found(e: ClientError) -> bool:
-    """CloudFormation says a stack is missing with a ValidationError in words only."""
-    return "does not exist" in str(e.response.get("Error", {}).get("Message", ""))
-
-
-# --- CloudFormation ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -209,7 +148,7 @@ class CloudFormationStacks:
             try:
                 raw = self._cf.describe_stacks(StackName=name_or_id)["Stacks"]
             except ClientError as e:
-                if _not_found(e):
+                if stack_missing(e):
                     return None
                 raise
         return _Stack.from_api(raw[0]) if raw else None
@@ -349,180 +288,3 @@ class CloudFormationStacks:
                     "CreateBucketConfiguration": {"LocationConstraint": region}}
                 s3.create_bucket(Bucket=self._bucket, **where)
         return self._bucket
-
-
-# --- Auto Scaling ----------------------------------------------------------------------------
-
-
-class _LaunchTemplates:
-    """Launch template versions resolved to numbers, and their instance types, looked up once."""
-
-    def __init__(self, ec2: Any) -> None:
-        self._ec2 = ec2
-        self._versions: dict[str, tuple[str, str]] = {}  # id -> (default, latest)
-        self._types: dict[tuple[str, str], str] = {}
-
-    def version(self, template_id: str, version: str) -> str:
-        if not template_id or version not in ("", "$Default", "$Latest"):
-            return version
-        if template_id not in self._versions:
-            raw = self._ec2.describe_launch_templates(LaunchTemplateIds=[template_id])
-            lt = raw["LaunchTemplates"][0]
-            self._versions[template_id] = (str(lt["DefaultVersionNumber"]),
-                                           str(lt["LatestVersionNumber"]))
-        default, latest = self._versions[template_id]
-        return latest if version == "$Latest" else default
-
-    def instance_type(self, template_id: str, version: str) -> str:
-        if (template_id, version) not in self._types:
-            raw = self._ec2.describe_launch_template_versions(
-                LaunchTemplateId=template_id, Versions=[version])
-            data = raw["LaunchTemplateVersions"][0].get("LaunchTemplateData", {})
-            self._types[template_id, version] = str(data.get("InstanceType", ""))
-        return self._types[template_id, version]
-
-
-class AutoScalingPools:
-    """The `NodePoolBackend` on Auto Scaling: a pool's groups are those of its stack."""
-
-    def __init__(
-        self, session: boto3.Session, *, clock: Clock | None = None,
-        backoff: Backoff = INSTANCE_BACKOFF,
-    ) -> None:
-        self._cf = make_client(session, "cloudformation")
-        self._asg = make_client(session, "autoscaling")
-        self._ec2 = make_client(session, "ec2")
-        self._clock = clock or SystemClock()
-        self._backoff = backoff
-
-    def pool_state(self, cluster: Cluster, pool: str) -> PoolState:
-        stack = node_pool_stack_name(cluster, pool)
-        with aws_errors(f"reading node pool {pool} (stack {stack})"):
-            raw_groups = self._groups(self._group_names(stack))
-            templates = _LaunchTemplates(self._ec2)
-            asgs = [self._asg_of(raw, templates) for raw in raw_groups]
-            instances = [
-                self._instance_of(raw_instance, asg, templates)
-                for raw, asg in zip(raw_groups, asgs, strict=True)
-                for raw_instance in raw.get("Instances", ())
-            ]
-        return PoolState(pool, tuple(asgs), tuple(instances))
-
-    def set_desired_capacity(self, asg: str, desired: int) -> None:
-        with aws_errors(f"scaling {asg} to {desired}"):
-            group = self._groups([asg])
-            if not group:
-                raise ApplyError(f"Auto Scaling group {asg} does not exist")
-            check_capacity(asg, desired, int(group[0]["MaxSize"]))
-            self._asg.set_desired_capacity(
-                AutoScalingGroupName=asg, DesiredCapacity=desired, HonorCooldown=False)
-
-    def terminate_instance(self, instance_id: str, *, decrement_capacity: bool) -> None:
-        with aws_errors(f"terminating {instance_id}"):
-            # Asking first keeps a repeated call (a resumed run) from being an error.
-            known = self._asg.describe_auto_scaling_instances(InstanceIds=[instance_id])
-            if not known["AutoScalingInstances"]:
-                return
-            self._asg.terminate_instance_in_auto_scaling_group(
-                InstanceId=instance_id, ShouldDecrementDesiredCapacity=decrement_capacity)
-
-    def wait_for_instances_in_service(self, asg: str) -> None:
-        def fetch() -> dict[str, Any]:
-            with aws_errors(f"reading {asg}"):
-                groups = self._groups([asg])
-            if not groups:
-                raise ApplyError(f"Auto Scaling group {asg} does not exist")
-            return groups[0]
-
-        def ready(group: Mapping[str, Any]) -> bool:
-            states = [(i["LifecycleState"], i["HealthStatus"]) for i in group.get("Instances", ())]
-            serving = sum(1 for s in states if s == (IN_SERVICE, HEALTHY))
-            pending = any(state.startswith("Pending") for state, _ in states)
-            return serving >= int(group["DesiredCapacity"]) and not pending
-
-        wait_until(fetch, ready, clock=self._clock, backoff=self._backoff,
-                   what=f"the instances of {asg} to come into service")
-
-    # --- reading ---
-
-    def _group_names(self, stack: str) -> list[str]:
-        try:
-            pages = self._cf.get_paginator("list_stack_resources").paginate(StackName=stack)
-            resources = [r for page in pages for r in page["StackResourceSummaries"]]
-        except ClientError as e:
-            if _not_found(e):
-                return []
-            raise
-        return [r["PhysicalResourceId"] for r in resources
-                if r["ResourceType"] == ASG_TYPE and r.get("PhysicalResourceId")]
-
-    def _groups(self, names: list[str]) -> list[dict[str, Any]]:
-        if not names:
-            return []
-        pages = self._asg.get_paginator("describe_auto_scaling_groups").paginate(
-            AutoScalingGroupNames=names)
-        return [g for page in pages for g in page["AutoScalingGroups"]]
-
-    @staticmethod
-    def _asg_of(raw: Mapping[str, Any], templates: _LaunchTemplates) -> ASG:
-        mixed = raw.get("MixedInstancesPolicy", {}).get("LaunchTemplate", {})
-        spec = raw.get("LaunchTemplate") or mixed.get("LaunchTemplateSpecification") or {}
-        template_id = spec.get("LaunchTemplateId", "")
-        version = templates.version(template_id, spec.get("Version", "$Default"))
-        overrides = tuple(o["InstanceType"] for o in mixed.get("Overrides", ())
-                          if "InstanceType" in o)
-        if not overrides and template_id:
-            overrides = (templates.instance_type(template_id, version),)
-        return ASG(
-            name=raw["AutoScalingGroupName"], min_size=int(raw["MinSize"]),
-            max_size=int(raw["MaxSize"]), desired_capacity=int(raw["DesiredCapacity"]),
-            launch_template_id=template_id, launch_template_version=version,
-            instance_types=tuple(t for t in overrides if t),
-            availability_zones=tuple(raw.get("AvailabilityZones", ())),
-        )
-
-    @staticmethod
-    def _instance_of(raw: Mapping[str, Any], asg: ASG, templates: _LaunchTemplates) -> Instance:
-        spec = raw.get("LaunchTemplate") or {}
-        template_id = spec.get("LaunchTemplateId", "")
-        version = templates.version(template_id, spec.get("Version", ""))
-        instance_type = raw.get("InstanceType", "")
-        return Instance(
-            id=raw["InstanceId"], asg=asg.name, az=raw.get("AvailabilityZone", ""),
-            launch_template_id=template_id, launch_template_version=version,
-            instance_type=instance_type, lifecycle_state=raw.get("LifecycleState", ""),
-            health=raw.get("HealthStatus", ""),
-            outdated=is_outdated(asg, launch_template_id=template_id,
-                                 launch_template_version=version, instance_type=instance_type),
-        )
-
-
-# --- the account's network -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Network:
-    """What the region's account offers a cluster: its available zones (sorted), the default
-    VPC's first subnet per zone (by subnet id), and that VPC's IPv4 CIDR ("" without one)."""
-
-    zones: tuple[str, ...]
-    subnets: Mapping[str, str]
-    vpc_cidr: str
-
-
-def network(session: boto3.Session, region: str) -> Network:
-    """The account's network in `region`, as `Network` tells it."""
-    ec2 = make_client(session, "ec2")
-    with aws_errors(f"reading the network of {region}"):
-        zones = sorted(
-            z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]
-            if z.get("State", "available") == "available"
-        )
-        vpcs = ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}])["Vpcs"]
-        subnets: dict[str, str] = {}
-        if vpcs:
-            found = ec2.describe_subnets(
-                Filters=[{"Name": "vpc-id", "Values": [vpcs[0]["VpcId"]]}])["Subnets"]
-            for subnet in sorted(found, key=lambda s: s["SubnetId"]):
-                subnets.setdefault(subnet["AvailabilityZone"], subnet["SubnetId"])
-    return Network(tuple(zones), subnets, vpcs[0]["CidrBlock"] if vpcs else "")
