@@ -29,9 +29,9 @@ from bench.render import change, commit, make_cluster, synthetic_config
 from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends
 from clmgit.engine.kube import Kind
+from clmgit.machine import usable_cores
 from clmgit.model import Cluster, cluster_to_dict, desired_version
 from clmgit.reconcile.session import Options, reconcile
-from clmgit.reconcile.workers import usable_cores
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from clmgit.sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 from clmgit.workspace import Workspace, open_workspace

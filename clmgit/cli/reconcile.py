@@ -35,8 +35,8 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
          kubeconfig: str | None = None) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
+    from clmgit.machine import usable_cores
     from clmgit.reconcile.session import Options
-    from clmgit.reconcile.workers import usable_cores
 
     progress = views.Progress(enabled=out is not Format.json)
     options = Options(dry_run=dry_run, concurrency=concurrency,
@@ -140,10 +140,10 @@ def controller(
     import json
 
     from clmgit.durations import parse_duration
+    from clmgit.machine import usable_cores
     from clmgit.output import to_data
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
-    from clmgit.reconcile.workers import usable_cores
 
     pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),

@@ -20,10 +20,12 @@ import hashlib
 import io
 import os
 import pickle
+import signal
 import threading
 import time
+from collections.abc import Sequence
 from types import CodeType
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 import jinja2
 
@@ -31,6 +33,10 @@ from clmgit.cache import cache_dir
 from clmgit.config.cache import LruCache
 
 MAX_AGE = 30 * 86400  # seconds
+#: Fewer templates than this to compile are compiled by the renderer alone (a fork costs more).
+AHEAD_MIN = 24
+#: A compiling helper ends after this long, whatever it is doing (it is never waited for).
+AHEAD_LIMIT = 120  # seconds
 _DAY = 86400
 _SUFFIX = ".code"
 
@@ -93,10 +99,7 @@ class _DiskCode:
         path = self._file(bucket, fingerprint)
         tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
         try:
-            if not self._ready:
-                os.makedirs(self.directory, exist_ok=True)
-                _prune(self.directory)
-                self._ready = True
+            self.prepare()
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 os.write(fd, data.getbuffer())
@@ -106,6 +109,16 @@ class _DiskCode:
         except OSError:  # a cache that cannot be written only costs time
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+    def prepare(self) -> None:
+        """Make the directory and prune it, once per process, before the first write."""
+        if not self._ready:
+            os.makedirs(self.directory, exist_ok=True)
+            _prune(self.directory)
+            self._ready = True
+
+    def has(self, bucket: jinja2.bccache.Bucket, fingerprint: str) -> bool:
+        return os.path.exists(self._file(bucket, fingerprint))
 
     def _file(self, bucket: jinja2.bccache.Bucket, fingerprint: str) -> str:
         name = f"{fingerprint}|{bucket.key}|{bucket.checksum}"
@@ -140,6 +153,65 @@ def use_compile_cache_dir(directory: str | os.PathLike[str] | None) -> None:
     """Keep compiled templates in `directory` instead of the default cache directory (None:
     in memory only)."""
     COMPILED.use_disk(directory)
+
+
+def compile_ahead(env: jinja2.Environment, sources: Sequence[tuple[str, str]], *,
+                  helpers: int) -> int:
+    """Start up to `helpers` forked processes that compile `sources` — (name, text) in the order
+    a render will load them — from the end into the disk cache, while the caller renders from
+    the start. The caller loads what a helper finished and compiles the rest itself; a helper
+    skips what is on disk already, so the two meet in the middle and nobody waits for anybody.
+    Returns how many helpers were started (none without a disk cache, a fork, or enough to do).
+
+    A helper only compiles and writes files; it ends on its own, at the latest after
+    `AHEAD_LIMIT` seconds, and is reaped by a daemon thread."""
+    disk = COMPILED._disk_cache()
+    if disk is None or helpers < 1 or not hasattr(os, "fork"):
+        return 0
+    todo = [(name, text) for name, text in sources
+            if not disk.has(_bucket(env, name, text), COMPILED.fingerprint)]
+    if len(todo) < AHEAD_MIN:
+        return 0
+    try:
+        disk.prepare()
+    except OSError:
+        return 0
+    backwards = todo[::-1]
+    for n in range(helpers):
+        pid = os.fork()
+        if pid == 0:
+            _compile_share(env, backwards[n::helpers], disk.directory, COMPILED.fingerprint)
+        threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
+                         name="clmgit-compile-reaper").start()
+    return helpers
+
+
+def _bucket(env: jinja2.Environment, name: str, text: str) -> jinja2.bccache.Bucket:
+    """The bucket Jinja's loader asks the cache for (our loaders use the name as file name)."""
+    return jinja2.bccache.Bucket(env, COMPILED.get_cache_key(name, name),
+                                 COMPILED.get_source_checksum(text))
+
+
+def _compile_share(env: jinja2.Environment, share: Sequence[tuple[str, str]], directory: str,
+                   fingerprint: str) -> NoReturn:
+    """A helper's whole life: compile what is not on disk yet, write it, leave at once (no
+    cleanup of the parent's objects, no flushing of its buffers)."""
+    try:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # ends the helper, even if stuck on a lock
+        signal.alarm(AHEAD_LIMIT)
+        disk = _DiskCode(directory)
+        disk._ready = True  # the parent prepared the directory
+        for name, text in share:
+            bucket = _bucket(env, name, text)
+            if disk.has(bucket, fingerprint):
+                continue
+            try:
+                bucket.code = env.compile(text, name, name)
+            except Exception:  # noqa: BLE001 - the renderer reports it, with file and line
+                continue
+            disk.dump(bucket, fingerprint)
+    finally:
+        os._exit(0)
 
 
 def fingerprint(env: jinja2.Environment) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.config import yamlfiles
-from clmgit.config.defaults import render_defaults, with_defaults
+from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
 from clmgit.config.templates import template_set
@@ -89,6 +89,7 @@ class ClusterRenderer:
     def __init__(self, tree: ConfigTree, cluster: Cluster) -> None:
         self.tree = tree
         self.templates = template_set(tree)
+        self.templates.compile_ahead(render_order(tree))
         self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
@@ -169,6 +170,18 @@ class ClusterRenderer:
 
     def _variables(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
         return {"cluster": self._context, "values": self._values(values)}
+
+
+def render_order(tree: ConfigTree) -> list[str]:
+    """The YAML files of a tree in the order a render loads them: the defaults, the deletion
+    lists, the stacks, the node-pool profiles, then everything else (the manifests) by path."""
+    first = [DEFAULTS_PATH, DELETIONS_PATH, CF_DELETIONS_PATH, MAIN_STACK_PATH,
+             *tree.listdir(CF_STACKS_DIR),
+             *(p for profile in tree.subdirs(NODE_POOLS_DIR)
+               for p in tree.listdir(f"{NODE_POOLS_DIR}/{profile}"))]
+    order = dict.fromkeys(p for p in first if p in tree and p.endswith(YAML_SUFFIXES))
+    order.update(dict.fromkeys(sorted(p for p in tree if p.endswith(YAML_SUFFIXES))))
+    return list(order)
 
 
 def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster) -> ClusterRenderer:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -25,10 +26,11 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.compiled import COMPILED, fingerprint
+from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.helpers import HELPERS, HelperError
 from clmgit.config.source import ConfigTree
 from clmgit.errors import TemplateError
+from clmgit.machine import usable_cores
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 
@@ -92,6 +94,23 @@ class TemplateSet:
     def __init__(self, tree: ConfigTree) -> None:
         self.tree = tree
         self.env = make_environment(_TreeLoader(tree))
+        self._ahead = threading.Lock()
+        self._ahead_started = False
+
+    def compile_ahead(self, paths: Sequence[str]) -> None:
+        """Have the other cores compile `paths` (in the order a render loads them) from the end
+        while this process renders from the start; once per set (see `compiled.compile_ahead`)."""
+        with self._ahead:
+            if self._ahead_started:
+                return
+            self._ahead_started = True
+        sources = []
+        for path in paths:
+            try:
+                sources.append((path, self.tree[path].decode()))
+            except (KeyError, UnicodeDecodeError):
+                continue  # the render reports it
+        compile_ahead(self.env, sources, helpers=usable_cores() - 1)
 
     def render(self, path: str, variables: Mapping[str, Any], *,
                rendered: dict[str, str] | None = None) -> str:

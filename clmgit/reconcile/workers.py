@@ -48,14 +48,6 @@ class Engine(Protocol):
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report: ...
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (a CI container's share, not the host's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 @contextmanager
 def engine_workers(engine: Engine, *, processes: int, threads: int) -> Iterator[Engine]:
     """`engine` itself for one process; else a stand-in whose calls run in `processes` forked

@@ -15,9 +15,11 @@ import jinja2
 import pytest
 
 from clmgit.config.compiled import MAX_AGE
+from clmgit.config.render import render_order
 from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet, template_set
 from clmgit.errors import ClmgitError, TemplateError
+from clmgit.machine import usable_cores
 
 
 def templates(**files: str) -> TemplateSet:
@@ -261,3 +263,54 @@ def test_versions_not_loaded_for_a_month_are_pruned_when_a_process_writes(tmp_pa
     child_other = CHILD.replace("from disk", "compiled anew")
     subprocess.run([sys.executable, "-c", child_other, str(cache)], check=True)
     assert kept.exists() and not stale.exists() and not leftover.exists()
+
+
+AHEAD = """
+import sys, time, jinja2
+from clmgit.config.compiled import use_compile_cache_dir
+from clmgit.config.source import ConfigTree
+from clmgit.config.templates import template_set
+compiled = []
+original = jinja2.Environment.compile
+jinja2.Environment.compile = lambda self, *a, **k: compiled.append(1) or original(self, *a, **k)
+use_compile_cache_dir(sys.argv[1])
+paths = [f"cluster/manifests/c{i:02}/m.yaml" for i in range(int(sys.argv[2]))]
+tree = ConfigTree("sha", {p: f"{{{{ x }}}} {p}".encode() for p in paths})
+templates = template_set(tree)
+templates.compile_ahead(paths)
+templates.compile_ahead(paths)  # once per set
+deadline = time.monotonic() + 60
+while len(list(__import__("pathlib").Path(sys.argv[1]).glob("*.code"))) < len(paths):
+    assert time.monotonic() < deadline, "the helper did not compile everything"
+    time.sleep(0.01)
+out = [templates.render(p, {"x": 1}) for p in paths]
+assert out == [f"1 {p}" for p in paths], out
+print(len(compiled))
+"""
+
+
+def test_helpers_compile_ahead_into_the_cache_while_the_renderer_goes_on(tmp_path: Path) -> None:
+    """A forked helper compiles a tree's templates into the cache directory: here the renderer
+    waits for it, compiles nothing itself and renders the same output."""
+    if usable_cores() < 2:
+        pytest.skip("compiling ahead needs a second core")
+    run = [sys.executable, "-c", AHEAD, str(tmp_path / "cache"), "40"]
+    assert subprocess.run(run, check=True, capture_output=True, text=True).stdout == "0\n"
+
+
+def test_a_small_tree_is_compiled_by_the_renderer_alone(tmp_path: Path) -> None:
+    (tmp_path / "cache").mkdir()
+    run = [sys.executable, "-c", AHEAD.replace("while len", "while False and len"),
+           str(tmp_path / "cache"), "10"]
+    assert subprocess.run(run, check=True, capture_output=True, text=True).stdout == "10\n"
+
+
+def test_render_order_is_defaults_deletions_stacks_pools_then_manifests() -> None:
+    names = ["cluster/manifests/b/x.yaml", "cluster/manifests/a/y.yaml", "cluster/stack.yaml",
+             "cluster/node-pools/p/stack.yaml", "cluster/config-defaults.yaml",
+             "cluster/manifests/deletions.yaml", "cluster/cf-manifests/s.yaml", "cluster/README"]
+    tree = ConfigTree("sha", dict.fromkeys(names, b""))
+    assert render_order(tree) == [
+        "cluster/config-defaults.yaml", "cluster/manifests/deletions.yaml", "cluster/stack.yaml",
+        "cluster/cf-manifests/s.yaml", "cluster/node-pools/p/stack.yaml",
+        "cluster/manifests/a/y.yaml", "cluster/manifests/b/x.yaml"]
