@@ -54,11 +54,14 @@ def run_git(
     env: Mapping[str, str] | None = None,
     ok: Collection[int] = (0,),
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`)."""
+    """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`).
+    git never asks on the terminal (credential helpers still answer): a run in CI or under a
+    progress display would wait for ever."""
     try:
         proc = subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True,
-            env={**os.environ, **env} if env else None,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
         )
     except OSError as e:
         raise GitError(f"cannot run git: {e.strerror}") from None
