@@ -6,11 +6,12 @@ import importlib
 import json
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
 
-MODULES = ["promotion", "render", "rolling", "reconcile", "registry"]
+MODULES = ["promotion", "corpus", "render", "rolling", "reconcile", "registry"]
 HERE = Path(__file__).parent
 
 
@@ -32,10 +33,42 @@ def cpu_check() -> float:
     return min(work() for _ in range(5)) * 1000
 
 
+Row = dict[str, str]
+COLUMNS = ("benchmark", "target", "median", "CPU check", "previous run", "detail")
+
+
+def read_results(path: Path) -> dict[str, Row]:
+    """The rows of an earlier RESULTS.md, by benchmark name (older files without the CPU check
+    and previous-run columns are read too)."""
+    if not path.exists():
+        return {}
+    lines = [ln for ln in path.read_text().splitlines() if ln.startswith("| ")]
+    if not lines:
+        return {}
+    header = [c.strip() for c in lines[0].strip("|").split(" | ")]
+    # Files before per-row checks had one check for the whole run.
+    whole = re.search(r"(\d+) ms before the run, (\d+) ms after", path.read_text())
+    found = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        row = dict(zip(header, cells, strict=False))
+        if "benchmark" in row:
+            if whole and "CPU check" not in row:
+                row["CPU check"] = f"{whole[1]}–{whole[2]} ms"
+            found[row["benchmark"]] = row
+    return found
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
 def main() -> None:
+    """`python -m bench [module ...]`: run the benchmarks (all, or the modules named) and update
+    their rows in RESULTS.md; every row keeps the run before it and the CPU check of its run."""
     only = sys.argv[1:]
-    rows = []
     before = cpu_check()
+    fresh: list[dict[str, object]] = []
     for name in MODULES:
         if only and name not in only:
             continue
@@ -46,30 +79,33 @@ def main() -> None:
             continue
         print(f"running bench/{name}.py ...", file=sys.stderr, flush=True)
         for r in module.run():
-            rows.append(r)
-            print(
-                f"  {r['benchmark']}: {r['median_s'] * 1000:.0f} ms (target {r['target']})",
-                file=sys.stderr,
-                flush=True,
-            )
+            fresh.append(r)
+            print(f"  {r['benchmark']}: {fmt(float(r['median_s']))} (target {r['target']})",
+                  file=sys.stderr, flush=True)
+    check = f"{before:.0f}–{cpu_check():.0f} ms"
+    path = HERE / "RESULTS.md"
+    rows = read_results(path)
+    for r in fresh:
+        name = str(r["benchmark"])
+        old = rows.get(name)
+        previous = f"{old['median']} (CPU check {old.get('CPU check', '?')})" if old else "—"
+        rows[name] = {"benchmark": name, "target": str(r["target"]),
+                      "median": fmt(float(r["median_s"])), "CPU check": check,
+                      "previous run": previous, "detail": str(r["detail"])}
     lines = [
         "# Benchmark results",
         "",
-        f"Machine: {machine()}",
+        f"Machine: {machine()}. `make bench` runs every module, `python -m bench MODULE...` some;",
+        "either updates only its own rows. *CPU check*: a fixed pure-Python workload (best of 5)",
+        "timed before and after the run that measured the row — this machine's speed varies by",
+        "up to half from hour to hour, so rows compare in that proportion.",
         "",
-        f"CPU check (a fixed pure-Python workload, best of 5): {before:.0f} ms before the run, "
-        f"{cpu_check():.0f} ms after it. Figures of runs whose CPU check differs compare "
-        "in that proportion.",
-        "",
-        "| benchmark | target | median | detail |",
-        "|---|---|---|---|",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
     ]
-    lines += [
-        f"| {r['benchmark']} | {r['target']} | {r['median_s'] * 1000:.0f} ms | {r['detail']} |"
-        for r in rows
-    ]
-    (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
-    print((HERE / "RESULTS.md").read_text())
+    lines += ["| " + " | ".join(row.get(c, "") for c in COLUMNS) + " |" for row in rows.values()]
+    path.write_text("\n".join(lines) + "\n")
+    print(path.read_text())
 
 
 if __name__ == "__main__":

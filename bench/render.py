@@ -325,12 +325,15 @@ def run() -> list[dict[str, object]]:
     return [
         {"benchmark": "render: first cluster at a SHA, fresh process, empty compile cache",
          "target": "<= 400 ms", "median_s": wall(cold),
-         "detail": f"{detail}; tree read + compile of all {len(files)} templates (code written "
-                   f"to the cache) + render; median of {RUNS} fresh processes; {cpu_note(cold)}"},
+         "detail": f"{detail}; tree read + compile of all {len(files)} templates (a forked "
+                   f"helper per further core compiles from the end while the renderer goes on, "
+                   f"code written to the cache) + render; median of {RUNS} fresh processes; "
+                   f"{cpu_note(cold)} in the rendering process"},
         {"benchmark": "of which Jinja2 alone compiles the 260 templates", "target": "-",
          "median_s": wall(jinja),
          "detail": "`Environment.compile` of every template, nothing cached, no clmgit code: "
-                   f"the floor of the row above on one core; median of {RUNS}; "
+                   f"the row above cannot go below this divided by the cores (plus the render); "
+                   f"median of {RUNS}; "
                    f"{cpu_note(jinja)}"},
         {"benchmark": "render: first cluster at a SHA, fresh process, warm compile cache",
          "target": "<= 400 ms", "median_s": wall(warm),
