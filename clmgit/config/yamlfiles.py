@@ -108,18 +108,61 @@ class _Loader(_Parser, SafeConstructor, BaseResolver):  # type: ignore[misc]
         if type(node) is SequenceNode and tag == _SEQ:
             return [self._build(item, seen) for item in node.value]
         if type(node) is MappingNode and tag == _MAP:
-            mapping = {}
-            for key_node, value_node in node.value:
-                if type(key_node) is not ScalarNode or key_node.tag not in _PLAIN_KEY_TAGS:
-                    raise _Unusual  # merge keys, `=` keys, unhashable keys
-                # Most keys and values are strings: taken here, without a call.
-                key = key_node.value if key_node.tag == _STR else self._build(key_node, seen)
-                if type(value_node) is ScalarNode and value_node.tag == _STR:
-                    mapping[key] = value_node.value
-                else:
-                    mapping[key] = self._build(value_node, seen)
-            return mapping
+            return self._mapping(node, seen)
         raise _Unusual
+
+    def _mapping(self, node: MappingNode, seen: set[int]) -> dict[Any, Any]:
+        mapping = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not ScalarNode or key_node.tag not in _PLAIN_KEY_TAGS:
+                raise _Unusual  # merge keys, `=` keys, unhashable keys
+            # Most keys and values are strings: taken here, without a call.
+            key = key_node.value if key_node.tag == _STR else self._build(key_node, seen)
+            if type(value_node) is ScalarNode and value_node.tag == _STR:
+                mapping[key] = value_node.value
+            else:
+                mapping[key] = self._build(value_node, seen)
+        return mapping
+
+
+def _short_form(suffix: str, value: Any) -> dict[str, Any]:
+    """CloudFormation's `!Ref X` as its long form `{"Ref": "X"}`, `!GetAtt A.B` as
+    `{"Fn::GetAtt": ["A", "B"]}`, `!Sub ...` as `{"Fn::Sub": ...}` and so on."""
+    if suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
+
+
+class _TemplateLoader(_Loader):
+    """A CloudFormation template: YAML (or JSON) with the short forms of its functions."""
+
+    def _build(self, node: Node, seen: set[int]) -> Any:
+        tag = node.tag
+        if not tag.startswith("!"):
+            return super()._build(node, seen)
+        value: Any
+        if type(node) is ScalarNode:
+            value = node.value
+        elif type(node) is SequenceNode:
+            value = [self._build(item, seen) for item in node.value]
+        else:
+            value = self._mapping(node, seen)  # type: ignore[arg-type]
+        return _short_form(tag[1:], value)
+
+
+def _construct_short_form(loader: SafeConstructor, suffix: str, node: Node) -> dict[str, Any]:
+    value: Any
+    if isinstance(node, ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return _short_form(suffix, value)
+
+
+# What the lean constructor leaves to PyYAML's (anchors, merge keys) meets the short forms too.
+_TemplateLoader.add_multi_constructor("!", _construct_short_form)
 
 
 def _implicit_tag(value: str) -> str:
@@ -149,6 +192,18 @@ def load_all(text: str, path: str) -> list[Any]:
             node = loader.get_node()
             documents.append(None if node is None else loader.document(node))
         return documents
+    except yaml.YAMLError as e:
+        raise _error(e, path) from None
+    finally:
+        loader.dispose()
+
+
+def load_template(text: str, path: str) -> Any:
+    """A CloudFormation template (one document, YAML or JSON, short forms as long forms)."""
+    loader = _TemplateLoader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else loader.document(node)
     except yaml.YAMLError as e:
         raise _error(e, path) from None
     finally:

@@ -18,9 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import yaml
-
-from clmgit.errors import ApplyError
+from clmgit.config import yamlfiles
+from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
 from clmgit.stacknames import main_stack_name, node_pool_stack_name
 
@@ -192,33 +191,12 @@ def _delete(backend: StackBackend, name: str, *, dry_run: bool) -> StackResult:
     return backend.delete_stack(name, lift_protection=False, dry_run=dry_run)
 
 
-class _TemplateLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """YAML that accepts CloudFormation's short forms (`!Ref`, `!GetAtt` ...) as plain values;
-    libyaml's parser where present (the pure-Python one is ten times slower)."""
-
-
-def _short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    """`!GetAtt A.B` as its long form `{"Fn::GetAtt": ["A", "B"]}`, and so on."""
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if suffix == "GetAtt":
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
-
-
-_TemplateLoader.add_multi_constructor("!", _short_form)
-
-
 def template_resources(body: str) -> dict[str, Any]:
     """The `Resources` of a YAML or JSON template; {} for an empty body."""
     try:
-        doc = yaml.load(body, Loader=_TemplateLoader) if body.strip() else {}
-    except yaml.YAMLError as e:
-        raise ApplyError(f"template is not valid YAML or JSON: {e}") from e
+        doc = yamlfiles.load_template(body, "the template") if body.strip() else {}
+    except ConfigError as e:
+        raise ApplyError(str(e)) from e
     resources = doc.get("Resources") if isinstance(doc, dict) else None
     return resources if isinstance(resources, dict) else {}
 

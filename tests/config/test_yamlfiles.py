@@ -84,3 +84,40 @@ def test_compose_keeps_the_text_and_resolves_tags() -> None:
     assert yamlfiles.compose("", "f.yaml") is None
     with pytest.raises(ConfigError, match="f.yaml"):
         yamlfiles.compose("a: 1\n---\nb: 2\n", "f.yaml")
+
+
+class _PyYAMLTemplateLoader(yaml.SafeLoader):
+    """The reference: PyYAML's own loader with CloudFormation's short forms as long forms."""
+
+
+def _reference_short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
+
+
+_PyYAMLTemplateLoader.add_multi_constructor("!", _reference_short_form)
+
+TEMPLATES = [
+    "Resources:\n  A: {Type: T1, Properties: {X: !Ref B, Y: !GetAtt B.Arn, Z: !GetAtt [B, Id]}}\n",
+    "Resources:\n  A:\n    Properties:\n      N: !Sub '${AWS::StackName}-x'\n"
+    "      L: !Join ['', [a, !Ref B]]\n      M: !If [C, !Ref D, !Ref 'AWS::NoValue']\n"
+    "      S: !Select [0, !GetAZs '']\n      T: !Sub\n        - '${X}'\n        - {X: !Ref Y}\n",
+    "Conditions:\n  C: !Equals [!Ref Env, production]\n  D: !Not [!Condition C]\n",
+    # anchors and merge keys go through PyYAML's constructor, short forms included
+    "Resources:\n  A: &a {Type: T1, Properties: {X: !Ref B}}\n  B: *a\n"
+    "  C: {<<: *a, Type: T3}\n",
+    '{"Resources": {"A": {"Type": "T1", "Properties": {"X": {"Ref": "B"}}}}}',
+    "Outputs:\n  V: {Value: 1.5, Export: {Name: !Sub 'x-${AWS::Region}'}}\n  N: {Value: ~}\n",
+]
+
+
+@pytest.mark.parametrize("text", TEMPLATES)
+def test_templates_load_as_pyyaml_loads_them_with_short_forms(text: str) -> None:
+    assert yamlfiles.load_template(text, "t") == yaml.load(text, Loader=_PyYAMLTemplateLoader)

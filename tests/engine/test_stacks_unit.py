@@ -180,5 +180,5 @@ def test_diff_resources_reads_cloudformation_short_forms_and_json() -> None:
     assert diff_resources(old, same) == ()
     assert diff_resources(old, new) == (ResourceChange("Modify", "A", "T1"),
                                         ResourceChange("Remove", "B", "T2"))
-    with pytest.raises(ApplyError, match="not valid YAML"):
+    with pytest.raises(ApplyError, match=r"the template:\d+: the rendered YAML is malformed"):
         diff_resources("", "Resources: [")

@@ -23,12 +23,23 @@ def merge_patch(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    _merge_into(result, patch)
+    return result
+
+
+def _merge_into(result: dict[str, Any], patch: dict[str, Any]) -> None:
+    """Merge `patch` into `result`, a copy this module owns: one copy of the target in all, not
+    one per level (applying a manifest is a merge patch of the whole object)."""
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
+        elif isinstance(value, dict):
+            current = result.get(key)
+            if not isinstance(current, dict):
+                current = result[key] = {}
+            _merge_into(current, value)
         else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+            result[key] = copy.deepcopy(value)
 
 
 def json_patch(target: Any, operations: Any) -> Any:
