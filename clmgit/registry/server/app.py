@@ -14,6 +14,7 @@ import hmac
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Annotated, Any
+from urllib.parse import unquote_to_bytes
 
 import yaml
 from fastapi import Body, FastAPI, Header, Path, Query
@@ -158,6 +159,22 @@ class Guard:
         headers = dict(scope["headers"])
         refusal = self._refusal(scope, headers)
         if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        if b"transfer-encoding" in headers and b"content-length" in headers:
+            # Framed two ways: a proxy in front may have read it the other way (RFC 9112 §6.1),
+            # so whatever follows on this connection cannot be trusted.
+            refusal = problem_response(
+                bad_request("a request must not have both Content-Length and Transfer-Encoding"),
+                {"Connection": "close"},
+            )
+            await refusal(scope, receive, send)
+            return
+        try:
+            unquote_to_bytes(scope["query_string"].replace(b"+", b" ")).decode()
+        except UnicodeDecodeError:
+            # Starlette would decode it with replacement characters: refuse, as a body is.
+            refusal = problem_response(bad_request("the query string is not valid UTF-8"))
             await refusal(scope, receive, send)
             return
         length = headers.get(b"content-length", b"0")

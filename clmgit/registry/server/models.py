@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictFloat,
     StrictInt,
     StrictStr,
     model_validator,
@@ -160,7 +161,7 @@ class LeaseRequest(Strict):
 
     holder: Holder
     ttl_seconds: Annotated[
-        StrictInt | float, Field(ge=0, le=MAX_LEASE_TTL_SECONDS, allow_inf_nan=False)
+        StrictInt | StrictFloat, Field(ge=0, le=MAX_LEASE_TTL_SECONDS, allow_inf_nan=False)
     ]
     take_over: Holder = None  # type: ignore[assignment]
 
