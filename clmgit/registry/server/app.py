@@ -42,6 +42,7 @@ ERRORS = {
     409: "Conflict: exists already, or the lease is held or lost",
     412: "Precondition failed: the record changed since the If-Match read",
     413: "The body is too large",
+    500: "Unexpected error (a bug; see the server's log)",
     503: "The database is unavailable; try again",
 }
 
@@ -49,7 +50,11 @@ ERRORS = {
 # --- errors -------------------------------------------------------------------------------------
 
 
-def problem_response(problem: Problem, headers: dict[str, str] | None = None) -> HTTPResponse:
+def problem_response(
+    problem: Problem, headers: dict[str, str] | None = None, *, accept: str = ""
+) -> HTTPResponse:
+    """The answer for `problem`, as problem+json unless the client accepts only plain JSON
+    (CLM's generated client sends `Accept: application/json` and reads only that)."""
     body = problem.body()
     # Upstream's `Error` (code, message, fields) beside RFC 9457's members.
     body.setdefault("code", problem.status)
@@ -57,8 +62,10 @@ def problem_response(problem: Problem, headers: dict[str, str] | None = None) ->
     out = dict(headers or {})
     if problem.status == 401:
         out["WWW-Authenticate"] = 'Bearer realm="clmgit-registry"'
+    plain = "application/json" in accept and not ("+json" in accept or "*/*" in accept)
+    media_type = "application/json" if plain else PROBLEM_JSON
     return HTTPResponse(
-        models_dumps(body), status_code=problem.status, headers=out, media_type=PROBLEM_JSON
+        models_dumps(body), status_code=problem.status, headers=out, media_type=media_type
     )
 
 
@@ -100,39 +107,49 @@ def _allowed(app: FastAPI, scope: Scope) -> list[str]:
     return [m for m in order if m in methods]
 
 
+def _accept(request: FastAPIRequest) -> str:
+    return request.headers.get("accept", "")
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def on_problem(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, Problem)
-        return problem_response(error)
+        return problem_response(error, accept=_accept(request))
 
     async def on_invalid(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, RequestValidationError)
-        return problem_response(_validation_problem(error))
+        return problem_response(_validation_problem(error), accept=_accept(request))
 
     async def on_http(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, HTTPException)
         if isinstance(error.__cause__, Problem):  # raised while FastAPI read the body
-            return problem_response(error.__cause__)
+            return problem_response(error.__cause__, accept=_accept(request))
         headers = dict(error.headers or {})
         if error.status_code == 405:
             allowed = _allowed(request.app, request.scope)
             headers["Allow"] = ", ".join(allowed)
             detail = f"use {', '.join(allowed)} on {request.url.path}"
-            return problem_response(Problem(405, "Method Not Allowed", detail), headers)
+            return problem_response(
+                Problem(405, "Method Not Allowed", detail), headers, accept=_accept(request)
+            )
         if error.status_code == 404:
             return problem_response(
-                Problem(404, "Not Found", f"no such resource: {request.url.path}")
+                Problem(404, "Not Found", f"no such resource: {request.url.path}"),
+                accept=_accept(request),
             )
-        return problem_response(Problem(error.status_code, "Error", str(error.detail)), headers)
+        problem = Problem(error.status_code, "Error", str(error.detail))
+        return problem_response(problem, headers, accept=_accept(request))
 
     async def on_unavailable(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         log.warning("%s", error)
         problem = Problem(503, "Service Unavailable", "the database is unavailable")
-        return problem_response(problem, {"Retry-After": "1"})
+        return problem_response(problem, {"Retry-After": "1"}, accept=_accept(request))
 
     async def on_bug(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         log.exception("internal error serving %s %s", request.method, request.url.path)
-        return problem_response(Problem(500, "Internal Server Error", "see the server's log"))
+        return problem_response(
+            Problem(500, "Internal Server Error", "see the server's log"), accept=_accept(request)
+        )
 
     app.add_exception_handler(Problem, on_problem)
     app.add_exception_handler(RequestValidationError, on_invalid)
@@ -157,7 +174,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        refusal = self._refusal(scope, headers)
+        accept = headers.get(b"accept", b"").decode("latin-1")
+        refusal = self._refusal(scope, headers, accept)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -167,6 +185,7 @@ class Guard:
             refusal = problem_response(
                 bad_request("a request must not have both Content-Length and Transfer-Encoding"),
                 {"Connection": "close"},
+                accept=accept,
             )
             await refusal(scope, receive, send)
             return
@@ -174,31 +193,38 @@ class Guard:
             unquote_to_bytes(scope["query_string"].replace(b"+", b" ")).decode()
         except UnicodeDecodeError:
             # Starlette would decode it with replacement characters: refuse, as a body is.
-            refusal = problem_response(bad_request("the query string is not valid UTF-8"))
+            refusal = problem_response(
+                bad_request("the query string is not valid UTF-8"), accept=accept
+            )
             await refusal(scope, receive, send)
             return
         length = headers.get(b"content-length", b"0")
         if length.isdigit() and int(length) > limits.MAX_BODY_BYTES:
-            await _refuse_large(int(length), receive, scope, send)
+            await _refuse_large(int(length), receive, scope, send, accept)
             return
         if scope["method"] == "HEAD":
             # A HEAD is answered as its GET; uvicorn sends the head without the body.
             scope = {**scope, "method": "GET"}
         await self.app(scope, _bounded(receive), send)
 
-    def _refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> HTTPResponse | None:
+    def _refusal(
+        self, scope: Scope, headers: dict[bytes, bytes], accept: str
+    ) -> HTTPResponse | None:
         if scope["path"] not in PUBLIC_PATHS:
             given = headers.get(b"authorization", b"")
             # Compare with every token, always, so the time taken says nothing about which.
             matched = [hmac.compare_digest(given, token) for token in self.tokens]
             if not any(matched):
                 return problem_response(
-                    Problem(401, "Unauthorized", "a valid bearer token is required")
+                    Problem(401, "Unauthorized", "a valid bearer token is required"),
+                    accept=accept,
                 )
         return None
 
 
-async def _refuse_large(length: int, receive: Receive, scope: Scope, send: Send) -> None:
+async def _refuse_large(
+    length: int, receive: Receive, scope: Scope, send: Send, accept: str
+) -> None:
     """413 for a declared length over the limit. A body up to `DRAIN_BYTES` is read and
     dropped first, so that a client still sending it reads the answer instead of a reset;
     beyond that the connection is closed."""
@@ -213,7 +239,7 @@ async def _refuse_large(length: int, receive: Receive, scope: Scope, send: Send)
                 headers = {"Connection": "close"}
                 break
             more = message["type"] == "http.request" and message.get("more_body", False)
-    await problem_response(limits.too_large(), headers)(scope, receive, send)
+    await problem_response(limits.too_large(), headers, accept=accept)(scope, receive, send)
 
 
 def _bounded(receive: Receive) -> Receive:
@@ -513,13 +539,17 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
         schemas.pop(name, None)
     doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
     doc["security"] = [{"bearer": []}]
-    error = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Error"}}}
+    schema = {"schema": {"$ref": "#/components/schemas/Error"}}
+    error = {PROBLEM_JSON: schema, "application/json": schema}
     for item in doc["paths"].values():
         for operation in item.values():
             responses = operation["responses"]
             responses.pop("422", None)
             for status, description in ERRORS.items():
                 responses.setdefault(str(status), {"description": description, "content": error})
+            if operation.get("operationId") == "deleteCluster":
+                # CLM's spec lists it; every valid token may delete, so it is not answered.
+                responses["403"] = {"description": "Forbidden", "content": error}
             if operation.get("operationId") == "createOrUpdateNodePool":
                 # 200 replaced a node pool, 201 created it.
                 responses["201"] = {**responses["200"], "description": "Node pool created"}

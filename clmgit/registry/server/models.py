@@ -171,7 +171,9 @@ class ClusterUpdate(Strict):
     stored ones. `id`, if given, must be the path's."""
 
     id: SafeStr = None  # type: ignore[assignment]
-    alias: SafeStr = None  # type: ignore[assignment]
+    #: CLM's spec has no pattern here, but one on Cluster.alias: kept, so what is stored
+    #: always reads back as a valid Cluster.
+    alias: Annotated[StrictStr, Field(pattern=ALIAS, max_length=253)] = None  # type: ignore[assignment]
     infrastructure_account: SafeStr = None  # type: ignore[assignment]
     region: SafeStr = None  # type: ignore[assignment]
     local_id: SafeStr = None  # type: ignore[assignment]
@@ -198,7 +200,7 @@ class ClusterOut(BaseModel):
     """A cluster as answered: every field of CLM's, with clmgit's lease."""
 
     id: str
-    alias: str
+    alias: Annotated[str, Field(pattern=ALIAS)]
     infrastructure_account: str
     region: str
     local_id: str
