@@ -14,7 +14,7 @@ import hmac
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Annotated, Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import yaml
 from fastapi import Body, FastAPI, Header, Path, Query
@@ -189,14 +189,9 @@ class Guard:
             )
             await refusal(scope, receive, send)
             return
-        try:
-            unquote_to_bytes(scope["query_string"].replace(b"+", b" ")).decode()
-        except UnicodeDecodeError:
-            # Starlette would decode it with replacement characters: refuse, as a body is.
-            refusal = problem_response(
-                bad_request("the query string is not valid UTF-8"), accept=accept
-            )
-            await refusal(scope, receive, send)
+        query_problem = _query_problem(scope["query_string"])
+        if query_problem is not None:
+            await problem_response(query_problem, accept=accept)(scope, receive, send)
             return
         length = headers.get(b"content-length", b"0")
         if length.isdigit() and int(length) > limits.MAX_BODY_BYTES:
@@ -220,6 +215,20 @@ class Guard:
                     accept=accept,
                 )
         return None
+
+
+def _query_problem(query: bytes) -> Problem | None:
+    """Why a query string is refused, or None: invalid UTF-8 (Starlette would decode it with
+    replacement characters), or a parameter given twice (every one of ours is single)."""
+    try:
+        unquote_to_bytes(query.replace(b"+", b" ")).decode()
+    except UnicodeDecodeError:
+        return bad_request("the query string is not valid UTF-8")
+    names = [name for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True)]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        return bad_request(f"query parameters given more than once: {', '.join(twice)}")
+    return None
 
 
 async def _refuse_large(
@@ -282,8 +291,13 @@ class SafeRequest(FastAPIRequest):
 class SafeRoute(APIRoute):
     def get_route_handler(self) -> Callable[[FastAPIRequest], Coroutine[Any, Any, HTTPResponse]]:
         handler = super().get_route_handler()
+        known = {param.alias for param in self.dependant.query_params}
 
         async def safe(request: FastAPIRequest) -> HTTPResponse:
+            # A misspelt filter must not silently select everything.
+            unknown = sorted(set(request.query_params) - known)
+            if unknown:
+                raise bad_request(f"unknown query parameters: {', '.join(unknown)}")
             return await handler(SafeRequest(request.scope, request.receive))
 
         return safe
@@ -295,13 +309,15 @@ ClusterId = Annotated[str, Path(pattern=models.CLUSTER_ID, max_length=253)]
 AccountId = Annotated[str, Path(pattern=models.ACCOUNT_ID, max_length=253)]
 PoolName = Annotated[str, Path(pattern=models.POOL_NAME, max_length=253)]
 ConfigKey = Annotated[str, Path(pattern=models.CONFIG_KEY, max_length=253)]
-Filter = Annotated[models.SafeStr | None, Query()]
-IfMatch = Annotated[str | None, Header(alias="If-Match")]
-Holder = Annotated[str | None, Header(alias=LEASE_HEADER)]
+#: Optional query parameters are declared without `| None` (and given a None default that the
+#: document leaves out), so the schema says "a string", as CLM's does, not "a string or null".
+Filter = Annotated[models.SafeStr, Query()]
+IfMatch = Annotated[str, Header(alias="If-Match")]
+Holder = Annotated[str, Header(alias=LEASE_HEADER)]
 Verbose = Annotated[bool, Query()]
 #: Query strings are text; an int32 there is parsed (bodies, unlike queries, are strict).
 Level = Annotated[
-    int | None,
+    int,
     Query(ge=limits.INT32_MIN, le=limits.INT32_MAX, json_schema_extra={"format": "int32"}),
 ]
 
@@ -313,12 +329,6 @@ def send(response: Response) -> HTTPResponse:
         headers=response.headers,
         media_type=response.content_type if response.status != 204 else None,
     )
-
-
-def _only(request: FastAPIRequest, known: Sequence[str]) -> None:
-    unknown = sorted(set(request.query_params) - set(known))
-    if unknown:
-        raise bad_request(f"unknown query parameters: {', '.join(unknown)}")
 
 
 def _set(model: Any) -> dict[str, Any]:
@@ -359,21 +369,19 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
 
     @app.get(clusters, operation_id="listClusters", response_model=models.ClusterList)
     def list_clusters(
-        request: FastAPIRequest,
-        alias: Filter = None,
-        api_server_url: Filter = None,
-        channel: Filter = None,
-        criticality_level: Level = None,
-        environment: Filter = None,
-        infrastructure_account: Filter = None,
-        lifecycle_status: Annotated[models.ClusterLifecycle | None, Query()] = None,
-        local_id: Filter = None,
-        provider: Filter = None,
-        region: Filter = None,
+        alias: Filter = None,  # type: ignore[assignment]
+        api_server_url: Filter = None,  # type: ignore[assignment]
+        channel: Filter = None,  # type: ignore[assignment]
+        criticality_level: Level = None,  # type: ignore[assignment]
+        environment: Filter = None,  # type: ignore[assignment]
+        infrastructure_account: Filter = None,  # type: ignore[assignment]
+        lifecycle_status: Annotated[models.ClusterLifecycle, Query()] = None,  # type: ignore[assignment]
+        local_id: Filter = None,  # type: ignore[assignment]
+        provider: Filter = None,  # type: ignore[assignment]
+        region: Filter = None,  # type: ignore[assignment]
         verbose: Verbose = True,
-        cost_center: Filter = None,
+        cost_center: Filter = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        _only(request, (*validate.FILTERS, "verbose", "cost_center"))
         given = locals()
         where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
         return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
@@ -391,14 +399,15 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     def update_cluster(
         cluster_id: ClusterId,
         body: Annotated[models.ClusterUpdate, Body()],
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         return send(api.patch_cluster(cluster_id, _set(body), Conditions(if_match, holder)))
 
     @app.delete(cluster, operation_id="deleteCluster", status_code=204)
     def delete_cluster(
-        cluster_id: ClusterId, if_match: IfMatch = None, holder: Holder = None
+        cluster_id: ClusterId, if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         return send(api.delete_cluster(cluster_id, Conditions(if_match, holder)))
 
@@ -409,16 +418,16 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         cluster_id: ClusterId,
         config_key: ConfigKey,
         body: Annotated[models.ConfigValue, Body()],
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
         return send(api.put_item(cluster_id, config_key, body.value, cond))
 
     @app.delete(item, operation_id="deleteConfigItem", status_code=204)
     def delete_item(
-        cluster_id: ClusterId, config_key: ConfigKey, if_match: IfMatch = None,
-        holder: Holder = None,
+        cluster_id: ClusterId, config_key: ConfigKey, if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         return send(api.delete_item(cluster_id, config_key, Conditions(if_match, holder)))
 
@@ -435,8 +444,8 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         body: Annotated[models.NodePool, Body()],
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
         return send(api.put_pool(cluster_id, node_pool_name, _set(body), cond))
@@ -446,16 +455,16 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         body: Annotated[models.NodePoolUpdate, Body()],
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
         return send(api.patch_pool(cluster_id, node_pool_name, _set(body), cond))
 
     @app.delete(pool, operation_id="deleteNodePool", status_code=204)
     def delete_pool(
-        cluster_id: ClusterId, node_pool_name: PoolName, if_match: IfMatch = None,
-        holder: Holder = None,
+        cluster_id: ClusterId, node_pool_name: PoolName, if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         return send(api.delete_pool(cluster_id, node_pool_name, Conditions(if_match, holder)))
 
@@ -468,8 +477,8 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         node_pool_name: PoolName,
         config_key: ConfigKey,
         body: Annotated[models.ConfigValue, Body()],
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
         return send(api.put_pool_item(cluster_id, node_pool_name, config_key, body.value, cond))
@@ -479,8 +488,8 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         config_key: ConfigKey,
-        if_match: IfMatch = None,
-        holder: Holder = None,
+        if_match: IfMatch = None,  # type: ignore[assignment]
+        holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
         return send(api.delete_pool_item(cluster_id, node_pool_name, config_key, cond))
@@ -488,17 +497,15 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     @app.get(accounts, operation_id="listInfrastructureAccounts",
              response_model=models.InfrastructureAccountList)
     def list_accounts(
-        request: FastAPIRequest,
-        criticality_level: Level = None,
-        environment: Filter = None,
-        external_id: Filter = None,
-        lifecycle_status: Annotated[models.AccountLifecycle | None, Query()] = None,
-        name: Filter = None,
-        owner: Filter = None,
-        type: Filter = None,
-        cost_center: Filter = None,
+        criticality_level: Level = None,  # type: ignore[assignment]
+        environment: Filter = None,  # type: ignore[assignment]
+        external_id: Filter = None,  # type: ignore[assignment]
+        lifecycle_status: Annotated[models.AccountLifecycle, Query()] = None,  # type: ignore[assignment]
+        name: Filter = None,  # type: ignore[assignment]
+        owner: Filter = None,  # type: ignore[assignment]
+        type: Filter = None,  # type: ignore[assignment]
+        cost_center: Filter = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        _only(request, validate.ACCOUNT_FILTERS)
         given = locals()
         where = {k: given[k] for k in validate.ACCOUNT_FILTERS if given[k] is not None}
         return send(api.list_accounts(where))
