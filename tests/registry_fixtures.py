@@ -23,8 +23,8 @@ from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.registry.server.localpg import LocalPostgres, find_pg_ctl
 from clmgit.sandbox.configrepo import cluster_record
+from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
 
 BACKENDS = ("file", "sqlite", "postgresql")
 TOKEN = "test-registry-token"

@@ -1,10 +1,12 @@
 """The Cluster Registry server (`clmgit registry serve`): CLM's HTTP API over SQLite or PostgreSQL.
 
-- `api`: routes and handlers, HTTP-free; leases, ETags and `If-Match` are explained there.
-- `validate`: strict checking of bodies and queries (400 with one sentence).
-- `rows`, `db`: the stored form of a cluster and the two databases.
-- `httpd`: the stdlib HTTP server, bearer-token auth, problem+json answers.
-- `localpg`: a throw-away PostgreSQL server for tests and benchmarks.
+- `models`: the contract (CLM's spec plus leases) as pydantic models; OpenAPI is generated.
+- `limits`: every bound a request meets (size, depth, strings, integers, TTL, timeouts).
+- `app`: the FastAPI application: routes, tokens, problem+json errors.
+- `api`: the handlers, HTTP-free; leases, ETags and `If-Match` are explained there.
+- `validate`, `rows`, `db`: normalised records, their stored form, the two databases and
+  the schema's migrations.
+- `httpd`: `RegistryServer`, uvicorn in this process (a thread, or the foreground).
 
-Start one with `clmgit.registry.server.httpd.RegistryServer`.
+A throw-away PostgreSQL for tests and benchmarks is `clmgit.sandbox.localpg`.
 """

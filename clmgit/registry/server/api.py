@@ -1,14 +1,14 @@
-"""The Cluster Registry API of DESIGN.md §8, independent of HTTP plumbing: a request in, a
-response out. Routes are listed once in `ROUTES`; a test checks them against openapi.yaml.
+"""The Cluster Registry API of DESIGN.md §8 without HTTP: validated data in, a `Response` out.
+`app` maps routes onto these methods; bodies reach them already checked against `models`.
 
 Leases (clmgit's addition, for reconcilers sharing a registry) are part of a cluster's PATCH:
 `"lease": {"holder": H, "ttl_seconds": T}` takes or renews it (409 `lease-held`, naming the
 holder, while another holder's lease runs; `"take_over": G` takes it from G anyway, for a
-client that knows G's process is dead), `"lease": null` gives it up, and the header
-`Clmgit-Lease-Holder: H` makes any write conditional on H holding the lease (409 `lease-lost`
-otherwise). `If-Match` with the
-ETag of a read makes a write conditional on nothing having changed since (412 otherwise). Time
-is the server's, so reconcilers on machines with skewed clocks still agree.
+client that knows G's process is dead), `"lease": null` gives it up — only its holder may
+(header `Clmgit-Lease-Holder: H`), or anyone once it has expired. The header also makes any
+write conditional on H holding the lease (409 `lease-lost` otherwise). `If-Match` with the ETag
+of a read makes a write conditional on nothing having changed since (412 otherwise). Time is the
+server's, so reconcilers on machines with skewed clocks still agree.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
 from clmgit.registry.server import validate
 from clmgit.registry.server.db import Database, Tx
 from clmgit.registry.server.problems import (
-    LEASE_HEADER,
     LEASE_HELD,
     LEASE_LOST,
     Problem,
+    bad_request,
     conflict,
     not_found,
 )
@@ -40,20 +40,13 @@ from clmgit.registry.server.rows import (
     timestamp,
 )
 
-OPENAPI = Path(__file__).parent.parent / "openapi.yaml"
-
 
 @dataclass(frozen=True)
-class Request:
-    method: str
-    path: str
-    query: Mapping[str, str] = field(default_factory=dict)
-    #: Header names in lower case.
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
+class Conditions:
+    """What a write is conditional on: `If-Match` and `Clmgit-Lease-Holder`, when sent."""
 
-    def json(self) -> Any:
-        return validate.parse_json(self.body)
+    if_match: str | None = None
+    holder: str | None = None
 
 
 @dataclass
@@ -70,100 +63,57 @@ def json_response(status: int, value: Any, *, etag: str | None = None) -> Respon
 
 
 NO_CONTENT = Response(204)
-Handler = Callable[..., Response]
-
-#: (method, path template, handler name): the whole API.
-ROUTES: tuple[tuple[str, str, str], ...] = (
-    ("GET", "/openapi.yaml", "openapi"),
-    ("GET", "/kubernetes-clusters", "list_clusters"),
-    ("POST", "/kubernetes-clusters", "create_cluster"),
-    ("GET", "/kubernetes-clusters/{cluster_id}", "get_cluster"),
-    ("PATCH", "/kubernetes-clusters/{cluster_id}", "patch_cluster"),
-    ("DELETE", "/kubernetes-clusters/{cluster_id}", "delete_cluster"),
-    ("PUT", "/kubernetes-clusters/{cluster_id}/config-items/{key}", "put_item"),
-    ("DELETE", "/kubernetes-clusters/{cluster_id}/config-items/{key}", "delete_item"),
-    ("GET", "/kubernetes-clusters/{cluster_id}/node-pools", "list_pools"),
-    ("GET", "/kubernetes-clusters/{cluster_id}/node-pools/{pool}", "get_pool"),
-    ("PUT", "/kubernetes-clusters/{cluster_id}/node-pools/{pool}", "put_pool"),
-    ("DELETE", "/kubernetes-clusters/{cluster_id}/node-pools/{pool}", "delete_pool"),
-    ("PUT", "/kubernetes-clusters/{cluster_id}/node-pools/{pool}/config-items/{key}",
-     "put_pool_item"),
-    ("DELETE", "/kubernetes-clusters/{cluster_id}/node-pools/{pool}/config-items/{key}",
-     "delete_pool_item"),
-    ("GET", "/infrastructure-accounts", "list_accounts"),
-    ("POST", "/infrastructure-accounts", "create_account"),
-    ("GET", "/infrastructure-accounts/{account_id}", "get_account"),
-    ("PATCH", "/infrastructure-accounts/{account_id}", "patch_account"),
-)
-#: Readable without a token: the API's description.
-PUBLIC_PATHS = frozenset({"/openapi.yaml"})
-
-
-def match(template: str, segments: list[str]) -> list[str] | None:
-    """The path parameters if `segments` fit `template`, else None."""
-    parts = template.strip("/").split("/")
-    if len(parts) != len(segments):
-        return None
-    params = []
-    for part, segment in zip(parts, segments, strict=True):
-        if part.startswith("{"):
-            if not segment:
-                return None
-            params.append(segment)
-        elif part != segment:
-            return None
-    return params
+NONE = Conditions()
 
 
 class RegistryAPI:
     def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
         self.db, self.clock = db, clock
 
-    def handle(self, request: Request, segments: list[str]) -> Response:
-        """Route by path and method; `segments` are the path's decoded segments."""
-        allowed = []
-        for method, template, name in ROUTES:
-            params = match(template, segments)
-            if params is None:
-                continue
-            if method == request.method:
-                handler: Handler = getattr(self, name)
-                return handler(request, *params)
-            allowed.append(method)
-        if allowed:
-            raise Problem(405, "Method Not Allowed", f"use {', '.join(allowed)} on {request.path}")
-        raise not_found(f"no such resource: {request.path}")
-
-    def openapi(self, request: Request) -> Response:
-        return Response(200, OPENAPI.read_bytes(), content_type="application/yaml")
-
     # --- clusters -------------------------------------------------------------------------------
 
-    def list_clusters(self, request: Request) -> Response:
-        where = validate.filters(request.query)
+    def list_clusters(
+        self, where: Mapping[str, str | int], *, verbose: bool = True,
+        cost_center: str | None = None,
+    ) -> Response:
+        """`where`: columns and values to match; `cost_center` is that of a cluster's
+        infrastructure account (as in CLM's API)."""
         sql = f"SELECT {COLUMNS} FROM clusters"
         if where:
             sql += " WHERE " + " AND ".join(f"{column} = ?" for column in where)
         with self.db.transaction() as tx:
             rows = tx.all(sql + " ORDER BY seq, id", list(where.values()))
-        return json_response(200, '{"items":[' + ",".join(map(item_json, rows)) + "]}")
+            if cost_center is not None:
+                accounts = {
+                    aid for aid, doc in tx.all("SELECT id, doc FROM infrastructure_accounts")
+                    if json.loads(doc).get("cost_center") == cost_center
+                }
+                rows = [r for r in rows if json.loads(r[1])["infrastructure_account"] in accounts]
+        items = (item_json(row, verbose=verbose) for row in rows)
+        return json_response(200, '{"items":[' + ",".join(items) + "]}")
 
-    def create_cluster(self, request: Request) -> Response:
-        full = validate.new_cluster(request.json())
+    def create_cluster(self, body: dict[str, Any]) -> Response:
+        created_at = body.pop("created_at", None)
+        status = body.get("status")
+        full = validate.normal_cluster(body)
+        full["status"] = validate.keep_problems(full["status"], status)
+        stamp = timestamp(self.clock()) if created_at is None else _iso(created_at)
         cid = full["id"]
         with self.db.transaction() as tx:
-            if not insert(tx, full):
+            if not insert(tx, full, created_at=stamp):
                 raise conflict(f"cluster {cid} exists already; PATCH it instead")
             row = self._read(tx, cid, lock=False)
         return json_response(201, row.as_json(), etag=row.etag)
 
-    def get_cluster(self, request: Request, cid: str) -> Response:
+    def get_cluster(self, cid: str, *, verbose: bool = True) -> Response:
         with self.db.transaction() as tx:
             row = self._read(tx, cid, lock=False)
-        return json_response(200, row.as_json(), etag=row.etag)
+        return json_response(200, row.as_json(verbose=verbose), etag=row.etag)
 
-    def patch_cluster(self, request: Request, cid: str) -> Response:
-        patch = dict(validate.cluster_patch(request.json()))
+    def patch_cluster(self, cid: str, patch: dict[str, Any], cond: Conditions) -> Response:
+        named = patch.pop("id", cid)
+        if named != cid:
+            raise bad_request(f"the body names cluster {named!r}, the path {cid!r}")
         has_lease = "lease" in patch
         lease = patch.pop("lease", None)
         status = patch.pop("status", None)
@@ -173,55 +123,63 @@ class RegistryAPI:
             if status is not None:
                 row.status = status
             if has_lease:
-                self._set_lease(row, lease)
+                self._set_lease(row, lease, cond)
 
-        row = self._modify(request, cid, change)
+        row = self._modify(cid, cond, change)
         return json_response(200, row.as_json(), etag=row.etag)
 
-    def delete_cluster(self, request: Request, cid: str) -> Response:
+    def delete_cluster(self, cid: str, cond: Conditions) -> Response:
         with self.db.transaction() as tx:
-            self._check(request, self._read(tx, cid, lock=True))
+            self._check(cond, self._read(tx, cid, lock=True))
             tx.run("DELETE FROM clusters WHERE id = ?", [cid])
         return NO_CONTENT
 
-    def _set_lease(self, row: Row, lease: Mapping[str, Any] | None) -> None:
+    def _set_lease(self, row: Row, lease: Mapping[str, Any] | None, cond: Conditions) -> None:
+        now = self.clock()
         if lease is None:
+            if row.holder is not None and cond.holder != row.holder and row.lease_running(now):
+                raise self._held(row, now, "only its holder may release it")
             row.holder = row.expires = None
             return
-        now = self.clock()
         taken_over = row.holder is not None and row.holder == lease.get("take_over")
         if row.lease_held_by_other(lease["holder"], now) and not taken_over:
-            until = timestamp(row.expires or now)
-            raise conflict(
-                f"the lease of {row.id} is held by {row.holder} until {until}",
-                type_=LEASE_HELD,
-                extra={"holder": row.holder, "expires_at": until},
-            )
+            raise self._held(row, now, None)
         row.holder, row.expires = lease["holder"], now + float(lease["ttl_seconds"])
+
+    @staticmethod
+    def _held(row: Row, now: float, why: str | None) -> Problem:
+        until = timestamp(row.expires or now)
+        return conflict(
+            f"the lease of {row.id} is held by {row.holder} until {until}"
+            + (f"; {why}" if why else ""),
+            type_=LEASE_HELD,
+            extra={"holder": row.holder, "expires_at": until},
+        )
 
     # --- config items and node pools -----------------------------------------------------------
 
-    def put_item(self, request: Request, cid: str, key: str) -> Response:
-        value = validate.item_value(request.json())
-        row = self._modify(request, cid, lambda row: row.doc["config_items"].update({key: value}))
+    def put_item(self, cid: str, key: str, value: str, cond: Conditions) -> Response:
+        row = self._modify(cid, cond, lambda row: row.doc["config_items"].update({key: value}))
         return json_response(200, {"value": value}, etag=row.etag)
 
-    def delete_item(self, request: Request, cid: str, key: str) -> Response:
-        self._modify(request, cid, lambda row: _pop(row.doc["config_items"], key, "config item"))
+    def delete_item(self, cid: str, key: str, cond: Conditions) -> Response:
+        self._modify(cid, cond, lambda row: _pop(row.doc["config_items"], key, "config item"))
         return NO_CONTENT
 
-    def list_pools(self, request: Request, cid: str) -> Response:
+    def list_pools(self, cid: str) -> Response:
         with self.db.transaction() as tx:
             row = self._read(tx, cid, lock=False)
         return json_response(200, {"items": row.doc["node_pools"]}, etag=row.etag)
 
-    def get_pool(self, request: Request, cid: str, name: str) -> Response:
+    def get_pool(self, cid: str, name: str) -> Response:
         with self.db.transaction() as tx:
             row = self._read(tx, cid, lock=False)
         return json_response(200, _pool(row, name), etag=row.etag)
 
-    def put_pool(self, request: Request, cid: str, name: str) -> Response:
-        pool = validate.normal_node_pool(validate.node_pool(request.json(), name))
+    def put_pool(self, cid: str, name: str, body: dict[str, Any], cond: Conditions) -> Response:
+        if body.get("name", name) != name:
+            raise bad_request(f"the body names node pool {body['name']!r}, the path {name!r}")
+        pool = validate.normal_node_pool({**body, "name": name})
         created = False
 
         def change(row: Row) -> None:
@@ -234,39 +192,56 @@ class RegistryAPI:
             else:
                 pools[index] = pool
 
-        row = self._modify(request, cid, change)
+        row = self._modify(cid, cond, change)
         return json_response(201 if created else 200, _pool(row, name), etag=row.etag)
 
-    def delete_pool(self, request: Request, cid: str, name: str) -> Response:
+    def patch_pool(self, cid: str, name: str, body: dict[str, Any], cond: Conditions) -> Response:
+        if body.get("name", name) != name:
+            raise bad_request(f"the body names node pool {body['name']!r}, the path {name!r}")
+
+        def change(row: Row) -> None:
+            pool = _pool(row, name)
+            merged = {**pool, **body}
+            if merged["max_size"] < merged["min_size"]:
+                raise bad_request("max_size must not be below min_size")
+            pool.update(validate.normal_node_pool(merged))
+
+        row = self._modify(cid, cond, change)
+        return json_response(200, _pool(row, name), etag=row.etag)
+
+    def delete_pool(self, cid: str, name: str, cond: Conditions) -> Response:
         def change(row: Row) -> None:
             _pool(row, name)
             row.doc["node_pools"] = [p for p in row.doc["node_pools"] if p["name"] != name]
 
-        self._modify(request, cid, change)
+        self._modify(cid, cond, change)
         return NO_CONTENT
 
-    def put_pool_item(self, request: Request, cid: str, name: str, key: str) -> Response:
-        value = validate.item_value(request.json())
+    def put_pool_item(
+        self, cid: str, name: str, key: str, value: str, cond: Conditions
+    ) -> Response:
         row = self._modify(
-            request, cid, lambda row: _pool(row, name)["config_items"].update({key: value})
+            cid, cond, lambda row: _pool(row, name)["config_items"].update({key: value})
         )
         return json_response(200, {"value": value}, etag=row.etag)
 
-    def delete_pool_item(self, request: Request, cid: str, name: str, key: str) -> Response:
+    def delete_pool_item(self, cid: str, name: str, key: str, cond: Conditions) -> Response:
         self._modify(
-            request, cid, lambda row: _pop(_pool(row, name)["config_items"], key, "config item")
+            cid, cond, lambda row: _pop(_pool(row, name)["config_items"], key, "config item")
         )
         return NO_CONTENT
 
     # --- infrastructure accounts ---------------------------------------------------------------
 
-    def list_accounts(self, request: Request) -> Response:
+    def list_accounts(self, where: Mapping[str, str | int]) -> Response:
+        """Accounts are few (one per cloud account), so filters are applied here, not in SQL."""
         with self.db.transaction() as tx:
-            docs = [d for (d,) in tx.all("SELECT doc FROM infrastructure_accounts ORDER BY id")]
-        return json_response(200, '{"items":[' + ",".join(docs) + "]}")
+            docs = [json.loads(d) for (d,) in tx.all(
+                "SELECT doc FROM infrastructure_accounts ORDER BY id")]
+        chosen = [d for d in docs if all(d.get(k) == v for k, v in where.items())]
+        return json_response(200, {"items": chosen})
 
-    def create_account(self, request: Request) -> Response:
-        account = validate.account(request.json(), new=True)
+    def create_account(self, account: dict[str, Any]) -> Response:
         with self.db.transaction() as tx:
             count = tx.run(
                 "INSERT INTO infrastructure_accounts (id, doc) VALUES (?, ?)"
@@ -277,12 +252,14 @@ class RegistryAPI:
             raise conflict(f"infrastructure account {account['id']} exists already")
         return json_response(201, account)
 
-    def get_account(self, request: Request, aid: str) -> Response:
+    def get_account(self, aid: str) -> Response:
         with self.db.transaction() as tx:
             return json_response(200, self._account(tx, aid, lock=False))
 
-    def patch_account(self, request: Request, aid: str) -> Response:
-        patch = validate.account(request.json(), new=False)
+    def patch_account(self, aid: str, patch: dict[str, Any]) -> Response:
+        named = patch.pop("id", aid)
+        if named != aid:
+            raise bad_request(f"the body names account {named!r}, the path {aid!r}")
         with self.db.transaction() as tx:
             account = {**self._account(tx, aid, lock=True), **patch}
             tx.run(
@@ -311,38 +288,42 @@ class RegistryAPI:
             raise not_found(f"no cluster {cid} in the registry")
         return Row.from_db(found)
 
-    def _modify(self, request: Request, cid: str, change: Callable[[Row], object]) -> Row:
+    def _modify(self, cid: str, cond: Conditions, change: Callable[[Row], object]) -> Row:
         """Lock the row, check the request's preconditions, change, normalise and save it."""
         with self.db.transaction() as tx:
             row = self._read(tx, cid, lock=True)
-            self._check(request, row)
+            self._check(cond, row)
             change(row)
             row.normalise()
             save(tx, row)
         return row
 
-    def _check(self, request: Request, row: Row) -> None:
-        """`If-Match` and `Clmgit-Lease-Holder`, when the request has them."""
-        if_match = request.headers.get("if-match")
-        if if_match is not None and if_match.strip() not in ("*", row.etag):
+    def _check(self, cond: Conditions, row: Row) -> None:
+        if cond.if_match is not None and cond.if_match.strip() not in ("*", row.etag):
             raise Problem(
                 412,
                 "Precondition Failed",
                 f"cluster {row.id} changed since it was read (now ETag {row.etag}); read it again",
             )
-        holder = request.headers.get(LEASE_HEADER.lower())
-        if holder is not None and row.holder != holder:
+        if cond.holder is not None and row.holder != cond.holder:
             now_held = f"held by {row.holder}" if row.holder else "free"
             raise conflict(
-                f"the lease of {row.id} is not {holder}'s any more: it is {now_held}",
+                f"the lease of {row.id} is not {cond.holder}'s any more: it is {now_held}",
                 type_=LEASE_LOST,
             )
+
+
+def _iso(moment: datetime) -> str:
+    """A creation time as given, in UTC (a time without a zone is taken to be UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _pool(row: Row, name: str) -> dict[str, Any]:
     for pool in row.doc["node_pools"]:
         if pool["name"] == name:
-            return pool
+            return pool  # type: ignore[no-any-return]
     raise not_found(f"cluster {row.id} has no node pool {name}")
 
 

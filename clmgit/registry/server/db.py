@@ -1,8 +1,10 @@
 """Storage of the registry server: SQLite (the embedded default) or PostgreSQL (shared use).
 
 Both are reached through `Database.transaction()`, which yields a `Tx` for the handlers' SQL.
-SQL is written once with `?` placeholders; the PostgreSQL side rewrites them to `%s`. Tables are
-created on start (`CREATE TABLE IF NOT EXISTS`), so a new database needs no set-up step.
+SQL is written once with `?` placeholders; the PostgreSQL side rewrites them to `%s`. The schema
+is versioned: `MIGRATIONS` lists the steps, `schema_version` records how many ran, and a server
+started on an older (or new, empty) database runs the missing ones in one transaction, so no
+set-up step is needed and an upgrade is a restart.
 
 A cluster row keeps the record as JSON text (`doc`: every field but status), the status as JSON
 text, copies of the fields that list filters select on, a version (the ETag) and the lease.
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 
 from clmgit.errors import RegistryError
 from clmgit.redact import redact_urls
+from clmgit.registry.server.limits import STATEMENT_TIMEOUT_SECONDS
 
 _COLUMNS = """
     id TEXT PRIMARY KEY,
@@ -39,12 +42,39 @@ _COLUMNS = """
     lease_holder TEXT,
     lease_expires DOUBLE PRECISION
 """
+#: The schema's steps, oldest first; append, never edit. Step 1 is the schema of servers before
+#: versioning (hence IF NOT EXISTS: such a database has its tables but no version yet).
 #: `seq` keeps registry order (the order records were created in); the same on both databases.
-SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS clusters (seq BIGINT NOT NULL, {_COLUMNS})",
-    "CREATE INDEX IF NOT EXISTS clusters_seq ON clusters (seq)",
-    "CREATE TABLE IF NOT EXISTS infrastructure_accounts (id TEXT PRIMARY KEY, doc TEXT NOT NULL)",
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"CREATE TABLE IF NOT EXISTS clusters (seq BIGINT NOT NULL, {_COLUMNS})",
+        "CREATE INDEX IF NOT EXISTS clusters_seq ON clusters (seq)",
+        "CREATE TABLE IF NOT EXISTS infrastructure_accounts"
+        " (id TEXT PRIMARY KEY, doc TEXT NOT NULL)",
+    ),
+    # 2: CLM's `created_at` (records created before it have none).
+    ("ALTER TABLE clusters ADD COLUMN created_at TEXT",),
 )
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(tx: Tx) -> int:
+    """Run the steps this database has not had; the version it had before."""
+    tx.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    found = tx.one("SELECT MAX(version) FROM schema_version")
+    current = int(found[0]) if found and found[0] is not None else 0
+    if current > SCHEMA_VERSION:
+        raise RegistryError(
+            f"the database has schema version {current}, newer than this server's "
+            f"{SCHEMA_VERSION}; upgrade clmgit"
+        )
+    for step in MIGRATIONS[current:]:
+        for statement in step:
+            tx.run(statement)
+    if current < SCHEMA_VERSION:
+        tx.run("DELETE FROM schema_version")
+        tx.run("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+    return current
 
 
 class Unavailable(RegistryError):
@@ -106,11 +136,11 @@ class SQLiteDatabase:
                 path, check_same_thread=False, isolation_level=None, timeout=30
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
-            for statement in SCHEMA:
-                self._conn.execute(statement)
         except sqlite3.Error as e:
             raise RegistryError(f"cannot open the database {self.location}: {e}") from None
         self._lock = threading.Lock()
+        with self.transaction() as tx:
+            migrate(tx)
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
@@ -140,10 +170,9 @@ class PostgresDatabase:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
         with self.transaction() as tx:
-            # Two servers starting at once on a new database must not both create the tables.
+            # Two servers starting at once on a database must not both migrate it.
             tx.run("SELECT pg_advisory_xact_lock(727272)")
-            for statement in SCHEMA:
-                tx.run(statement)
+            migrate(tx)
 
     def _connect(self) -> Any:
         try:
@@ -151,7 +180,12 @@ class PostgresDatabase:
         except queue.Empty:
             pass
         try:
-            return self._psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+            return self._psycopg.connect(
+                self._url,
+                autocommit=True,
+                connect_timeout=10,
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_SECONDS * 1000}",
+            )
         except self._psycopg.OperationalError as e:
             raise Unavailable(f"cannot connect to {self.location}: {e}".strip()) from None
 

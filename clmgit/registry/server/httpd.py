@@ -1,119 +1,74 @@
-"""The HTTP side of the registry server: a threading stdlib server, bearer tokens, problem bodies.
+"""The registry server process: the FastAPI app of `app` served by uvicorn.
 
-The stdlib server is enough here: the API is small, requests are short, and the benchmark
-(DESIGN.md §8, bench/registry.py) is met with it; no web framework is needed.
+uvicorn (with h11, a strict HTTP/1.1 parser) reads requests, so chunked bodies, pipelining and
+malformed framing are handled by maintained code, not ours. What uvicorn leaves open is bounded
+here: a client that connects and then sends its headers slowly (or never) is cut off after
+`limits.HEADER_TIMEOUT_SECONDS` (uvicorn only times out idle keep-alive connections), and the
+number of connections is capped. Handlers run on a thread pool, since the databases are
+reached through blocking drivers.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
+import asyncio
 import logging
+import socket
 import threading
 from collections.abc import Sequence
-from http.server import ThreadingHTTPServer
-from urllib.parse import parse_qsl, unquote, urlsplit
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from clmgit.errors import RegistryError
-from clmgit.httpd import Handler
-from clmgit.registry.server.api import PUBLIC_PATHS, RegistryAPI, Request, Response
-from clmgit.registry.server.db import Database, Unavailable, open_database
-from clmgit.registry.server.problems import Problem, bad_request
+from clmgit.registry.server import limits
+from clmgit.registry.server.api import RegistryAPI
+from clmgit.registry.server.app import create_app
+from clmgit.registry.server.db import Database, open_database
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8099
-#: Larger than any cluster record; bigger bodies are refused with 413.
-MAX_BODY_BYTES = 1024 * 1024
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # Many reconcilers (and the concurrency tests) connect at once; the stdlib default of 5
-    # queued connections would refuse some of them.
-    request_queue_size = 512
+class _TimedH11(H11Protocol):
+    """h11 with a deadline for each request's head: from connecting, or from the end of the
+    previous answer, a client has HEADER_TIMEOUT_SECONDS to send a whole request line and
+    headers, however it trickles them."""
 
-    def __init__(self, owner: RegistryServer, host: str, port: int) -> None:
-        self.owner = owner
-        super().__init__((host, port), _Handler)
+    _deadline: asyncio.TimerHandle | None = None
 
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
 
-class _Handler(Handler):
-    server: _HTTPServer
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._disarm()  # the head arrived; the body has its own timeout (app.Guard)
 
-    def _serve(self) -> None:
-        owner = self.server.owner
-        url = urlsplit(self.path)
-        try:
-            body = self._read_body()
-            if url.path not in PUBLIC_PATHS:
-                self._authenticate(owner.tokens)
-            request = Request(
-                method=self.command,
-                path=url.path,
-                query=_query(url.query),
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-            )
-            segments = [unquote(s) for s in url.path.strip("/").split("/")]
-            response = owner.api.handle(request, segments)
-        except Problem as e:
-            response = _problem(e)
-        except Unavailable as e:
-            log.warning("%s", e)
-            response = _problem(Problem(503, "Service Unavailable", "the database is unavailable"))
-            response.headers["Retry-After"] = "1"
-        except Exception:  # a server bug must still answer like a server
-            log.exception("internal error serving %s %s", self.command, url.path)
-            response = _problem(Problem(500, "Internal Server Error", "see the server's log"))
-        self._write(response)
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
 
-    def _authenticate(self, tokens: Sequence[str]) -> None:
-        given = self.headers.get("Authorization", "").encode()
-        # Compare with every token, always, so the time taken says nothing about which matched.
-        matched = [hmac.compare_digest(given, f"Bearer {t}".encode()) for t in tokens]
-        if not any(matched):
-            raise Problem(401, "Unauthorized", "a valid bearer token is required")
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
 
-    def _read_body(self) -> bytes:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            raise bad_request("invalid Content-Length") from None
-        if length > MAX_BODY_BYTES or length < 0:
-            self.close_connection = True
-            raise Problem(413, "Content Too Large", f"bodies are limited to {MAX_BODY_BYTES} bytes")
-        return self.rfile.read(length) if length else b""
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(limits.HEADER_TIMEOUT_SECONDS, self._expire)
 
-    def _write(self, response: Response) -> None:
-        self.send_response(response.status)
-        if response.status == 401:
-            self.send_header("WWW-Authenticate", 'Bearer realm="clmgit-registry"')
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(response.body)
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
 
-
-def _query(text: str) -> dict[str, str]:
-    try:
-        return dict(parse_qsl(text, keep_blank_values=True, strict_parsing=False))
-    except ValueError as e:
-        raise bad_request(f"the query string is malformed: {e}") from None
-
-
-def _problem(problem: Problem) -> Response:
-    return Response(
-        problem.status,
-        json.dumps(problem.body()).encode(),
-        content_type="application/problem+json",
-    )
+    def _expire(self) -> None:
+        waiting = self.cycle is None or self.cycle.response_complete
+        if waiting and not self.transport.is_closing():
+            self.transport.close()
 
 
 class RegistryServer:
@@ -135,56 +90,85 @@ class RegistryServer:
         self.tokens = tuple(tokens)
         self.db = open_database(db) if isinstance(db, str) else db
         self.api = RegistryAPI(self.db)
+        self.app = create_app(self.api, tokens=self.tokens)
         self._host, self._requested_port = host, port
-        self._httpd: _HTTPServer | None = None
+        self._socket: socket.socket | None = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
     def listen(self) -> RegistryServer:
-        """Bind the port; requests queue until served."""
+        """Bind the port; connections queue until served."""
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            self._httpd = _HTTPServer(self, self._host, self._requested_port)
+            sock.bind((self._host, self._requested_port))
         except OSError as e:
+            sock.close()
             raise RegistryError(
                 f"cannot listen on {self._host}:{self._requested_port}: {e.strerror}"
             ) from None
+        # Many reconcilers (and the concurrency tests) connect at once.
+        sock.listen(1024)
+        self._socket = sock
+        config = uvicorn.Config(
+            self.app,
+            http=_TimedH11,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_keep_alive=limits.IDLE_TIMEOUT_SECONDS,
+            limit_concurrency=limits.MAX_CONNECTIONS,
+            h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
+            timeout_graceful_shutdown=5,
+        )
+        self._server = uvicorn.Server(config)
         return self
 
     def start(self) -> RegistryServer:
         """Listen and serve on a background thread (tests, benchmarks, the demo)."""
-        httpd = self.listen()._httpd
-        assert httpd is not None
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        server = self.listen()._server
+        assert server is not None
+        self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+        while not server.started:
+            if not self._thread.is_alive():
+                raise RegistryError("the registry server stopped while starting; see its log")
+            self._thread.join(timeout=0.01)
         return self
+
+    def _run(self) -> None:
+        assert self._server is not None and self._socket is not None
+        self._server.run(sockets=[self._socket])
 
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted (`clmgit registry serve`); after `listen()`."""
-        assert self._httpd is not None, "call listen() first"
+        assert self._server is not None, "call listen() first"
         try:
-            self._httpd.serve_forever()
+            self._run()
         finally:
             self.stop()
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        if self._server is not None:
+            self._server.should_exit = True
         if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = self._thread = None
+            self._thread.join(timeout=10)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
         self.db.close()
 
     def __enter__(self) -> RegistryServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.stop()
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
+        if self._socket is None:
             raise RuntimeError("the registry server is not running; call start() first")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        host, port = self._socket.getsockname()[:2]
+        return f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"

@@ -21,7 +21,7 @@ def dumps(value: Any) -> str:
 
 
 #: The columns read for a record, in the order `Row.from_db` and `item_json` expect.
-COLUMNS = "id, doc, status, version, lease_holder, lease_expires"
+COLUMNS = "id, doc, status, version, lease_holder, lease_expires, created_at"
 
 
 @dataclass
@@ -32,11 +32,13 @@ class Row:
     version: int
     holder: str | None
     expires: float | None
+    created_at: str | None = None
 
     @classmethod
     def from_db(cls, row: tuple[Any, ...]) -> Row:
-        cid, doc, status, version, holder, expires = row
-        return cls(cid, json.loads(doc), json.loads(status), int(version), holder, expires)
+        cid, doc, status, version, holder, expires, created_at = row
+        return cls(cid, json.loads(doc), json.loads(status), int(version), holder, expires,
+                   created_at)
 
     @property
     def etag(self) -> str:
@@ -45,44 +47,60 @@ class Row:
     def normalise(self) -> None:
         """Every field present with CLM's defaults, after any change."""
         full = validate.normal_cluster({**self.doc, "status": self.status})
-        self.status = full.pop("status")
+        self.status = validate.keep_problems(full.pop("status"), self.status)
         self.doc = full
 
     def lease_held_by_other(self, holder: str, now: float) -> bool:
-        return self.holder not in (None, holder) and (self.expires or 0.0) > now
+        return self.holder not in (None, holder) and self.lease_running(now)
 
-    def as_json(self) -> str:
+    def lease_running(self, now: float) -> bool:
+        return self.holder is not None and (self.expires or 0.0) > now
+
+    def as_json(self, *, verbose: bool = True) -> str:
         return item_json(
             (self.id, dumps(self.doc), dumps(self.status), self.version, self.holder,
-             self.expires)
+             self.expires, self.created_at),
+            verbose=verbose,
         )
 
 
-def item_json(row: tuple[Any, ...]) -> str:
-    """The wire form of a row as read from the database, without decoding its JSON columns."""
-    _, doc, status, _, holder, expires = row
+def item_json(row: tuple[Any, ...], *, verbose: bool = True) -> str:
+    """The wire form of a row as read from the database, without decoding its JSON columns
+    (lists of thousands are answered by joining strings). `verbose=False` leaves out config
+    items and node pools, as CLM's API does."""
+    _, doc, status, _, holder, expires, created_at = row
+    if not verbose:
+        brief = json.loads(doc)
+        del brief["config_items"], brief["node_pools"]
+        doc = dumps(brief)
     lease = "null" if holder is None else dumps(
         {"holder": holder, "expires_at": timestamp(expires)}
     )
+    created = "" if created_at is None else f',"created_at":{dumps(created_at)}'
     # `doc` is a JSON object that always has an id, so it ends in "}" and is never "{}".
-    return f'{doc[:-1]},"status":{status},"lease":{lease}}}'
+    return f'{doc[:-1]},"status":{status},"lease":{lease}{created}}}'
+
+
+#: The latest time a timestamp is written as; leases stored before TTLs were bounded may lie
+#: beyond it, and must still be readable.
+_LATEST = datetime(9999, 12, 31, tzinfo=UTC).timestamp()
 
 
 def timestamp(epoch: float) -> str:
-    moment = datetime.fromtimestamp(epoch, UTC)
+    moment = datetime.fromtimestamp(min(max(epoch, 0.0), _LATEST), UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def insert(tx: Tx, full: dict[str, Any]) -> bool:
+def insert(tx: Tx, full: dict[str, Any], *, created_at: str) -> bool:
     """Store a new normalised record (status included); False if its id exists already."""
     status = full.pop("status")
     count = tx.run(
         "INSERT INTO clusters (seq, id, alias, api_server_url, channel, criticality_level,"
         " environment, infrastructure_account, lifecycle_status, local_id, provider, region,"
-        " doc, status, version)"
+        " doc, status, version, created_at)"
         " VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM clusters),"
-        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (id) DO NOTHING",
-        [full["id"], *_filter_values(full), dumps(full), dumps(status)],
+        " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (id) DO NOTHING",
+        [full["id"], *_filter_values(full), dumps(full), dumps(status), created_at],
     )
     return count == 1
 

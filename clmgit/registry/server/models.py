@@ -1,0 +1,273 @@
+"""The registry server's contract as pydantic models: CLM's Cluster Registry API
+(docs/cluster-registry.yaml of cluster-lifecycle-manager, the spec CLM generates its client from)
+with its types, patterns, int32 bounds and required fields, plus clmgit's additions (leases,
+`owner`, `status.applied_at`). The served OpenAPI document is generated from these models.
+
+Where clmgit is stricter than CLM's spec, it is so on purpose: unknown fields are refused (a
+typo must not be dropped silently), a cluster id must match the path pattern (else the record
+could never be read back), sizes are not negative, and every string is free of NUL and lone
+surrogates (see `limits`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+
+from clmgit.registry.server.limits import INT32_MAX, INT32_MIN, MAX_LEASE_TTL_SECONDS, bad_text
+
+#: Path patterns, as CLM's spec writes them.
+CLUSTER_ID = "^[a-z][a-z0-9-:]*[a-z0-9]$"
+ACCOUNT_ID = CLUSTER_ID
+POOL_NAME = "^[a-z][a-z0-9-]*[a-z0-9]$"
+CONFIG_KEY = "^[a-z][a-z0-9_]*[a-z0-9]$"
+ALIAS = POOL_NAME
+
+
+def _safe(text: str) -> str:
+    reason = bad_text(text)
+    if reason is not None:
+        raise ValueError(f"contains {reason}")
+    return text
+
+
+def _unique(items: list[str]) -> list[str]:
+    if len(set(items)) != len(items):
+        raise ValueError("lists an instance type twice")
+    return items
+
+
+SafeStr = Annotated[StrictStr, AfterValidator(_safe)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=253), AfterValidator(_safe)]
+Holder = Annotated[StrictStr, Field(min_length=1, max_length=200), AfterValidator(_safe)]
+Int32 = Annotated[
+    StrictInt, Field(ge=INT32_MIN, le=INT32_MAX, json_schema_extra={"format": "int32"})
+]
+Size = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
+Items = dict[SafeStr, SafeStr]
+ClusterLifecycle = Literal[
+    "requested", "creating", "ready", "decommission-requested", "decommissioned"
+]
+AccountLifecycle = Literal["requested", "creating", "ready", "decommissioned"]
+InstanceTypes = Annotated[
+    list[Name],
+    Field(min_length=1, json_schema_extra={"uniqueItems": True}),
+    AfterValidator(_unique),
+]
+
+
+class Strict(BaseModel):
+    """Unknown fields are refused; optional fields may be left out but are never null."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class StatusProblem(BaseModel):
+    """One problem of a cluster's status, as CLM writes it (extra members are strings)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, SafeStr] = Field(init=False)  # type: ignore[assignment]
+
+    type: SafeStr
+    title: SafeStr
+    status: Int32 = None  # type: ignore[assignment]
+    detail: SafeStr = None  # type: ignore[assignment]
+    instance: SafeStr = None  # type: ignore[assignment]
+
+
+class ClusterStatus(Strict):
+    current_version: SafeStr = None  # type: ignore[assignment]
+    last_version: SafeStr = None  # type: ignore[assignment]
+    next_version: SafeStr = None  # type: ignore[assignment]
+    problems: list[StatusProblem] = None  # type: ignore[assignment]
+    #: clmgit's addition: when current_version was applied (the soak gate reads it).
+    applied_at: SafeStr = None  # type: ignore[assignment]
+
+
+class _PoolSizes(Strict):
+    @model_validator(mode="after")
+    def _sizes(self) -> Any:
+        low, high = getattr(self, "min_size", None), getattr(self, "max_size", None)
+        if low is not None and high is not None and high < low:
+            raise ValueError("max_size must not be below min_size")
+        return self
+
+
+class NodePool(_PoolSizes):
+    name: Name
+    profile: SafeStr
+    instance_types: InstanceTypes
+    discount_strategy: SafeStr
+    min_size: Size
+    max_size: Size
+    config_items: Items = None  # type: ignore[assignment]
+
+
+class NodePoolUpdate(_PoolSizes):
+    name: Name = None  # type: ignore[assignment]
+    profile: SafeStr = None  # type: ignore[assignment]
+    instance_types: InstanceTypes = None  # type: ignore[assignment]
+    discount_strategy: SafeStr = None  # type: ignore[assignment]
+    min_size: Size = None  # type: ignore[assignment]
+    max_size: Size = None  # type: ignore[assignment]
+    config_items: Items = None  # type: ignore[assignment]
+
+
+def _unique_pools(pools: list[NodePool]) -> list[NodePool]:
+    names = [p.name for p in pools]
+    if len(set(names)) != len(names):
+        raise ValueError("lists a node pool twice")
+    return pools
+
+
+NodePools = Annotated[list[NodePool], AfterValidator(_unique_pools)]
+
+
+class Cluster(Strict):
+    """A cluster as created (`POST /kubernetes-clusters`)."""
+
+    id: Annotated[StrictStr, Field(pattern=CLUSTER_ID, max_length=253)]
+    alias: Annotated[StrictStr, Field(pattern=ALIAS, max_length=253)]
+    infrastructure_account: SafeStr
+    region: SafeStr
+    local_id: SafeStr
+    provider: SafeStr
+    api_server_url: SafeStr
+    channel: SafeStr
+    environment: SafeStr
+    criticality_level: Int32
+    lifecycle_status: ClusterLifecycle
+    status: ClusterStatus = None  # type: ignore[assignment]
+    config_items: Items = None  # type: ignore[assignment]
+    node_pools: NodePools = None  # type: ignore[assignment]
+    created_at: datetime = None  # type: ignore[assignment]
+    #: clmgit's addition: the team owning the cluster.
+    owner: SafeStr = None  # type: ignore[assignment]
+
+
+class LeaseRequest(Strict):
+    """clmgit's addition: take or renew a cluster's lease (see api.py)."""
+
+    holder: Holder
+    ttl_seconds: Annotated[
+        StrictInt | StrictFloat, Field(ge=0, le=MAX_LEASE_TTL_SECONDS, allow_inf_nan=False)
+    ]
+    take_over: Holder = None  # type: ignore[assignment]
+
+
+class ClusterUpdate(Strict):
+    """A change to a cluster (`PATCH /kubernetes-clusters/{id}`): the fields it has replace the
+    stored ones. `id`, if given, must be the path's."""
+
+    id: SafeStr = None  # type: ignore[assignment]
+    #: CLM's spec has no pattern here, but one on Cluster.alias: kept, so what is stored
+    #: always reads back as a valid Cluster.
+    alias: Annotated[StrictStr, Field(pattern=ALIAS, max_length=253)] = None  # type: ignore[assignment]
+    infrastructure_account: SafeStr = None  # type: ignore[assignment]
+    region: SafeStr = None  # type: ignore[assignment]
+    local_id: SafeStr = None  # type: ignore[assignment]
+    provider: SafeStr = None  # type: ignore[assignment]
+    api_server_url: SafeStr = None  # type: ignore[assignment]
+    channel: SafeStr = None  # type: ignore[assignment]
+    environment: SafeStr = None  # type: ignore[assignment]
+    criticality_level: Int32 = None  # type: ignore[assignment]
+    lifecycle_status: ClusterLifecycle = None  # type: ignore[assignment]
+    status: ClusterStatus = None  # type: ignore[assignment]
+    config_items: Items = None  # type: ignore[assignment]
+    #: clmgit's additions: replace every node pool; the owner; the lease (null gives it up).
+    node_pools: NodePools = None  # type: ignore[assignment]
+    owner: SafeStr = None  # type: ignore[assignment]
+    lease: LeaseRequest | None = None
+
+
+class Lease(BaseModel):
+    holder: str
+    expires_at: datetime
+
+
+class ClusterOut(BaseModel):
+    """A cluster as answered: every field of CLM's, with clmgit's lease."""
+
+    id: str
+    alias: Annotated[str, Field(pattern=ALIAS)]
+    infrastructure_account: str
+    region: str
+    local_id: str
+    provider: str
+    api_server_url: str
+    channel: str
+    environment: str
+    criticality_level: Int32
+    lifecycle_status: ClusterLifecycle
+    owner: str
+    status: ClusterStatus
+    config_items: Items = None  # type: ignore[assignment]
+    node_pools: list[NodePool] = None  # type: ignore[assignment]
+    created_at: datetime = None  # type: ignore[assignment]
+    lease: Lease | None
+
+
+class ClusterList(BaseModel):
+    items: list[ClusterOut]
+
+
+class NodePoolList(BaseModel):
+    items: list[NodePool]
+
+
+class ConfigValue(Strict):
+    value: SafeStr
+
+
+class InfrastructureAccount(Strict):
+    id: Annotated[StrictStr, Field(pattern=ACCOUNT_ID, max_length=253)]
+    type: SafeStr
+    name: SafeStr
+    owner: SafeStr
+    cost_center: SafeStr
+    environment: SafeStr
+    criticality_level: Int32
+    external_id: SafeStr
+    lifecycle_status: AccountLifecycle
+
+
+class InfrastructureAccountUpdate(Strict):
+    id: SafeStr = None  # type: ignore[assignment]
+    type: SafeStr = None  # type: ignore[assignment]
+    name: SafeStr = None  # type: ignore[assignment]
+    owner: SafeStr = None  # type: ignore[assignment]
+    cost_center: SafeStr = None  # type: ignore[assignment]
+    environment: SafeStr = None  # type: ignore[assignment]
+    criticality_level: Int32 = None  # type: ignore[assignment]
+    external_id: SafeStr = None  # type: ignore[assignment]
+    lifecycle_status: AccountLifecycle = None  # type: ignore[assignment]
+
+
+class InfrastructureAccountList(BaseModel):
+    items: list[InfrastructureAccount]
+
+
+class Error(BaseModel):
+    """Every error answer (application/problem+json): RFC 9457's members and upstream's `Error`
+    (code, message, fields), so CLM's generated client reads it too."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: Int32
+    message: str
+    fields: str = None  # type: ignore[assignment]
