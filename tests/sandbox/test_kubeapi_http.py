@@ -18,7 +18,8 @@ def configmap(name: str, data: dict[str, str] | None = None) -> dict:
 
 
 def test_requests_without_the_token_get_401(kube_server: KubeAPIServer, tmp_path: Path) -> None:
-    path = write_kubeconfig(tmp_path / "wrong", kubeconfig(kube_server.url, "not-the-token", ["x"]))
+    wrong = kubeconfig(kube_server.url, "not-the-token", ["x"], ca_pem=kube_server.ca_pem)
+    path = write_kubeconfig(tmp_path / "wrong", wrong)
     core = client.CoreV1Api(config.new_client_from_config(str(path), context="x"))
     with pytest.raises(client.ApiException) as e:
         core.list_namespace()

@@ -11,7 +11,7 @@ import base64
 import json
 from typing import Any
 
-from clmgit.sandbox.kubeapi import discovery
+from clmgit.sandbox.kubeapi import discovery, openapi
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     APIError,
@@ -49,6 +49,9 @@ class KubeAPI:
         return response
 
     def _dispatch(self, request: Request, response: Response) -> None:
+        if request.path.startswith("/openapi/"):
+            self._openapi(request, response)
+            return
         found = self._discovery(request.path)
         if found is not None:
             if request.method != "GET":
@@ -66,6 +69,24 @@ class KubeAPI:
         response.verb = _verb(request, route)
         result = self._run(response.verb, route, request)
         response.code, response.body = result.code, result.body
+
+    def _openapi(self, request: Request, response: Response) -> None:
+        if request.method != "GET":
+            raise method_not_allowed()
+        registry, path = self.cluster.registry, request.path.rstrip("/")
+        response.verb = "discovery"
+        if path == "/openapi/v2":
+            if "protobuf" in request.accept and "json" not in request.accept:
+                raise APIError(406, "NotAcceptable", "only application/json is served", {})
+            response.code, response.body = 200, openapi.v2_document(registry)
+            return
+        if path == "/openapi/v3":
+            response.code, response.body = 200, openapi.v3_index(registry)
+            return
+        document = openapi.v3_document(registry, path.removeprefix("/openapi/v3/"))
+        if document is None:
+            raise path_not_found()
+        response.code, response.body = 200, document
 
     def _discovery(self, path: str) -> Any:
         registry = self.cluster.registry

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clmgit.sandbox.kubeapi import codec, lifecycle, managed
+from clmgit.sandbox.kubeapi import codec, lifecycle, managed, openapi
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     MODIFIED,
@@ -44,6 +44,7 @@ class Writer:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self._warnings: list[str] = []  # of the request being served (under the store lock)
 
     def run(self, verb: str, route: Route, request: Request) -> Response:
         handlers = {
@@ -53,7 +54,28 @@ class Writer:
             "delete": self.delete,
             "deletecollection": self.delete_collection,
         }
-        return handlers[verb](route, request)
+        self._warnings = []
+        response = handlers[verb](route, request)
+        if self._warnings:
+            response.headers["Warning"] = ", ".join(
+                '299 - "' + w.replace('"', '\\"') + '"' for w in self._warnings
+            )
+        return response
+
+    def _check_fields(self, rtype: ResourceType, obj: Any, request: Request) -> None:
+        """Strict field validation as the server does it: unknown fields are a 400 with
+        `Strict`, a warning with `Warn` (the default), nothing with `Ignore`."""
+        mode = request.query.get("fieldValidation") or "Warn"
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", not "{mode}"'
+            )
+        if mode == "Ignore" or not isinstance(obj, dict):
+            return
+        unknown = [f'unknown field "{path}"' for path in openapi.unknown_fields(rtype, obj)]
+        if unknown and mode == "Strict":
+            raise bad_request("strict decoding error: " + ", ".join(unknown))
+        self._warnings += unknown
 
     def create(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
@@ -61,6 +83,7 @@ class Writer:
             name, namespace = route.name or "", route.namespace or ""
             return Response(201, evict(self.cluster, namespace, name, obj, _dry_run(request)))
         rtype = route.rtype
+        self._check_fields(rtype, obj, request)
         obj = normalize(rtype, obj, route.namespace)
         require_name(rtype, obj)
         generate_name(obj["metadata"])
@@ -72,6 +95,7 @@ class Writer:
 
     def update(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
+        self._check_fields(route.rtype, obj, request)
         obj = normalize(route.rtype, obj, route.namespace, route.name)
         return self._replace(route, self._live(route), obj, request)
 
@@ -101,6 +125,7 @@ class Writer:
             raise unprocessable(str(e)) from e
         if not isinstance(patched, dict):
             raise unprocessable("the patched document is not an object")
+        self._check_fields(rtype, patched, request)
         patched = normalize(rtype, patched, route.namespace, route.name)
         return self._replace(route, live, patched, request)
 
@@ -113,6 +138,7 @@ class Writer:
         config = codec.decode_patch(request.body, codec.APPLY_PATCH)
         if not isinstance(config, dict) or not config.get("apiVersion") or not config.get("kind"):
             raise bad_request("an apply patch must be an object with apiVersion and kind")
+        self._check_fields(rtype, config, request)
         config = normalize(rtype, config, route.namespace, route.name)
         options: dict[str, Any] = {
             "rtype": rtype,
