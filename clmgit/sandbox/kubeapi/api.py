@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
-from clmgit.sandbox.kubeapi import discovery, openapi
+from clmgit.sandbox.kubeapi import discovery, openapi, openapi_pb
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     APIError,
@@ -35,6 +36,7 @@ class KubeAPI:
         self.cluster = cluster
         self.server_address = server_address
         self.writer = Writer(cluster)
+        self._documents: dict[Any, Any] = {}
 
     def handle(self, request: Request) -> Response:
         """Serve one request; API errors become their `Status` response."""
@@ -70,15 +72,27 @@ class KubeAPI:
         result = self._run(response.verb, route, request)
         response.code, response.body = result.code, result.body
 
+    def _cached(self, name: str, build: Callable[[], Any]) -> Any:
+        """A document built once per set of served types (a CRD changes the set)."""
+        key = (name, tuple((t.group, t.version, t.plural, id(t.schema))
+                           for t in self.cluster.registry.all()))
+        if key not in self._documents:
+            if len(self._documents) > 8:
+                self._documents.clear()
+            self._documents[key] = build()
+        return self._documents[key]
+
     def _openapi(self, request: Request, response: Response) -> None:
         if request.method != "GET":
             raise method_not_allowed()
         registry, path = self.cluster.registry, request.path.rstrip("/")
         response.verb = "discovery"
         if path == "/openapi/v2":
-            if "protobuf" in request.accept and "json" not in request.accept:
-                raise APIError(406, "NotAcceptable", "only application/json is served", {})
-            response.code, response.body = 200, openapi.v2_document(registry)
+            document = self._cached("v2", lambda: openapi.v2_document(registry))
+            response.code, response.body = 200, document
+            if "protobuf" in request.accept:
+                response.body = self._cached("v2pb", lambda: openapi_pb.document(document))
+                response.content_type = openapi_pb.MEDIA_TYPE
             return
         if path == "/openapi/v3":
             response.code, response.body = 200, openapi.v3_index(registry)

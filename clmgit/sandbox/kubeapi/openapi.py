@@ -74,6 +74,8 @@ def _convert(node: Any, prefix: str) -> Any:
     ):
         rest = {k: v for k, v in node.items() if k != "oneOf"}
         if {_single_type(o) for o in one_of} == {"string", "integer"}:
+            if prefix == V2_PREFIX:
+                return {**rest, "type": "string", "format": "int-or-string"}
             return {**rest, "x-kubernetes-int-or-string": True}
         return {**rest, "type": "string"}  # resource.Quantity, as the server's document has it
     out: Schema = {}
@@ -266,6 +268,9 @@ def _paths(rtype: ResourceType, prefix: str, *, v3: bool) -> dict[str, Any]:
             "parameters": [path_param(p) for p in path_params],
         },
     }
+    if rtype.namespaced:
+        # Listing across namespaces; kubectl explain finds a kind's GVK by this path.
+        paths[f"{base}/{rtype.plural}"] = {"get": _operation(rtype, "list", ref, v3=v3)}
     if rtype.status_subresource:
         paths[item + "/status"] = {
             "get": _operation(rtype, "get", ref, v3=v3),
