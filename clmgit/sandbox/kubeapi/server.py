@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from clmgit.httpd import Background, Handler
-from clmgit.sandbox.kubeapi import lifecycle, tls
+from clmgit.sandbox.kubeapi import events, lifecycle, tls
 from clmgit.sandbox.kubeapi.api import HEALTH_PATHS, KubeAPI
 from clmgit.sandbox.kubeapi.cluster import Cluster, utc_timestamp
 from clmgit.sandbox.kubeapi.errors import APIError, bad_request, entity_too_large, unauthorized
@@ -210,12 +210,14 @@ class KubeAPIServer:
 
     def start(self) -> KubeAPIServer:
         if self._served is None:
+            self.cluster.store.closed = False
             self._served = Background(_HTTPServer(self), "kubeapi")
             self.api.server_address = f"{HOST}:{self.port}"
         return self
 
     def stop(self) -> None:
         if self._served is not None:
+            self.cluster.store.close()  # open watches end
             self._served.stop()
             self._served = None
 
@@ -264,6 +266,12 @@ class KubeAPIServer:
         """Create or replace objects directly, status and timestamps as given (kubelet's view)."""
         with self.cluster.store.lock:
             return [self.api.writer.seed(copy.deepcopy(obj)) for obj in objects]
+
+    def event(self, about: dict[str, Any], reason: str, message: str, *, component: str,
+              kind: str = "Normal", host: str = "") -> None:
+        """Record an Event about an object, as the component that would (see `events.py`)."""
+        events.record(self.cluster, about, reason, message, component=component, kind=kind,
+                      host=host)
 
     def remove(self, api_version: str, kind: str, name: str, namespace: str = "") -> bool:
         """Delete an object directly, as a controller would (garbage collection included);

@@ -7,9 +7,10 @@ and writes nothing. Objects are shaped by `objects.py`, field ownership by `mana
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from clmgit.sandbox.kubeapi import codec, lifecycle, managed, openapi
+from clmgit.sandbox.kubeapi import codec, events, lifecycle, managed, openapi, subresources
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     MODIFIED,
@@ -160,6 +161,39 @@ class Writer:
         validate(rtype, new, live)
         return self._commit(rtype, live, new, _dry_run(request))
 
+    def scale(self, route: Route, request: Request) -> Response:
+        """PUT or PATCH of `<workload>/scale`: only spec.replicas of the workload changes."""
+        rtype, live = route.rtype, self._live(route)
+        current = subresources.scale_of(self.cluster.present(rtype, live))
+        if request.method == "PUT":
+            wanted = codec.decode_object(request.body, request.content_type)
+        else:
+            media = codec.media_type(request.content_type)
+            if media not in codec.PATCH_TYPES[:3]:
+                raise unsupported_media_type(codec.unknown_format_message(codec.PATCH_TYPES[:3]))
+            try:
+                wanted = _PATCHERS[media](current, codec.decode_patch(request.body, media),
+                                          rtype.schema)
+            except PatchError as e:
+                raise unprocessable(str(e)) from e
+        precondition = ((wanted or {}).get("metadata") or {}).get("resourceVersion")
+        if precondition and precondition != live["metadata"]["resourceVersion"]:
+            raise conflict(rtype.group, rtype.plural, live["metadata"]["name"], MODIFIED)
+        replicas = subresources.replicas_from(wanted)
+        new = copy.deepcopy(live)
+        new.setdefault("spec", {})["replicas"] = replicas
+        before = int((live.get("spec") or {}).get("replicas", 1))
+        managed.record_update(live, new, rtype=rtype, manager=_manager(request),
+                              subresource="scale", now=self.cluster.now())
+        response = self._commit(rtype, live, new, _dry_run(request))
+        if replicas != before and not _dry_run(request) and rtype.kind == "Deployment":
+            direction = "up" if replicas > before else "down"
+            events.record(self.cluster, response.body, "ScalingReplicaSet",
+                          f"Scaled {direction} replica set {live['metadata']['name']} to "
+                          f"{replicas} from {before}", component="deployment-controller")
+        response.body = subresources.scale_of(response.body)
+        return response
+
     def delete(self, route: Route, request: Request) -> Response:
         options = _delete_options(request)
         return Response(*lifecycle.delete(self.cluster, route.rtype, self._live(route), options))
@@ -182,8 +216,9 @@ class Writer:
         live = self.cluster.store.get(rtype.key, namespace or "", obj["metadata"].get("name", ""))
         if live is None:
             return self._insert(rtype, obj, manager=None).body
+        status = copy.deepcopy(obj.get("status"))  # carry_over puts the live status in obj
         new = carry_over(rtype, live, obj, "")
-        set_or_drop(new, "status", obj.get("status"))
+        set_or_drop(new, "status", status)
         return self._commit(rtype, live, new, dry_run=False).body
 
     def _insert(
