@@ -344,9 +344,10 @@ def v2_document(registry: ResourceRegistry) -> dict[str, Any]:
 # --- strict field validation ---------------------------------------------------------------
 
 
-def unknown_fields(rtype: ResourceType, obj: dict[str, Any]) -> list[str]:
+def unknown_fields(rtype: ResourceType, obj: dict[str, Any], *, drop: bool = False
+                   ) -> list[str]:
     """Paths (`spec.replicaz`) of fields the kind's schema does not declare, as the server's
-    strict decoding names them."""
+    strict decoding names them; `drop` also removes them from `obj`."""
     try:
         definitions = builtin_definitions()
     except SchemaSourceMissing:
@@ -360,8 +361,12 @@ def unknown_fields(rtype: ResourceType, obj: dict[str, Any]) -> list[str]:
     if root is None:
         return []
     found: list[str] = []
-    _walk(obj, root, "", definitions, found)
+    _walk(obj, root, "", definitions, found, drop)
     return found
+
+
+def drop_unknown_fields(rtype: ResourceType, obj: dict[str, Any]) -> None:
+    unknown_fields(rtype, obj, drop=True)
 
 
 def _resolve(schema: Schema, definitions: dict[str, Schema]) -> Schema:
@@ -380,7 +385,7 @@ def _resolve(schema: Schema, definitions: dict[str, Schema]) -> Schema:
 
 
 def _walk(value: Any, schema: Schema, path: str, definitions: dict[str, Schema],
-          found: list[str]) -> None:
+          found: list[str], drop: bool = False) -> None:
     schema = _resolve(schema, definitions)
     if schema.get("x-kubernetes-preserve-unknown-fields") or schema.get(
         "x-kubernetes-embedded-resource"
@@ -389,14 +394,16 @@ def _walk(value: Any, schema: Schema, path: str, definitions: dict[str, Schema],
     if isinstance(value, dict):
         properties = schema.get("properties")
         extra = schema.get("additionalProperties")
-        for key, sub in value.items():
+        for key, sub in list(value.items()):
             where = f"{path}.{key}" if path else key
             if isinstance(properties, dict) and key in properties:
-                _walk(sub, properties[key], where, definitions, found)
+                _walk(sub, properties[key], where, definitions, found, drop)
             elif isinstance(extra, dict):
-                _walk(sub, extra, where, definitions, found)
+                _walk(sub, extra, where, definitions, found, drop)
             elif isinstance(properties, dict) and extra is not True:
                 found.append(where)
+                if drop:
+                    del value[key]
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
-            _walk(item, schema["items"], f"{path}[{index}]", definitions, found)
+            _walk(item, schema["items"], f"{path}[{index}]", definitions, found, drop)

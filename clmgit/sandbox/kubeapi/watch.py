@@ -6,6 +6,8 @@ As the API server does it:
   the store no longer remembers that far back, ends with an ERROR event carrying a 410 Gone;
 - label and field selectors filter events (by the object after the change);
 - `timeoutSeconds` ends the stream; `allowWatchBookmarks` adds a BOOKMARK every few seconds;
+- `sendInitialEvents=true` (a "watch list") sends the current objects, then a BOOKMARK
+  annotated `k8s.io/initial-events-end`;
 - DELETED events carry the object as it was, with the resourceVersion of its deletion.
 
 The stream is a generator run by the HTTP handler's thread, outside the request lock; it takes
@@ -59,6 +61,11 @@ def stream(
     if not since.isdigit():
         raise APIError(400, "BadRequest", f'invalid resource version "{since}"')
     bookmarks = query.get("allowWatchBookmarks", "").lower() in ("1", "true")
+    # A watch list (client-go ≥ 1.32 by default): the current state as ADDED events, then a
+    # BOOKMARK annotated as the end of the initial events, whatever resourceVersion says.
+    initial_list = query.get("sendInitialEvents", "").lower() in ("1", "true")
+    if initial_list:
+        since = "0"
 
     def wanted(obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
@@ -74,6 +81,11 @@ def stream(
                 position = store.revision
                 initial = [obj for obj in store.list_objects(rtype.key, namespace) if wanted(obj)]
                 lines = [_line("ADDED", render(rtype, obj)) for obj in initial]
+                if initial_list:
+                    end = {"apiVersion": rtype.api_version, "kind": rtype.kind,
+                           "metadata": {"resourceVersion": str(position), "annotations": {
+                               "k8s.io/initial-events-end": "true"}}}
+                    lines.append(_line("BOOKMARK", end))
             else:
                 position = int(since)
                 oldest = store.history[0].revision if store.history else store.revision + 1

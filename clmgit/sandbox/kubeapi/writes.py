@@ -71,12 +71,16 @@ class Writer:
             raise bad_request(
                 f'fieldValidation must be one of "Ignore", "Warn", or "Strict", not "{mode}"'
             )
-        if mode == "Ignore" or not isinstance(obj, dict):
+        if not isinstance(obj, dict):
+            return
+        if mode == "Ignore":
+            openapi.drop_unknown_fields(rtype, obj)
             return
         unknown = [f'unknown field "{path}"' for path in openapi.unknown_fields(rtype, obj)]
         if unknown and mode == "Strict":
             raise bad_request("strict decoding error: " + ", ".join(unknown))
         self._warnings += unknown
+        openapi.drop_unknown_fields(rtype, obj)  # the decoder drops them, as pruning does
 
     def create(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
@@ -169,8 +173,11 @@ class Writer:
             wanted = codec.decode_object(request.body, request.content_type)
         else:
             media = codec.media_type(request.content_type)
-            if media not in codec.PATCH_TYPES[:3]:
-                raise unsupported_media_type(codec.unknown_format_message(codec.PATCH_TYPES[:3]))
+            if media == codec.APPLY_PATCH or media not in codec.PATCH_TYPES:
+                accepted = tuple(m for m in codec.PATCH_TYPES if m != codec.APPLY_PATCH)
+                raise unsupported_media_type(codec.unknown_format_message(accepted))
+            if media == codec.STRATEGIC_PATCH:
+                media = codec.MERGE_PATCH  # a Scale has no lists: strategic is a merge
             try:
                 wanted = _PATCHERS[media](current, codec.decode_patch(request.body, media),
                                           rtype.schema)
