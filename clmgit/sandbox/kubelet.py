@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 NODE_POOL_LABEL = "node.kubernetes.io/node-pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+KUBELET_VERSION = "v1.31.0"  # the version the emulator reports
 Obj = dict[str, Any]
 
 
@@ -133,6 +134,11 @@ class Kubelet:
                   "lifecycle-status": "ready"}
         node = make_node(name, labels=labels, provider_id=f"aws:///{instance.az}/{instance.id}")
         node["status"]["volumesAttached"] = _volumes(volumes)
+        node["status"]["nodeInfo"] = {
+            "kubeletVersion": KUBELET_VERSION, "osImage": "clmgit sandbox node",
+            "kernelVersion": "simulated", "containerRuntimeVersion": "simulated://1.0",
+            "operatingSystem": "linux", "architecture": "amd64",
+        }
         return node
 
     # --- pods ---
