@@ -134,10 +134,12 @@ class Kubelet:
                   "lifecycle-status": "ready"}
         node = make_node(name, labels=labels, provider_id=f"aws:///{instance.az}/{instance.id}")
         node["status"]["volumesAttached"] = _volumes(volumes)
-        node["status"]["nodeInfo"] = {
-            "kubeletVersion": KUBELET_VERSION, "osImage": "clmgit sandbox node",
-            "kernelVersion": "simulated", "containerRuntimeVersion": "simulated://1.0",
-            "operatingSystem": "linux", "architecture": "amd64",
+        node["status"]["nodeInfo"] = {  # every field: the typed clients require them all
+            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
+            "osImage": "clmgit sandbox node", "kernelVersion": "simulated",
+            "containerRuntimeVersion": "simulated://1.0", "operatingSystem": "linux",
+            "architecture": "amd64", "machineID": instance.id, "systemUUID": instance.id,
+            "bootID": instance.id,
         }
         return node
 
