@@ -23,6 +23,13 @@ from pathlib import Path
 DEFAULT_MINORS = (27, 37)
 
 
+def battery_minors() -> tuple[int, ...]:
+    """The versions to test against: `$CLMGIT_KUBECTL_MINORS` ("27,32,37"), else the default."""
+    configured = os.environ.get("CLMGIT_KUBECTL_MINORS", "")
+    minors = tuple(int(m) for m in configured.replace(" ", "").split(",") if m.isdigit())
+    return minors or DEFAULT_MINORS
+
+
 class KubectlUnavailable(RuntimeError):
     """No kubectl of that version could be had (no network to PyPI, another platform, ...)."""
 

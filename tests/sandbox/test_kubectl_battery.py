@@ -23,7 +23,7 @@ from clmgit.engine.nodepools import ASG
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.doubles import FakeNodePools
 from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubectl import DEFAULT_MINORS, KubectlUnavailable, ensure
+from clmgit.sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
 from clmgit.sandbox.kubelet import Kubelet
 
 pytestmark = pytest.mark.slow
@@ -91,11 +91,13 @@ class Result:
     err: str
 
 
-@pytest.fixture(params=DEFAULT_MINORS, ids=lambda minor: f"kubectl-1.{minor}")
+@pytest.fixture(params=battery_minors(), ids=lambda minor: f"kubectl-1.{minor}")
 def kubectl_binary(request: pytest.FixtureRequest) -> Path:
     try:
         return ensure(request.param)
     except KubectlUnavailable as e:
+        if os.environ.get("CLMGIT_REQUIRE_KUBECTL"):  # CI: a missing kubectl is a failure
+            pytest.fail(f"kubectl 1.{request.param} is required but cannot be installed: {e}")
         pytest.skip(f"no kubectl 1.{request.param} can be installed here ({e}); "
                     "run `python -m clmgit.sandbox.kubectl` where PyPI is reachable")
 
