@@ -71,9 +71,10 @@ class Store:
             ident = (metadata.get("namespace", ""), metadata["name"])
             bucket = self._objects.setdefault(key, {})
             kind = "MODIFIED" if ident in bucket else "ADDED"
-            bucket[ident] = copy.deepcopy(obj)
+            stored = copy.deepcopy(obj)
+            bucket[ident] = stored
             self._uids[metadata["uid"]] = (key, *ident)
-            self._record(kind, key, obj)
+            self._record(kind, key, stored)  # shared: stored objects are replaced, never changed
             return copy.deepcopy(obj)
 
     def remove(self, key: Key, namespace: str, name: str) -> None:
@@ -82,11 +83,13 @@ class Store:
             if obj is not None:
                 self._revision += 1
                 self._uids.pop(obj["metadata"]["uid"], None)
-                obj["metadata"]["resourceVersion"] = str(self._revision)
-                self._record("DELETED", key, obj)
+                # A new top level and metadata: the history's earlier events share `obj`.
+                meta = {**obj["metadata"], "resourceVersion": str(self._revision)}
+                self._record("DELETED", key, {**obj, "metadata": meta})
 
     def _record(self, kind: str, key: Key, obj: Obj) -> None:
-        self.history.append(Change(self._revision, kind, key, copy.deepcopy(obj)))
+        """Remember a change; `obj` must never be changed afterwards (watches read it)."""
+        self.history.append(Change(self._revision, kind, key, obj))
         self.changed.notify_all()
 
     def close(self) -> None:
