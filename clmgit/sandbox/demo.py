@@ -97,6 +97,8 @@ def main() -> None:
             demo = Demo(b.path, fleet.kubeconfig)
             story(demo, b)
     say(f"Done in {time.monotonic() - started:.0f} s; moto, the emulators and the repo are gone.")
+    say("To explore such a fleet yourself with kubectl, the AWS CLI and clmgit: `make sandbox` "
+        "keeps it running and prints the lines to paste")
 
 
 def story(demo: Demo, b: ConfigRepoBuilder) -> None:

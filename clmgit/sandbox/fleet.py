@@ -16,7 +16,7 @@ import boto3
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.kubeconfig import write_kubeconfig
+from clmgit.sandbox.kubeapi.kubeconfig import cluster_entry, write_kubeconfig
 from clmgit.sandbox.kubelet import Kubelet
 
 
@@ -62,7 +62,7 @@ class LocalFleet:
         contexts, clusters, users = [], [], []
         for cluster in self.clusters:
             server, name = self.servers[cluster.id], cluster.alias or cluster.local_id
-            clusters.append({"name": name, "cluster": {"server": server.url}})
+            clusters.append({"name": name, "cluster": cluster_entry(server.url, server.ca_pem)})
             users.append({"name": f"{name}-admin", "user": {"token": server.token}})
             contexts.append({"name": name,
                              "context": {"cluster": name, "user": f"{name}-admin"}})

@@ -10,7 +10,13 @@ update needs to meet a cluster that behaves.
 - Nodes whose instance is gone are deleted, and the pods bound to them;
 - every ReplicaSet gets its missing pods, placed on a Ready, schedulable node (nodes without a
   PreferNoSchedule taint first, then the least loaded), Running and Ready at once;
-- every DaemonSet has one Running pod per Ready node (cordoned ones too, as DaemonSets tolerate).
+- every DaemonSet has one Running pod per Ready node (cordoned ones too, as DaemonSets tolerate);
+- every Deployment has a ReplicaSet for its current pod template (named after the template's
+  hash), older ones scaled to zero, and a status (replicas, updated, ready, available, the
+  Available and Progressing conditions) that `kubectl rollout status` and `wait` read;
+- ReplicaSets beyond their replicas lose their newest pods; workload statuses are kept current;
+- Events as the scheduler, kubelet and deployment controller write them (Scheduled, Pulled,
+  Created, Started, Killing, ScalingReplicaSet, RegisteredNode).
 
 Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the world move, or
 `start()` a background thread that syncs every `interval` seconds (and `stop()` it).
@@ -20,6 +26,9 @@ emulator's `stats` count only what the code under test does.
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import logging
 import secrets
 import threading
@@ -35,6 +44,7 @@ log = logging.getLogger(__name__)
 
 NODE_POOL_LABEL = "node.kubernetes.io/node-pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+KUBELET_VERSION = "v1.31.0"  # the version the emulator reports
 Obj = dict[str, Any]
 
 
@@ -64,8 +74,10 @@ class Kubelet:
             nodes = [n for n in self.server.objects("v1", "Node") if _ready(n)]
             pods = self.server.objects("v1", "Pod")
             self._reap(pods, {n["metadata"]["name"] for n in self.server.objects("v1", "Node")})
+            self._deployments()
             self._replicate(nodes)
             self._daemons(nodes)
+            self._statuses()
 
     def start(self, interval: float = 0.05) -> Kubelet:
         self._stop.clear()
@@ -103,7 +115,9 @@ class Kubelet:
             name = node_name(instance.id)
             volumes = instance.id in self.volumes
             if name not in existing:
-                self.server.seed(self._node(pool, instance, volumes))
+                node = self.server.seed(self._node(pool, instance, volumes))[0]
+                self.server.event(node, "RegisteredNode", f"Node {name} event: Registered Node "
+                                  f"{name} in Controller", component="node-controller")
             elif _has_volumes(existing[name]) != volumes:
                 node = existing[name]
                 node["status"]["volumesAttached"] = _volumes(volumes)
@@ -120,6 +134,13 @@ class Kubelet:
                   "lifecycle-status": "ready"}
         node = make_node(name, labels=labels, provider_id=f"aws:///{instance.az}/{instance.id}")
         node["status"]["volumesAttached"] = _volumes(volumes)
+        node["status"]["nodeInfo"] = {  # every field: the typed clients require them all
+            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
+            "osImage": "clmgit sandbox node", "kernelVersion": "simulated",
+            "containerRuntimeVersion": "simulated://1.0", "operatingSystem": "linux",
+            "architecture": "amd64", "machineID": instance.id, "systemUUID": instance.id,
+            "bootID": instance.id,
+        }
         return node
 
     # --- pods ---
@@ -142,12 +163,19 @@ class Kubelet:
         for rs in self.server.objects("apps/v1", "ReplicaSet"):
             owned = [p for p in pods if _owned_by(p, rs) and not p["metadata"].get(
                 "deletionTimestamp")]
-            for _ in range(int(rs["spec"].get("replicas", 1)) - len(owned)):
+            wanted = int(rs["spec"].get("replicas", 1))
+            for pod in sorted(owned, key=lambda p: p["metadata"]["creationTimestamp"])[wanted:]:
+                self.server.event(pod, "Killing", f"Stopping container "
+                                  f"{_first_container(pod)}", component="kubelet",
+                                  host=pod["spec"].get("nodeName", ""))
+                self.server.remove("v1", "Pod", pod["metadata"]["name"],
+                                   pod["metadata"]["namespace"])
+            for _ in range(wanted - len(owned)):
                 target = _schedule(nodes, load)
                 if target is None:
                     return
                 load[target] += 1
-                self.server.seed(self._pod(rs, target))
+                self._start(self._pod(rs, target))
 
     def _daemons(self, nodes: list[Obj]) -> None:
         pods = self.server.objects("v1", "Pod")
@@ -155,7 +183,121 @@ class Kubelet:
             covered = {p["spec"].get("nodeName") for p in pods if _owned_by(p, ds)}
             for node in nodes:
                 if node["metadata"]["name"] not in covered:
-                    self.server.seed(self._pod(ds, node["metadata"]["name"]))
+                    self._start(self._pod(ds, node["metadata"]["name"]))
+
+    def _start(self, pod: Obj) -> None:
+        """Seed a pod bound to its node, with the events its start would have."""
+        pod = self.server.seed(pod)[0]
+        meta, node = pod["metadata"], pod["spec"]["nodeName"]
+        self.server.event(pod, "Scheduled", f"Successfully assigned {meta['namespace']}/"
+                          f"{meta['name']} to {node}", component="default-scheduler")
+        for container in pod["spec"].get("containers") or []:
+            name, image = container.get("name", ""), container.get("image", "")
+            self.server.event(pod, "Pulled", f'Container image "{image}" already present on '
+                              "machine", component="kubelet", host=node)
+            self.server.event(pod, "Created", f"Created container {name}", component="kubelet",
+                              host=node)
+            self.server.event(pod, "Started", f"Started container {name}", component="kubelet",
+                              host=node)
+
+    # --- workload controllers ---
+
+    def _deployments(self) -> None:
+        """The deployment controller, reduced: one ReplicaSet per template, old ones to zero."""
+        sets = self.server.objects("apps/v1", "ReplicaSet")
+        for deployment in self.server.objects("apps/v1", "Deployment"):
+            if deployment["metadata"].get("deletionTimestamp"):
+                continue
+            template = copy.deepcopy(deployment["spec"].get("template") or {})
+            digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
+            suffix = digest[:10]
+            name = f"{deployment['metadata']['name']}-{suffix}"
+            wanted = int(deployment["spec"].get("replicas", 1))
+            for rs in (r for r in sets if _owned_by(r, deployment)):
+                replicas = wanted if rs["metadata"]["name"] == name else 0
+                if int(rs["spec"].get("replicas", 1)) != replicas:
+                    self._scaled(deployment, rs["metadata"]["name"],
+                                 int(rs["spec"].get("replicas", 1)), replicas)
+                    rs["spec"]["replicas"] = replicas
+                    self.server.seed(rs)
+            if not any(r["metadata"]["name"] == name for r in sets):
+                self.server.seed(self._replica_set(deployment, name, suffix, template, wanted))
+                self._scaled(deployment, name, 0, wanted)
+
+    def _scaled(self, deployment: Obj, rs: str, before: int, after: int) -> None:
+        direction = "up" if after > before else "down"
+        self.server.event(deployment, "ScalingReplicaSet", f"Scaled {direction} replica set {rs} "
+                          f"to {after} from {before}", component="deployment-controller")
+
+    def _replica_set(self, deployment: Obj, name: str, suffix: str, template: Obj,
+                     replicas: int) -> Obj:
+        meta = deployment["metadata"]
+        labels = {**((template.get("metadata") or {}).get("labels") or {}),
+                  "pod-template-hash": suffix}
+        template.setdefault("metadata", {})["labels"] = labels
+        selector = copy.deepcopy(deployment["spec"].get("selector") or {})
+        selector.setdefault("matchLabels", {})["pod-template-hash"] = suffix
+        return {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": meta["namespace"], "labels": labels,
+                         "ownerReferences": [owner_reference(deployment)],
+                         "creationTimestamp": self.server.cluster.now()},
+            "spec": {"replicas": replicas, "selector": selector, "template": template},
+        }
+
+    def _statuses(self) -> None:
+        """What the controllers report: ReplicaSets, then Deployments, StatefulSets, DaemonSets."""
+        pods = [p for p in self.server.objects("v1", "Pod")
+                if not p["metadata"].get("deletionTimestamp")]
+        sets = self.server.objects("apps/v1", "ReplicaSet")
+        for rs in sets:
+            mine = [p for p in pods if _owned_by(p, rs)]
+            ready = sum(1 for p in mine if _pod_ready(p))
+            self._set_status(rs, {
+                "replicas": len(mine), "fullyLabeledReplicas": len(mine), "readyReplicas": ready,
+                "availableReplicas": ready,
+                "observedGeneration": rs["metadata"].get("generation", 1),
+            })
+        for deployment in self.server.objects("apps/v1", "Deployment"):
+            owned = [r for r in sets if _owned_by(r, deployment)]
+            current = [r for r in owned if int(r["spec"].get("replicas", 1)) > 0]
+            mine = [p for p in pods if any(_owned_by(p, r) for r in owned)]
+            updated = [p for p in pods if any(_owned_by(p, r) for r in current)]
+            ready = sum(1 for p in mine if _pod_ready(p))
+            wanted = int(deployment["spec"].get("replicas", 1))
+            available = ready >= wanted
+            now = self.server.cluster.now()
+            conditions = [
+                _condition("Available", available, "MinimumReplicasAvailable" if available
+                           else "MinimumReplicasUnavailable", "Deployment has minimum "
+                           "availability." if available else "Deployment does not have "
+                           "minimum availability.", now, deployment),
+                _condition("Progressing", True, "NewReplicaSetAvailable" if len(updated) >=
+                           wanted else "ReplicaSetUpdated", "ReplicaSet has successfully "
+                           "progressed.", now, deployment),
+            ]
+            status = {"observedGeneration": deployment["metadata"].get("generation", 1),
+                      "replicas": len(mine), "updatedReplicas": len(updated),
+                      "readyReplicas": ready, "availableReplicas": ready,
+                      "conditions": conditions}
+            if wanted > ready:
+                status["unavailableReplicas"] = wanted - ready
+            self._set_status(deployment, status)
+        for ds in self.server.objects("apps/v1", "DaemonSet"):
+            mine = [p for p in pods if _owned_by(p, ds)]
+            ready = sum(1 for p in mine if _pod_ready(p))
+            self._set_status(ds, {
+                "desiredNumberScheduled": len(mine), "currentNumberScheduled": len(mine),
+                "updatedNumberScheduled": len(mine), "numberReady": ready,
+                "numberAvailable": ready, "numberMisscheduled": 0,
+                "observedGeneration": ds["metadata"].get("generation", 1),
+            })
+
+    def _set_status(self, obj: Obj, status: Obj) -> None:
+        """Write a status only when it says something new (the conditions' times aside)."""
+        if _comparable(obj.get("status") or {}) != _comparable(status):
+            obj["status"] = status
+            self.server.seed(obj)
 
     def _pod(self, owner: Obj, node: str) -> Obj:
         template = owner["spec"].get("template") or {}
@@ -170,6 +312,30 @@ class Kubelet:
             "spec": {**(template.get("spec") or {}), "nodeName": node},
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
         }
+
+
+def _pod_ready(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and _ready(pod)
+
+
+def _first_container(pod: Obj) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return str(containers[0].get("name", ""))
+
+
+def _condition(kind: str, ok: bool, reason: str, message: str, now: str, owner: Obj) -> Obj:
+    """A workload condition; its times stay as they were while its status does not change."""
+    for old in (owner.get("status") or {}).get("conditions") or []:
+        if old.get("type") == kind and old.get("status") == ("True" if ok else "False"):
+            now = old.get("lastTransitionTime") or now
+    return {"type": kind, "status": "True" if ok else "False", "reason": reason,
+            "message": message, "lastUpdateTime": now, "lastTransitionTime": now}
+
+
+def _comparable(status: Obj) -> Obj:
+    conditions = [{k: v for k, v in c.items() if not k.endswith("Time")}
+                  for c in status.get("conditions") or []]
+    return {**status, "conditions": conditions}
 
 
 def _ready(node: Obj) -> bool:

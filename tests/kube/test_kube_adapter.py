@@ -18,7 +18,7 @@ def test_connect_by_context_named_after_the_id_or_alias_or_by_token(
     server: KubeAPIServer, tmp_path: Path
 ) -> None:
     path = server.write_kubeconfig(tmp_path / "kc", context_names=["other", "my-alias"])
-    cluster = Cluster(id="aws:1:eu:c1", alias="my-alias", api_server_url=server.url)
+    cluster = Cluster(id="aws:1:eu:c1", alias="my-alias", api_server_url=server.http_url)
 
     assert connect(cluster, kubeconfig=str(path)).resolve("pod") == PODS
     assert connect(cluster, token=server.token).resolve("Pod") == PODS

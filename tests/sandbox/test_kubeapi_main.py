@@ -33,7 +33,7 @@ def test_standalone_server_writes_a_kubeconfig_and_serves(tmp_path: Path) -> Non
     try:
         assert process.stdout is not None
         banner = process.stdout.readline()
-        assert "http://127.0.0.1:" in banner and str(path) in banner
+        assert "https://127.0.0.1:" in banner and str(path) in banner
         for context in ("c1", "c2"):
             core = client.CoreV1Api(config.new_client_from_config(str(path), context=context))
             assert "kube-system" in [n.metadata.name for n in core.list_namespace().items]

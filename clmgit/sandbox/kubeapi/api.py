@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
-from clmgit.sandbox.kubeapi import discovery
+from clmgit.sandbox.kubeapi import codec, discovery, openapi, openapi_pb, subresources, table, watch
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     APIError,
@@ -21,6 +22,7 @@ from clmgit.sandbox.kubeapi.errors import (
     path_not_found,
 )
 from clmgit.sandbox.kubeapi.messages import Request, Response
+from clmgit.sandbox.kubeapi.resources import REVIEW_KINDS, ResourceType
 from clmgit.sandbox.kubeapi.routing import Route, resolve
 from clmgit.sandbox.kubeapi.store import Obj
 from clmgit.sandbox.kubeapi.writes import Writer
@@ -35,6 +37,7 @@ class KubeAPI:
         self.cluster = cluster
         self.server_address = server_address
         self.writer = Writer(cluster)
+        self._documents: dict[Any, Any] = {}
 
     def handle(self, request: Request) -> Response:
         """Serve one request; API errors become their `Status` response."""
@@ -49,6 +52,9 @@ class KubeAPI:
         return response
 
     def _dispatch(self, request: Request, response: Response) -> None:
+        if request.path.startswith("/openapi/"):
+            self._openapi(request, response)
+            return
         found = self._discovery(request.path)
         if found is not None:
             if request.method != "GET":
@@ -65,7 +71,39 @@ class KubeAPI:
         )
         response.verb = _verb(request, route)
         result = self._run(response.verb, route, request)
-        response.code, response.body = result.code, result.body
+        response.code, response.body, response.stream = result.code, result.body, result.stream
+        response.headers.update(result.headers)
+        response.content_type = result.content_type
+
+    def _cached(self, name: str, build: Callable[[], Any]) -> Any:
+        """A document built once per set of served types (a CRD changes the set)."""
+        key = (name, tuple((t.group, t.version, t.plural, id(t.schema))
+                           for t in self.cluster.registry.all()))
+        if key not in self._documents:
+            if len(self._documents) > 8:
+                self._documents.clear()
+            self._documents[key] = build()
+        return self._documents[key]
+
+    def _openapi(self, request: Request, response: Response) -> None:
+        if request.method != "GET":
+            raise method_not_allowed()
+        registry, path = self.cluster.registry, request.path.rstrip("/")
+        response.verb = "discovery"
+        if path == "/openapi/v2":
+            document = self._cached("v2", lambda: openapi.v2_document(registry))
+            response.code, response.body = 200, document
+            if "protobuf" in request.accept:
+                response.body = self._cached("v2pb", lambda: openapi_pb.document(document))
+                response.content_type = openapi_pb.MEDIA_TYPE
+            return
+        if path == "/openapi/v3":
+            response.code, response.body = 200, openapi.v3_index(registry)
+            return
+        document = openapi.v3_document(registry, path.removeprefix("/openapi/v3/"))
+        if document is None:
+            raise path_not_found()
+        response.code, response.body = 200, document
 
     def _discovery(self, path: str) -> Any:
         registry = self.cluster.registry
@@ -87,27 +125,63 @@ class KubeAPI:
         return None
 
     def _run(self, verb: str, route: Route, request: Request) -> Response:
+        rtype, sub = route.rtype, route.subresource
+        if rtype.builtin and rtype.kind in REVIEW_KINDS:
+            body = codec.decode_object(request.body, request.content_type)
+            return Response(201, subresources.review(rtype.kind, body))
+        if sub == "log":
+            pod = self.cluster.present(rtype, self._live(route))
+            return Response(200, subresources.pod_log(pod, request))
+        if sub == "scale":
+            if verb == "get":
+                return Response(200, subresources.scale_of(
+                    self.cluster.present(rtype, self._live(route))))
+            return self.writer.scale(route, request)
         if verb == "get":
-            return self._get(route)
+            return self._get(route, request)
         if verb == "list":
             return self._list(route, request)
         return self.writer.run(verb, route, request)
 
-    def _get(self, route: Route) -> Response:
+    def _live(self, route: Route) -> Obj:
         rtype = route.rtype
         obj = self.cluster.store.get(rtype.key, route.namespace or "", route.name or "")
         if obj is None:
             raise not_found(rtype.group, rtype.plural, route.name or "")
-        return Response(200, self.cluster.present(rtype, obj))
+        return obj
+
+    def _get(self, route: Route, request: Request) -> Response:
+        obj = self.cluster.present(route.rtype, self._live(route))
+        if table.wants_table(request.accept):
+            return Response(200, table.table(route.rtype, [obj], accept=request.accept,
+                                             query=request.query))
+        return Response(200, obj)
 
     def _list(self, route: Route, request: Request) -> Response:
+        rtype = route.rtype
         if request.flag("watch"):
-            raise APIError(
-                405, "MethodNotAllowed", "watch is not supported by the clmgit API emulator", {}
-            )
-        objects = self.cluster.select(route.rtype, route.namespace, request.query)
+            render = self._renderer(request)
+            events = watch.stream(self.cluster, rtype, route.namespace, request.query, render)
+            return Response(200, None, stream=events)
+        objects = self.cluster.select(rtype, route.namespace, request.query)
         items, metadata = _page(objects, request.query.get("continue"), request.integer("limit"))
-        return Response(200, self.cluster.list_body(route.rtype, items, metadata))
+        if table.wants_table(request.accept):
+            presented = [self.cluster.present(rtype, obj) for obj in items]
+            meta = {"resourceVersion": str(self.cluster.store.revision), **metadata}
+            return Response(200, table.table(rtype, presented, accept=request.accept,
+                                             query=request.query, list_metadata=meta))
+        return Response(200, self.cluster.list_body(rtype, items, metadata))
+
+    def _renderer(self, request: Request) -> watch.Render:
+        """How a watch shows each object: itself, or a one-row Table."""
+        if not table.wants_table(request.accept):
+            return self.cluster.present
+
+        def render(rtype: ResourceType, obj: Obj) -> Any:
+            presented = self.cluster.present(rtype, obj)
+            return table.table(rtype, [presented], accept=request.accept, query=request.query)
+
+        return render
 
 
 def _page(
@@ -140,8 +214,10 @@ def _ident(obj: Obj) -> tuple[str, str]:
 
 def _verb(request: Request, route: Route) -> str:
     method, named, sub = request.method, route.name is not None, route.subresource
-    if sub == "eviction":
-        verbs = {"POST": "create"}
+    if sub == "eviction" or (route.rtype.builtin and route.rtype.kind in REVIEW_KINDS):
+        verbs = {"POST": "create"} if not named or sub else {}
+    elif sub == "log":
+        verbs = {"GET": "get"}
     elif sub:
         verbs = {"GET": "get", "PUT": "update", "PATCH": "patch"}
     elif named:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from clmgit.sandbox.kubeapi import protobuf
 from clmgit.sandbox.kubeapi.errors import bad_request, unsupported_media_type
 
 JSON = "application/json"
@@ -58,10 +59,16 @@ def decode_object(raw: bytes, content_type: str | None) -> dict[str, Any]:
     media = media_type(content_type)
     if media in YAML_TYPES:
         obj = _load_yaml(raw)
+    elif media == protobuf.MEDIA_TYPE:
+        try:
+            obj = protobuf.decode(raw)
+        except (protobuf.ProtobufError, UnicodeDecodeError, ValueError) as e:
+            raise bad_request(f"error decoding protobuf: {e}") from e
     elif media == JSON or media == "*/*":
         obj = _load_json(raw)
     else:
-        raise unsupported_media_type(unknown_format_message((JSON, "application/yaml")))
+        accepted = (JSON, "application/yaml", protobuf.MEDIA_TYPE)
+        raise unsupported_media_type(unknown_format_message(accepted))
     if not isinstance(obj, dict):
         raise bad_request("the body of the request must be a single object")
     return obj

@@ -12,7 +12,6 @@ from typing import Any
 
 from clmgit.sandbox.kubeapi.resources import (
     EVICTION_GROUP_VERSION,
-    VERBS,
     ResourceRegistry,
     ResourceType,
 )
@@ -65,7 +64,7 @@ def _resource(rtype: ResourceType) -> dict[str, Any]:
         "singularName": rtype.singular,
         "namespaced": rtype.namespaced,
         "kind": rtype.kind,
-        "verbs": list(VERBS),
+        "verbs": list(rtype.verbs),
     }
     if rtype.short_names:
         entry["shortNames"] = list(rtype.short_names)
@@ -95,6 +94,11 @@ def _subresources(rtype: ResourceType) -> list[dict[str, Any]]:
             "verbs": ["create"],
         }
         entries.append({"name": "pods/eviction", **base, **eviction})
+        entries.append({"name": "pods/log", **base, "kind": "Pod", "verbs": ["get"]})
+    if rtype.scalable:
+        scale = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+        entries.append({"name": f"{rtype.plural}/scale", **base, **scale,
+                        "verbs": ["get", "patch", "update"]})
     return entries
 
 

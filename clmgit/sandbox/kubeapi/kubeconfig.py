@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,8 +13,21 @@ import yaml
 USER = "clmgit-sandbox"
 
 
+def cluster_entry(url: str, ca_pem: bytes | None) -> dict[str, Any]:
+    """A kubeconfig `cluster`: the server, and the CA that signed its certificate if any."""
+    entry: dict[str, Any] = {"server": url}
+    if ca_pem:
+        entry["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    return entry
+
+
 def kubeconfig(
-    url: str, token: str, context_names: Sequence[str], namespace: str = "default"
+    url: str,
+    token: str,
+    context_names: Sequence[str],
+    namespace: str = "default",
+    *,
+    ca_pem: bytes | None = None,
 ) -> dict[str, Any]:
     """A kubeconfig whose contexts (named e.g. after cluster ids or aliases) all reach `url`."""
     if not context_names:
@@ -22,7 +36,9 @@ def kubeconfig(
         "apiVersion": "v1",
         "kind": "Config",
         "preferences": {},
-        "clusters": [{"name": name, "cluster": {"server": url}} for name in context_names],
+        "clusters": [
+            {"name": name, "cluster": cluster_entry(url, ca_pem)} for name in context_names
+        ],
         "users": [{"name": USER, "user": {"token": token}}],
         "contexts": [
             {"name": name, "context": {"cluster": name, "user": USER, "namespace": namespace}}

@@ -82,8 +82,14 @@ def delete(
         "Orphan" if (rtype.group, rtype.kind) in ORPHAN_BY_DEFAULT else "Background"
     )
     marked = _marked(cluster, rtype, live, policy)
-    if not options.dry_run:
+    if not options.dry_run and _pending(rtype, marked):
         marked = cluster.store.put(rtype.key, marked)
+        collect(cluster)
+    elif not options.dry_run:
+        # Nothing to wait for: gone at once, so a watch sees one DELETED and no MODIFIED.
+        meta = marked["metadata"]
+        cluster.store.remove(rtype.key, meta.get("namespace", ""), meta["name"])
+        _release_dependents(cluster, meta["uid"])
         collect(cluster)
     if _pending(rtype, marked):
         return 200, cluster.present(rtype, marked)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class Request:
     content_type: str = ""
     body: bytes = b""
     user_agent: str = ""
+    accept: str = ""
 
     def flag(self, name: str) -> bool:
         return name in self.query and parse_bool(name, self.query[name])
@@ -55,3 +57,8 @@ class Response:
     namespace: str = ""
     name: str = ""
     mutated: bool = False
+    #: Extra response headers (e.g. `Warning`), and a media type other than JSON or text.
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = ""
+    #: A watch: chunks written as they come, instead of `body`.
+    stream: Iterator[bytes] | None = None

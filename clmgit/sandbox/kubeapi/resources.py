@@ -17,6 +17,12 @@ VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update
 #: Kinds whose DELETE answers with the deleted object instead of a `Status` (`ReturnDeletedObject`).
 RETURNS_DELETED_OBJECT = {"Pod", "Service", "ServiceAccount", "StorageClass"}
 
+#: Built-in kinds with a `scale` subresource.
+SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
+
+#: Kinds that are only ever created, answered and not stored (`kubectl auth can-i`).
+REVIEW_KINDS = {"SelfSubjectAccessReview", "SelfSubjectRulesReview"}
+
 #: Kinds whose default propagation policy is Orphan (batch/v1 Job, for backwards compatibility).
 ORPHAN_BY_DEFAULT = {("batch", "Job")}
 
@@ -36,6 +42,15 @@ class ResourceType:
     singular: str = ""
     builtin: bool = True
     schema: Schema = field(default=BUILTIN_SCHEMA, compare=False, repr=False)
+    #: What discovery lists; the review kinds (SelfSubjectAccessReview, ...) only take create.
+    verbs: tuple[str, ...] = VERBS
+    #: A CRD version's additionalPrinterColumns (see `table.py`).
+    printer_columns: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def scalable(self) -> bool:
+        """Has a `scale` subresource (autoscaling/v1 Scale)."""
+        return self.builtin and self.kind in SCALABLE
 
     @property
     def api_version(self) -> str:
@@ -60,9 +75,11 @@ def _builtin(
     status: bool = False,
     short: tuple[str, ...] = (),
     all_category: bool = False,
+    verbs: tuple[str, ...] = VERBS,
 ) -> ResourceType:
     group, _, version = api_version.rpartition("/")
     return ResourceType(
+        verbs=verbs,
         group=group,
         version=version,
         kind=kind,
@@ -81,6 +98,18 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin("v1", "Pod", "pods", status=True, short=("po",), all_category=True),
     _builtin("v1", "Service", "services", status=True, short=("svc",), all_category=True),
     _builtin("v1", "ConfigMap", "configmaps", short=("cm",)),
+    _builtin("v1", "Event", "events", short=("ev",)),
+    _builtin("v1", "Endpoints", "endpoints", short=("ep",)),
+    _builtin("v1", "PersistentVolumeClaim", "persistentvolumeclaims", status=True, short=("pvc",)),
+    _builtin("v1", "PersistentVolume", "persistentvolumes", namespaced=False, status=True,
+             short=("pv",)),
+    _builtin("v1", "ReplicationController", "replicationcontrollers", status=True, short=("rc",),
+             all_category=True),
+    _builtin("networking.k8s.io/v1", "Ingress", "ingresses", status=True, short=("ing",)),
+    _builtin("authorization.k8s.io/v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+             namespaced=False, verbs=("create",)),
+    _builtin("authorization.k8s.io/v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+             namespaced=False, verbs=("create",)),
     _builtin("v1", "Secret", "secrets"),
     _builtin("v1", "ServiceAccount", "serviceaccounts", short=("sa",)),
     _builtin(
@@ -149,6 +178,7 @@ def types_from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 singular=names.get("singular") or kind.lower(),
                 builtin=False,
                 schema=CRDSchema(schema),
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
             )
         )
     return types

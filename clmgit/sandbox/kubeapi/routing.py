@@ -36,7 +36,9 @@ def _group_version(parts: list[str]) -> tuple[str, str, list[str]] | None:
 def _subresource_allowed(rtype: ResourceType, subresource: str) -> bool:
     if subresource == "status":
         return rtype.status_subresource
-    return subresource == "eviction" and rtype.builtin and rtype.kind == "Pod"
+    if subresource == "scale":
+        return rtype.scalable
+    return subresource in ("eviction", "log") and rtype.builtin and rtype.kind == "Pod"
 
 
 def resolve(registry: ResourceRegistry, path: str) -> Route | None:

@@ -92,6 +92,11 @@ class CRDSchema:
     def __init__(self, openapi: dict[str, Any]):
         self._root = openapi
 
+    @property
+    def openapi(self) -> dict[str, Any]:
+        """The CRD's openAPIV3Schema, as given."""
+        return self._root
+
     def _node(self, names: Names) -> dict[str, Any]:
         node = self._root
         for name in names:

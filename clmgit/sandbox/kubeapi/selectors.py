@@ -157,6 +157,11 @@ FIELDS_BY_KIND = {
     "Secret": {"type"},
     "ReplicaSet": {"status.replicas"},
     "Job": {"status.successful"},
+    "Event": {
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+    },
 }
 
 

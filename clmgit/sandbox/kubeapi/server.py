@@ -8,12 +8,15 @@ at stored state without going through (or being counted by) the API.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hmac
 import json
 import logging
 import os
 import secrets
+import socket
+import ssl
 from collections.abc import Callable, Sequence
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from clmgit.httpd import Background, Handler
-from clmgit.sandbox.kubeapi import lifecycle
+from clmgit.sandbox.kubeapi import events, lifecycle, tls
 from clmgit.sandbox.kubeapi.api import HEALTH_PATHS, KubeAPI
 from clmgit.sandbox.kubeapi.cluster import Cluster, utc_timestamp
 from clmgit.sandbox.kubeapi.errors import APIError, bad_request, entity_too_large, unauthorized
@@ -37,6 +40,8 @@ HOST = "127.0.0.1"
 DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024
 #: How much of an oversized body is read and discarded so the client gets its 413 cleanly.
 _DRAIN_LIMIT = 16 * 1024 * 1024
+#: How long a new connection may take to send its first byte and finish the TLS handshake.
+_HANDSHAKE_TIMEOUT = 10.0
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -44,7 +49,27 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def __init__(self, api_server: KubeAPIServer) -> None:
         self.api_server = api_server
+        self.tls_context = tls.server_context(api_server.credentials)
         super().__init__((HOST, api_server.requested_port), _Handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """On the connection's own thread: TLS if the client starts a handshake, else plain."""
+        connection = request
+        try:
+            request.settimeout(_HANDSHAKE_TIMEOUT)
+            first = request.recv(1, socket.MSG_PEEK)
+            if first and first[0] == tls.TLS_HANDSHAKE:
+                connection = self.tls_context.wrap_socket(request, server_side=True)
+            connection.settimeout(None)
+        except (OSError, ssl.SSLError) as e:
+            log.debug("connection from %s dropped before its first request: %s", client_address, e)
+            return
+        try:
+            super().finish_request(connection, client_address)
+        finally:
+            if connection is not request:
+                with contextlib.suppress(OSError):
+                    connection.close()
 
 
 class _Handler(Handler):
@@ -64,6 +89,7 @@ class _Handler(Handler):
                 content_type=self.headers.get("Content-Type", ""),
                 body=body,
                 user_agent=self.headers.get("User-Agent", ""),
+                accept=self.headers.get("Accept", ""),
             )
             response = owner.api.handle(request)
         except APIError as e:
@@ -118,17 +144,47 @@ class _Handler(Handler):
             self.rfile.readline()
 
     def _write(self, response: Response) -> None:
-        if isinstance(response.body, str):
-            payload, content_type = response.body.encode(), "text/plain; charset=utf-8"
+        if response.stream is not None:
+            self._write_stream(response)
+            return
+        if isinstance(response.body, bytes):
+            payload, content_type = response.body, response.content_type
+        elif isinstance(response.body, str):
+            payload = response.body.encode()
+            content_type = response.content_type or "text/plain; charset=utf-8"
         else:
             payload, content_type = json.dumps(response.body).encode(), "application/json"
         self.send_response(response.code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
+        for name, value in response.headers.items():
+            self.send_header(name, value)
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(payload)
+
+    def _write_stream(self, response: Response) -> None:
+        """A watch: chunked transfer encoding, each event flushed as it comes."""
+        assert response.stream is not None
+        self.send_response(response.code)
+        self.send_header("Content-Type", response.content_type or "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            for chunk in response.stream:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:  # the client went away; the watch ends with it
+            self.close_connection = True
+        finally:
+            close = getattr(response.stream, "close", None)
+            if close is not None:
+                close()
 
 
 class KubeAPIServer:
@@ -146,6 +202,7 @@ class KubeAPIServer:
         self.requested_port = port
         self.token = token or secrets.token_urlsafe(24)
         self.max_body_bytes = max_body_bytes
+        self.credentials = tls.generate(HOST)
         self.cluster = Cluster(clock)
         self.stats = Stats()
         self.api = KubeAPI(self.cluster)
@@ -153,12 +210,14 @@ class KubeAPIServer:
 
     def start(self) -> KubeAPIServer:
         if self._served is None:
+            self.cluster.store.closed = False
             self._served = Background(_HTTPServer(self), "kubeapi")
             self.api.server_address = f"{HOST}:{self.port}"
         return self
 
     def stop(self) -> None:
         if self._served is not None:
+            self.cluster.store.close()  # open watches end
             self._served.stop()
             self._served = None
 
@@ -176,7 +235,17 @@ class KubeAPIServer:
 
     @property
     def url(self) -> str:
+        """HTTPS, with a certificate signed by `ca_pem`: what kubeconfigs point at."""
+        return f"https://{HOST}:{self.port}"
+
+    @property
+    def http_url(self) -> str:
+        """The same port in plain HTTP, for clients that reach it without the CA."""
         return f"http://{HOST}:{self.port}"
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.credentials.ca_pem
 
     def write_kubeconfig(
         self,
@@ -187,13 +256,22 @@ class KubeAPIServer:
     ) -> Path:
         """Write a kubeconfig with one context per name, all reaching this server."""
         return write_kubeconfig(
-            path, kubeconfig(self.url, self.token, list(context_names), namespace)
+            path,
+            kubeconfig(
+                self.url, self.token, list(context_names), namespace, ca_pem=self.ca_pem
+            ),
         )
 
     def seed(self, *objects: dict[str, Any]) -> list[dict[str, Any]]:
         """Create or replace objects directly, status and timestamps as given (kubelet's view)."""
         with self.cluster.store.lock:
             return [self.api.writer.seed(copy.deepcopy(obj)) for obj in objects]
+
+    def event(self, about: dict[str, Any], reason: str, message: str, *, component: str,
+              kind: str = "Normal", host: str = "") -> None:
+        """Record an Event about an object, as the component that would (see `events.py`)."""
+        events.record(self.cluster, about, reason, message, component=component, kind=kind,
+                      host=host)
 
     def remove(self, api_version: str, kind: str, name: str, namespace: str = "") -> bool:
         """Delete an object directly, as a controller would (garbage collection included);

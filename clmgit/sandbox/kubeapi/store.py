@@ -10,11 +10,26 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 Key = tuple[str, str]
 Obj = dict[str, Any]
+
+#: How many changes the store remembers for watches that resume from a resourceVersion.
+HISTORY = 5000
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write, as a watch reports it: ADDED, MODIFIED or DELETED, and the object after it."""
+
+    revision: int
+    type: str
+    key: Key
+    obj: Obj
 
 
 class Store:
@@ -22,6 +37,9 @@ class Store:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)  # notified on every write, for watches
+        self.history: deque[Change] = deque(maxlen=HISTORY)
+        self.closed = False  # set when the server stops: watches end
         self._objects: dict[Key, dict[tuple[str, str], Obj]] = {}
         self._uids: dict[str, tuple[Key, str, str]] = {}
         self._revision = 1000
@@ -51,8 +69,12 @@ class Store:
             metadata = obj["metadata"]
             metadata["resourceVersion"] = str(self._revision)
             ident = (metadata.get("namespace", ""), metadata["name"])
-            self._objects.setdefault(key, {})[ident] = copy.deepcopy(obj)
+            bucket = self._objects.setdefault(key, {})
+            kind = "MODIFIED" if ident in bucket else "ADDED"
+            stored = copy.deepcopy(obj)
+            bucket[ident] = stored
             self._uids[metadata["uid"]] = (key, *ident)
+            self._record(kind, key, stored)  # shared: stored objects are replaced, never changed
             return copy.deepcopy(obj)
 
     def remove(self, key: Key, namespace: str, name: str) -> None:
@@ -61,6 +83,20 @@ class Store:
             if obj is not None:
                 self._revision += 1
                 self._uids.pop(obj["metadata"]["uid"], None)
+                # A new top level and metadata: the history's earlier events share `obj`.
+                meta = {**obj["metadata"], "resourceVersion": str(self._revision)}
+                self._record("DELETED", key, {**obj, "metadata": meta})
+
+    def _record(self, kind: str, key: Key, obj: Obj) -> None:
+        """Remember a change; `obj` must never be changed afterwards (watches read it)."""
+        self.history.append(Change(self._revision, kind, key, obj))
+        self.changed.notify_all()
+
+    def close(self) -> None:
+        """Wake every watch and tell it to end (the server is stopping)."""
+        with self.lock:
+            self.closed = True
+            self.changed.notify_all()
 
     def by_uid(self, uid: str) -> tuple[Key, Obj] | None:
         where = self._uids.get(uid)

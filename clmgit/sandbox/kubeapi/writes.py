@@ -7,9 +7,10 @@ and writes nothing. Objects are shaped by `objects.py`, field ownership by `mana
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from clmgit.sandbox.kubeapi import codec, lifecycle, managed
+from clmgit.sandbox.kubeapi import codec, events, lifecycle, managed, openapi, subresources
 from clmgit.sandbox.kubeapi.cluster import Cluster
 from clmgit.sandbox.kubeapi.errors import (
     MODIFIED,
@@ -44,6 +45,7 @@ class Writer:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self._warnings: list[str] = []  # of the request being served (under the store lock)
 
     def run(self, verb: str, route: Route, request: Request) -> Response:
         handlers = {
@@ -53,7 +55,32 @@ class Writer:
             "delete": self.delete,
             "deletecollection": self.delete_collection,
         }
-        return handlers[verb](route, request)
+        self._warnings = []
+        response = handlers[verb](route, request)
+        if self._warnings:
+            response.headers["Warning"] = ", ".join(
+                '299 - "' + w.replace('"', '\\"') + '"' for w in self._warnings
+            )
+        return response
+
+    def _check_fields(self, rtype: ResourceType, obj: Any, request: Request) -> None:
+        """Strict field validation as the server does it: unknown fields are a 400 with
+        `Strict`, a warning with `Warn` (the default), nothing with `Ignore`."""
+        mode = request.query.get("fieldValidation") or "Warn"
+        if mode not in ("Ignore", "Warn", "Strict"):
+            raise bad_request(
+                f'fieldValidation must be one of "Ignore", "Warn", or "Strict", not "{mode}"'
+            )
+        if not isinstance(obj, dict):
+            return
+        if mode == "Ignore":
+            openapi.drop_unknown_fields(rtype, obj)
+            return
+        unknown = [f'unknown field "{path}"' for path in openapi.unknown_fields(rtype, obj)]
+        if unknown and mode == "Strict":
+            raise bad_request("strict decoding error: " + ", ".join(unknown))
+        self._warnings += unknown
+        openapi.drop_unknown_fields(rtype, obj)  # the decoder drops them, as pruning does
 
     def create(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
@@ -61,6 +88,7 @@ class Writer:
             name, namespace = route.name or "", route.namespace or ""
             return Response(201, evict(self.cluster, namespace, name, obj, _dry_run(request)))
         rtype = route.rtype
+        self._check_fields(rtype, obj, request)
         obj = normalize(rtype, obj, route.namespace)
         require_name(rtype, obj)
         generate_name(obj["metadata"])
@@ -72,6 +100,7 @@ class Writer:
 
     def update(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
+        self._check_fields(route.rtype, obj, request)
         obj = normalize(route.rtype, obj, route.namespace, route.name)
         return self._replace(route, self._live(route), obj, request)
 
@@ -101,6 +130,7 @@ class Writer:
             raise unprocessable(str(e)) from e
         if not isinstance(patched, dict):
             raise unprocessable("the patched document is not an object")
+        self._check_fields(rtype, patched, request)
         patched = normalize(rtype, patched, route.namespace, route.name)
         return self._replace(route, live, patched, request)
 
@@ -113,6 +143,7 @@ class Writer:
         config = codec.decode_patch(request.body, codec.APPLY_PATCH)
         if not isinstance(config, dict) or not config.get("apiVersion") or not config.get("kind"):
             raise bad_request("an apply patch must be an object with apiVersion and kind")
+        self._check_fields(rtype, config, request)
         config = normalize(rtype, config, route.namespace, route.name)
         options: dict[str, Any] = {
             "rtype": rtype,
@@ -133,6 +164,42 @@ class Writer:
         new = carry_over(rtype, live, managed.apply(live, config, **options), route.subresource)
         validate(rtype, new, live)
         return self._commit(rtype, live, new, _dry_run(request))
+
+    def scale(self, route: Route, request: Request) -> Response:
+        """PUT or PATCH of `<workload>/scale`: only spec.replicas of the workload changes."""
+        rtype, live = route.rtype, self._live(route)
+        current = subresources.scale_of(self.cluster.present(rtype, live))
+        if request.method == "PUT":
+            wanted = codec.decode_object(request.body, request.content_type)
+        else:
+            media = codec.media_type(request.content_type)
+            if media == codec.APPLY_PATCH or media not in codec.PATCH_TYPES:
+                accepted = tuple(m for m in codec.PATCH_TYPES if m != codec.APPLY_PATCH)
+                raise unsupported_media_type(codec.unknown_format_message(accepted))
+            if media == codec.STRATEGIC_PATCH:
+                media = codec.MERGE_PATCH  # a Scale has no lists: strategic is a merge
+            try:
+                wanted = _PATCHERS[media](current, codec.decode_patch(request.body, media),
+                                          rtype.schema)
+            except PatchError as e:
+                raise unprocessable(str(e)) from e
+        precondition = ((wanted or {}).get("metadata") or {}).get("resourceVersion")
+        if precondition and precondition != live["metadata"]["resourceVersion"]:
+            raise conflict(rtype.group, rtype.plural, live["metadata"]["name"], MODIFIED)
+        replicas = subresources.replicas_from(wanted)
+        new = copy.deepcopy(live)
+        new.setdefault("spec", {})["replicas"] = replicas
+        before = int((live.get("spec") or {}).get("replicas", 1))
+        managed.record_update(live, new, rtype=rtype, manager=_manager(request),
+                              subresource="scale", now=self.cluster.now())
+        response = self._commit(rtype, live, new, _dry_run(request))
+        if replicas != before and not _dry_run(request) and rtype.kind == "Deployment":
+            direction = "up" if replicas > before else "down"
+            events.record(self.cluster, response.body, "ScalingReplicaSet",
+                          f"Scaled {direction} replica set {live['metadata']['name']} to "
+                          f"{replicas} from {before}", component="deployment-controller")
+        response.body = subresources.scale_of(response.body)
+        return response
 
     def delete(self, route: Route, request: Request) -> Response:
         options = _delete_options(request)
@@ -156,8 +223,9 @@ class Writer:
         live = self.cluster.store.get(rtype.key, namespace or "", obj["metadata"].get("name", ""))
         if live is None:
             return self._insert(rtype, obj, manager=None).body
+        status = copy.deepcopy(obj.get("status"))  # carry_over puts the live status in obj
         new = carry_over(rtype, live, obj, "")
-        set_or_drop(new, "status", obj.get("status"))
+        set_or_drop(new, "status", status)
         return self._commit(rtype, live, new, dry_run=False).body
 
     def _insert(

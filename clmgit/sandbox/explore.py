@@ -1,0 +1,109 @@
+"""`make sandbox`: the demo's world left running, to explore with kubectl, the AWS CLI and clmgit.
+
+Starts moto, one Kubernetes API emulator (HTTPS, its own CA) with a node simulator per cluster,
+and the demo's config repo with three clusters; runs `clmgit reconcile` once so the clusters
+exist (stacks, nodes, manifests); then prints the lines to paste into another shell and waits.
+Ctrl-C (or SIGTERM) stops everything and removes the throw-away directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from clmgit.model import parse_cluster
+from clmgit.registry.file import clusters_yaml
+from clmgit.sandbox.aws import aws_environment, moto_server
+from clmgit.sandbox.configrepo import ConfigRepoBuilder
+from clmgit.sandbox.configtree import cluster_tree
+from clmgit.sandbox.demo import pinned_channels, records
+from clmgit.sandbox.fleet import LocalFleet
+from clmgit.sandbox.kubectl import DEFAULT_MINORS, cached
+
+
+def _kubectl_hint() -> str:
+    """Where a kubectl is: on PATH, or one this project fetched from PyPI; else how to get one."""
+    on_path = shutil.which("kubectl")
+    if on_path:
+        return f"# kubectl: {on_path}"
+    for minor in reversed(DEFAULT_MINORS):
+        found = cached(minor)
+        if found is not None:
+            return f"export PATH={shlex.quote(str(found.parent))}:$PATH   # kubectl 1.{minor}"
+    return (f"# no kubectl found: `{shlex.quote(sys.executable)} -m clmgit.sandbox.kubectl` "
+            "fetches one from PyPI")
+
+
+def paste_lines(*, kubeconfig: Path, endpoint: str, cache: Path, repo: Path) -> list[str]:
+    """The shell lines that point kubectl, the AWS CLI and clmgit at the sandbox."""
+    aws = " ".join(f"{k}={shlex.quote(v)}" for k, v in aws_environment(endpoint).items())
+    bin_dir = Path(sys.executable).parent
+    return [
+        f"export KUBECONFIG={shlex.quote(str(kubeconfig))}",
+        f"export {aws}",
+        f"export CLMGIT_CACHE_DIR={shlex.quote(str(cache))}",
+        f"export PATH={shlex.quote(str(bin_dir))}:$PATH",
+        _kubectl_hint(),
+        f"cd {shlex.quote(str(repo))}",
+    ]
+
+
+def main() -> int:
+    stop = threading.Event()
+    # Ctrl-C and SIGTERM both end the wait; set explicitly, since a shell that starts us in the
+    # background would otherwise leave SIGINT ignored.
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    tmp = Path(tempfile.mkdtemp(prefix="clmgit-sandbox-"))
+    try:
+        with moto_server() as endpoint:
+            cache = tmp / "cache"
+            os.environ["CLMGIT_CACHE_DIR"] = str(cache)
+            builder = ConfigRepoBuilder(tmp / "config")
+            v1 = builder.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
+            for channel in ("alpha", "beta", "stable"):
+                builder.git("branch", channel, v1)
+            fleet_records = records()
+            builder.commit("main", {**pinned_channels(v1),
+                                    "clusters.yaml": clusters_yaml(fleet_records),
+                                    ".gitignore": ".clusters.yaml.*\n"}, "Channels and clusters")
+            clusters = [parse_cluster(r, "sandbox") for r in fleet_records]
+            with LocalFleet(clusters, tmp / "kubeconfig") as fleet:
+                print("Creating the clusters (clmgit reconcile)...", flush=True)
+                done = subprocess.run(
+                    [sys.executable, "-m", "clmgit", "--repo", str(builder.path), "reconcile",
+                     "--kubeconfig", str(fleet.kubeconfig)],
+                    stdout=subprocess.DEVNULL,
+                )
+                if done.returncode != 0:
+                    print("sandbox: the first reconcile failed; stopping", file=sys.stderr)
+                    return 1
+                names = ", ".join(c.alias or c.local_id for c in clusters)
+                print(f"\nThe sandbox is running: moto at {endpoint}, one Kubernetes API "
+                      f"emulator per cluster ({names}; kubeconfig contexts by alias).\n"
+                      "Paste these lines into another shell:\n")
+                for line in paste_lines(kubeconfig=fleet.kubeconfig, endpoint=endpoint,
+                                        cache=cache, repo=builder.path):
+                    print(f"  {line}")
+                print("\nThen try: kubectl get nodes; kubectl get deploy -A; "
+                      "kubectl --context staging-1 get events -A; clmgit status; "
+                      'clmgit reconcile --kubeconfig "$KUBECONFIG"\n'
+                      "Ctrl-C here stops the sandbox and removes its files.", flush=True)
+                while not stop.wait(0.5):
+                    pass
+                print("\nStopping the sandbox...", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("Stopped; moto, the emulators and the repo are gone.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
