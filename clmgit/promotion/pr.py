@@ -117,7 +117,7 @@ def open_pull_request(
         return result
     github = GitHub.from_env(env)
     body, preview_error = pull_request_body(ws, plan)
-    existing = github.open_pull(repository, branch=branch)
+    existing = github.open_pull(repository, branch=branch, base=ws.control_branch)
     commit, pushed = _push_branch(ws, plan, branch)
     if existing is not None:
         pull = github.update_pull(repository, existing.number, title=title, body=body)

@@ -2,15 +2,21 @@
 
 It listens on 127.0.0.1 on a free port, checks every request the way GitHub would (token, path,
 query, JSON fields and their types, branches that must exist in a real bare repository, one open
-pull request per head) and answers with GitHub's status codes and fields. Every request is
-recorded, so tests can assert on what clmgit sent; `fail_next` queues error answers.
+pull request per head, `owner:branch` heads of the repository's own owner, an existing base) and
+answers in GitHub's shapes: pull requests with the fields GitHub always sends, errors with
+`message` and `documentation_url`, lists cut into pages with a `Link` header, a renamed
+repository redirected (301 for GET, 307 otherwise). Every request is recorded, so tests can
+assert on what clmgit sent; `fail_next` queues error answers and `lose_next_answer` handles a
+request but drops the connection before answering.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -22,6 +28,8 @@ from clmgit.httpd import Background, Handler
 
 HOST = "127.0.0.1"
 BODY_LIMIT = 65536
+DOCS = "https://docs.github.com/rest/pulls/pulls"
+_ROBOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 _PULLS = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls$")
 _PULL = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<number>\d+)$")
 _CREATE_FIELDS: dict[str, type] = {
@@ -48,6 +56,8 @@ class _Answer:
     status: int
     payload: Any
     headers: dict[str, str] = field(default_factory=dict)
+    #: Close the connection without answering (the request was handled).
+    drop: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,18 +69,20 @@ class _Failure:
 class _Refused(Exception):
     def __init__(self, status: int, message: str, errors: list[dict[str, str]] | None = None):
         super().__init__(message)
-        payload: dict[str, Any] = {"message": message}
-        if errors:
-            payload["errors"] = errors
-        self.answer = _Answer(status, payload)
+        self.answer = _Answer(status, _error(status, message, errors))
 
 
 class GitHubStandIn:
     """GitHub's pulls API for repositories `owner/name` backed by real bare git repositories."""
 
-    def __init__(self, *, token: str, repos: dict[str, Path]) -> None:
+    def __init__(
+        self, *, token: str, repos: dict[str, Path], renamed: dict[str, str] | None = None
+    ) -> None:
         self.token = token
         self.repos = dict(repos)
+        #: Old `owner/name` → the current one, answered with a redirect.
+        self.renamed = dict(renamed or {})
+        self._lose: list[str | None] = []
         self.requests: list[Recorded] = []
         self.pulls: dict[int, dict[str, Any]] = {}
         self._failures: list[_Failure] = []
@@ -111,8 +123,12 @@ class GitHubStandIn:
     ) -> None:
         """Answer the next request (of `method`, if given) with this error, after its auth."""
         self._failures.append(
-            _Failure(method, _Answer(status, {"message": message}, headers or {}))
+            _Failure(method, _Answer(status, _error(status, message, None), headers or {}))
         )
+
+    def lose_next_answer(self, method: str | None = None) -> None:
+        """Handle the next request (of `method`) fully, then drop the connection unanswered."""
+        self._lose.append(method)
 
     # --- the API ---------------------------------------------------------------------------
 
@@ -124,9 +140,15 @@ class GitHubStandIn:
                 for i, failure in enumerate(self._failures):
                     if failure.method in (None, req.method):
                         return self._failures.pop(i).answer
-                return self._route(req)
+                answer = self._route(req)
             except _Refused as e:
-                return e.answer
+                answer = e.answer
+            for i, method in enumerate(self._lose):
+                if method in (None, req.method):
+                    del self._lose[i]
+                    answer.drop = True
+                    break
+            return answer
 
     def _check_auth(self, headers: dict[str, str]) -> None:
         if headers.get("authorization") not in (f"Bearer {self.token}", f"token {self.token}"):
@@ -135,10 +157,13 @@ class GitHubStandIn:
             raise _Refused(415, "Unsupported 'Accept' header; use application/vnd.github+json")
 
     def _route(self, req: Recorded) -> _Answer:
+        m = _PULLS.match(req.path) or _PULL.match(req.path)
+        if m and m["repo"] in self.renamed:
+            return self._moved(req, m["repo"])
         if m := _PULLS.match(req.path):
             repo = self._repo(m["repo"])
             if req.method == "GET":
-                return _Answer(200, self._list(repo, req.query))
+                return self._page(req, self._list(repo, req.query))
             if req.method == "POST":
                 return _Answer(201, self._create(repo, _fields(req, _CREATE_FIELDS)))
         elif m := _PULL.match(req.path):
@@ -152,6 +177,32 @@ class GitHubStandIn:
                 return _Answer(200, self._update(pull, _fields(req, _UPDATE_FIELDS)))
         raise _Refused(404, "Not Found")
 
+    def _moved(self, req: Recorded, old: str) -> _Answer:
+        """GitHub's answer for a renamed repository: 301 for GET, 307 (keep method) otherwise."""
+        path = req.path.replace(f"/repos/{old}/", f"/repos/{self.renamed[old]}/", 1)
+        query = "&".join(f"{k}={v}" for k, v in req.query.items())
+        location = f"{self.url}{path}" + (f"?{query}" if query else "")
+        status = 301 if req.method == "GET" else 307
+        payload = {"message": "Moved Permanently", "url": location, "documentation_url": DOCS}
+        return _Answer(status, payload, {"Location": location})
+
+    def _page(self, req: Recorded, items: list[dict[str, Any]]) -> _Answer:
+        """One page of a list, with GitHub's `Link` header naming the next and last pages."""
+        try:
+            per_page = min(int(req.query.get("per_page", "30")), 100)
+            page = max(int(req.query.get("page", "1")), 1)
+        except ValueError:
+            raise _Refused(422, "Validation Failed", _invalid("page")) from None
+        last = max((len(items) + per_page - 1) // per_page, 1)
+        links = []
+        for rel, number in (("next", page + 1), ("last", last)):
+            if page < last:
+                query = {**req.query, "page": str(number), "per_page": str(per_page)}
+                url = f"{self.url}{req.path}?" + "&".join(f"{k}={v}" for k, v in query.items())
+                links.append(f'<{url}>; rel="{rel}"')
+        headers = {"Link": ", ".join(links)} if links else {}
+        return _Answer(200, items[(page - 1) * per_page : page * per_page], headers)
+
     def _repo(self, name: str) -> str:
         if name not in self.repos:
             raise _Refused(404, "Not Found")
@@ -161,7 +212,7 @@ class GitHubStandIn:
         state = query.get("state", "open")
         if state not in ("open", "closed", "all"):
             raise _Refused(422, "Validation Failed", [{"field": "state", "code": "invalid"}])
-        head = query.get("head")
+        head, base = query.get("head"), query.get("base")
         if head is not None and ":" not in head:
             raise _Refused(422, "Validation Failed", [{"field": "head", "code": "invalid"}])
         return [
@@ -170,6 +221,7 @@ class GitHubStandIn:
             if p["repo"] == repo
             and (state == "all" or p["state"] == state)
             and (head is None or p["head"]["label"] == head)
+            and (base is None or p["base"]["ref"] == base)
         ]
 
     def _create(self, repo: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -177,20 +229,25 @@ class GitHubStandIn:
             if not fields.get(name):
                 raise _Refused(422, "Validation Failed", [{"field": name, "code": "missing_field"}])
         owner = repo.split("/")[0]
-        head = fields["head"].split(":", 1)[-1]
+        head_owner, _, head = fields["head"].rpartition(":")
+        if head_owner not in ("", owner):  # another owner's fork: none is known here
+            raise _Refused(422, "Validation Failed", _invalid("head"))
         label = f"{owner}:{head}"
         head_sha, base_sha = self._branch(repo, head), self._branch(repo, fields["base"])
         if head_sha is None or base_sha is None:
             missing = "head" if head_sha is None else "base"
-            raise _Refused(422, "Validation Failed", [{"field": missing, "code": "invalid"}])
+            raise _Refused(422, "Validation Failed", _invalid(missing))
         if head_sha == base_sha:
             raise _Refused(
                 422,
                 "Validation Failed",
                 [{"message": f"No commits between {fields['base']} and {head}"}],
             )
-        if any(
-            p["repo"] == repo and p["state"] == "open" and p["head"]["label"] == label
+        if any(  # GitHub allows one open pull request per head and base
+            p["repo"] == repo
+            and p["state"] == "open"
+            and p["head"]["label"] == label
+            and p["base"]["ref"] == fields["base"]
             for p in self.pulls.values()
         ):
             raise _Refused(
@@ -200,15 +257,27 @@ class GitHubStandIn:
             )
         _check_body(fields.get("body"))
         number = len(self.pulls) + 1
+        now = _now()
         self.pulls[number] = {
             "repo": repo,
+            "id": 1000 + number,
+            "node_id": f"PR_standin{number}",
             "number": number,
             "state": "open",
+            "locked": False,
             "title": fields["title"],
+            "user": dict(_ROBOT),
             "body": fields.get("body"),
+            "labels": [],
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": None,
+            "merged_at": None,
+            "merge_commit_sha": None,
             "draft": bool(fields.get("draft", False)),
-            "head": {"ref": head, "sha": head_sha, "label": label},
-            "base": {"ref": fields["base"], "sha": base_sha},
+            "author_association": "NONE",
+            "head": _end(repo, head, head_sha),
+            "base": _end(repo, fields["base"], base_sha),
         }
         return _public(self.pulls[number])
 
@@ -216,13 +285,46 @@ class GitHubStandIn:
         if "state" in fields and fields["state"] not in ("open", "closed"):
             raise _Refused(422, "Validation Failed", [{"field": "state", "code": "invalid"}])
         _check_body(fields.get("body"))
+        if "base" in fields:
+            base_sha = self._branch(pull["repo"], fields.pop("base"))
+            if base_sha is None:
+                raise _Refused(422, "Validation Failed", _invalid("base"))
         pull.update(fields)
         pull["head"]["sha"] = self._branch(pull["repo"], pull["head"]["ref"])
+        pull["updated_at"] = _now()
         return _public(pull)
 
     def _branch(self, repo: str, branch: str) -> str | None:
         args = ["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}"]
         return run_git(args, cwd=self.repos[repo], ok=range(256)).stdout.decode().strip() or None
+
+
+def _error(status: int, message: str, errors: list[dict[str, str]] | None) -> dict[str, Any]:
+    """GitHub's error body: message, documentation_url, status, and errors when it has them."""
+    payload: dict[str, Any] = {"message": message, "documentation_url": DOCS, "status": str(status)}
+    if errors:
+        payload["errors"] = errors
+    return payload
+
+
+def _invalid(name: str) -> list[dict[str, str]]:
+    return [{"resource": "PullRequest", "field": name, "code": "invalid"}]
+
+
+def _end(repo: str, ref: str, sha: str) -> dict[str, Any]:
+    """A pull request's head or base: label, ref, sha, user and repo, as GitHub sends them."""
+    owner = repo.split("/")[0]
+    return {
+        "label": f"{owner}:{ref}",
+        "ref": ref,
+        "sha": sha,
+        "user": {"login": owner, "type": "Organization"},
+        "repo": {"full_name": repo, "name": repo.split("/")[1], "owner": {"login": owner}},
+    }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _fields(req: Recorded, allowed: dict[str, type]) -> dict[str, Any]:
@@ -232,7 +334,7 @@ def _fields(req: Recorded, allowed: dict[str, type]) -> dict[str, Any]:
         raise _Refused(400, "Problems parsing JSON")
     for name, value in req.json.items():
         if name not in allowed or not isinstance(value, allowed[name]):
-            raise _Refused(422, "Validation Failed", [{"field": name, "code": "invalid"}])
+            raise _Refused(422, "Validation Failed", _invalid(name))
     return dict(req.json)
 
 
@@ -273,6 +375,10 @@ class _Handler(Handler):
             json=payload,
         )
         answer = self.stand_in.handle(req)
+        if answer.drop:  # handled, but the client never hears back
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         data = json.dumps(answer.payload).encode()
         self.send_response(answer.status)
         self.send_header("Content-Type", "application/json; charset=utf-8")

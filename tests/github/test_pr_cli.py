@@ -70,7 +70,12 @@ def test_pr_opened_with_one_commit_on_the_remote_base(
         f"GET /repos/{REPOSITORY}/pulls",
         f"POST /repos/{REPOSITORY}/pulls",
     ]
-    assert github.requests[0].query == {"head": f"acme:{branch}", "state": "open"}
+    assert github.requests[0].query == {
+        "head": f"acme:{branch}",
+        "state": "open",
+        "per_page": "100",
+        "base": "main",
+    }
     sent = github.requests[1].json
     assert (sent["head"], sent["base"], sent["title"]) == (branch, "main", subject)
     assert "Raise the version to 3" in sent["body"] and "Docs only" not in sent["body"]

@@ -1,84 +1,135 @@
-"""The ready-to-copy GitHub Actions workflows of examples/github-workflows/.
+"""The reusable GitHub workflows in .github/workflows/, the composite action action.yml, and the
+thin caller workflows of examples/github-workflows/ that a config repo copies.
 
-Each must be valid YAML with the intended triggers and well-formed jobs, and every `clmgit`
-command in it must parse with the real CLI. The commands are taken from the steps' scripts as
-bash really expands them: `${{ … }}` expressions are replaced by sample values (as the runner
-replaces them in the text), the step's environment is set, and `clmgit` is a shell function
-that records its arguments.
+Every file validates against SchemaStore's published schemas (github-workflow.json and
+github-action.json, as vendored by check-jsonschema). Every `clmgit` command in them parses
+with the real CLI: the commands are taken from the steps' scripts as bash really expands them —
+`${{ … }}` expressions are replaced by sample values (as the runner replaces them in the text),
+the step's environment is set, and `clmgit` is a shell function that records its arguments.
+The security rules (control-branch only reconcile, least-privilege permissions, secrets only in
+the steps that use them, actions pinned by commit SHA) are checked on the files themselves.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import typer.main
 import yaml
 
 from clmgit.cli import app
 
-WORKFLOWS = Path(__file__).resolve().parents[2] / "examples" / "github-workflows"
+ROOT = Path(__file__).resolve().parents[2]
+REUSABLE = ROOT / ".github" / "workflows"
+EXAMPLES = ROOT / "examples" / "github-workflows"
+ACTION = ROOT / "action.yml"
 NAMES = ("promote.yml", "preview.yml", "reconcile.yml")
+ALL_WORKFLOWS = sorted([*REUSABLE.glob("*.yml"), *EXAMPLES.glob("*.yml")])
 SHA = "0123456789abcdef0123456789abcdef01234567"
 #: Sample values of the expressions whose value shapes a command line.
 SAMPLES = {
     "inputs.source": "alpha",
     "inputs.target": "beta",
     "inputs.groups": "canary, default",
+    "inputs.clmgit-version": "v0.1.0",
+    "inputs.command": "status --channel beta",
     "steps.find.outputs.previews": f"alpha beta {SHA} canary\ndev alpha {SHA}",
+    "steps.app.outputs.token": "",  # no GitHub App: GITHUB_TOKEN
 }
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
+FROM_NEEDS = re.compile(r"\$\{\{\s*fromJSON\(needs\.([\w-]+)\.outputs\.([\w-]+)\)\s*\}\}")
 INVOCATION = re.compile(r"^\s*clmgit\s", re.MULTILINE)
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+CALLER = re.compile(
+    r"^YOUR-ORG/clmgit/\.github/workflows/(?P<file>[\w-]+\.yml)@(v\d+|[0-9a-f]{40})$"
+)
 
 
-def load(name: str) -> dict[str, Any]:
-    data = yaml.safe_load((WORKFLOWS / name).read_text())
-    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as true
+def read(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text())
+    if True in data:  # YAML 1.1 reads the key `on` as true
+        data["on"] = data.pop(True)
     return data
 
 
-def matrix_combos(job: dict[str, Any]) -> list[dict[str, Any]]:
-    matrix = (job.get("strategy") or {}).get("matrix") or {}
-    keys = list(matrix)
-    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*matrix.values())]
+def schema(name: str) -> dict[str, Any]:
+    vendor = resources.files("check_jsonschema.builtin_schemas.vendor")
+    return json.loads((vendor / name).read_text())
 
 
-def substitute(text: str, combo: dict[str, Any], total: int) -> str:
-    def value(m: re.Match[str]) -> str:
-        expr = m.group(1)
-        if expr.startswith("matrix."):
-            return str(combo[expr.removeprefix("matrix.")])
-        if expr == "strategy.job-total":
-            return str(total)
-        if expr.startswith(("inputs.", "steps.")):
-            return SAMPLES[expr]  # a KeyError here: add a sample for the new expression
-        return "placeholder"  # github.*, secrets.*, vars.*: shape no command line
-
-    return EXPRESSION.sub(value, text)
+def reusable(name: str) -> dict[str, Any]:
+    return read(REUSABLE / name)
 
 
-def clmgit_calls(
-    wf: dict[str, Any], job: dict[str, Any], step: dict[str, Any], combo: dict[str, Any], tmp: Path
-) -> list[list[str]]:
-    """The argv of every clmgit call the step's bash script makes."""
-    total = len(matrix_combos(job)) or 1
-    env = {**(wf.get("env") or {}), **(job.get("env") or {}), **(step.get("env") or {})}
-    record = tmp / "argv"
-    shim = f"clmgit() {{ printf '%s\\0' \"$@\" >> {record}; printf '\\036\\0' >> {record}; }}\n"
-    script = shim + substitute(step["run"], combo, total)
-    run_env = {k: substitute(str(v), combo, total) for k, v in env.items()}
-    run_env.update(PATH=os.environ["PATH"], RUNNER_TEMP=str(tmp), HOME=str(tmp))
+def inputs_of(wf: dict[str, Any]) -> dict[str, Any]:
+    return (wf["on"].get("workflow_call") or {}).get("inputs") or {}
+
+
+# --- evaluating the expressions that shape a command line -----------------------------------
+
+
+def evaluate(expr: str, ctx: dict[str, Any]) -> str:
+    if "||" in expr:  # the first operand that is not empty
+        for part in expr.split("||"):
+            value = evaluate(part.strip(), ctx)
+            if value:
+                return value
+        return ""
+    if expr in SAMPLES:
+        return SAMPLES[expr]
+    if expr.startswith("matrix."):
+        return str(ctx["combo"][expr.removeprefix("matrix.")])
+    if expr == "strategy.job-total":
+        return str(ctx["total"])
+    if expr.startswith("inputs."):
+        spec = ctx["inputs"][expr.removeprefix("inputs.")]  # KeyError: an undeclared input
+        return str(spec.get("default", ""))
+    if expr.startswith("steps."):
+        raise KeyError(f"add a sample for {expr}")
+    return "placeholder"  # github.*, secrets.*, vars.*, runner.*: shape no command line
+
+
+def substitute(text: str, ctx: dict[str, Any]) -> str:
+    return EXPRESSION.sub(lambda m: evaluate(m.group(1), ctx), text)
+
+
+def run_step(
+    step: dict[str, Any], env: dict[str, Any], ctx: dict[str, Any], tmp: Path
+) -> tuple[int, list[list[str]], dict[str, str]]:
+    """Run a bash step as the runner would, with `clmgit` and `python` recording their argv.
+
+    Returns the exit code, the argv of each clmgit/python call and the step's outputs."""
+    record, output = tmp / "argv", tmp / "output"
+    output.write_text("")
+    shim = "".join(
+        f"{cmd}() {{ printf '%s\\0' {cmd} \"$@\" >> {record}; printf '\\036\\0' >> {record}; }}\n"
+        for cmd in ("clmgit", "python")
+    )
+    script = shim + substitute(step["run"], ctx)
+    run_env = {k: substitute(str(v), ctx) for k, v in env.items()}
+    run_env.update(
+        PATH=os.environ["PATH"],
+        RUNNER_TEMP=str(tmp),
+        HOME=str(tmp),
+        GITHUB_OUTPUT=str(output),
+        GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
+    )
     # GitHub runs `bash --noprofile --norc -eo pipefail {0}` for run steps.
-    subprocess.run(
+    proc = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
         env=run_env,
         cwd=tmp,
-        check=True,
+        capture_output=True,
+        text=True,
     )
     words = record.read_text().split("\0") if record.exists() else []
     record.unlink(missing_ok=True)
@@ -89,7 +140,44 @@ def clmgit_calls(
             argv = []
         else:
             argv.append(w)
-    return calls
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+    return proc.returncode, calls, outputs
+
+
+def job_outputs(wf: dict[str, Any], job_id: str, tmp: Path) -> dict[str, str]:
+    """What the job's run steps write to GITHUB_OUTPUT, with the inputs' defaults."""
+    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    found: dict[str, str] = {}
+    for step in wf["jobs"][job_id]["steps"]:
+        if "id" in step and "run" in step and step.get("shell", "bash") == "bash":
+            code, _, outputs = run_step(step, step.get("env") or {}, ctx, tmp)
+            if code == 0:
+                found.update(outputs)
+    return found
+
+
+def matrix_combos(wf: dict[str, Any], job_id: str, tmp: Path) -> list[dict[str, Any]]:
+    matrix = (wf["jobs"][job_id].get("strategy") or {}).get("matrix") or {}
+    values = {}
+    for key, value in matrix.items():
+        m = re.fullmatch(
+            r"\$\{\{\s*fromJSON\(needs\.([\w-]+)\.outputs\.([\w-]+)\)\s*\}\}", str(value)
+        )
+        values[key] = json.loads(job_outputs(wf, m[1], tmp)[m[2]]) if m else value
+    return [dict(zip(values, combo, strict=True)) for combo in itertools.product(*values.values())]
+
+
+def clmgit_calls(
+    wf: dict[str, Any], job_id: str, step: dict[str, Any], combo: dict[str, Any], tmp: Path
+) -> list[list[str]]:
+    """The argv of every clmgit call the step's bash script makes."""
+    job = wf["jobs"][job_id]
+    total = len(matrix_combos(wf, job_id, tmp)) or 1
+    env = {**(wf.get("env") or {}), **(job.get("env") or {}), **(step.get("env") or {})}
+    ctx = {"inputs": inputs_of(wf), "combo": combo, "total": total}
+    code, calls, _ = run_step(step, env, ctx, tmp)
+    assert code == 0, f"{job_id}: {step.get('name')} exited {code}"
+    return [argv[1:] for argv in calls if argv[0] == "clmgit"]
 
 
 def parse(argv: list[str]) -> str:
@@ -103,104 +191,295 @@ def parse(argv: list[str]) -> str:
     return name
 
 
-def bash_steps() -> list[tuple[str, str, int, dict[str, Any]]]:
+def action_as_workflow() -> dict[str, Any]:
+    """action.yml's composite steps as one job, so the same harness runs them."""
+    action = read(ACTION)
+    inputs = {k: {"default": v.get("default", "")} for k, v in action["inputs"].items()}
+    return {"on": {"workflow_call": {"inputs": inputs}}, "jobs": {"action": action["runs"]}}
+
+
+def clmgit_steps() -> list[tuple[str, str, int]]:
     """The bash steps that call clmgit (only those run here: others install or fetch)."""
     cases = []
-    for name in NAMES:
-        wf = load(name)
+    for name in [*NAMES, "action.yml"]:
+        wf = action_as_workflow() if name == "action.yml" else reusable(name)
         for job_id, job in wf["jobs"].items():
             for i, step in enumerate(job["steps"]):
-                script = step.get("run", "")
-                if INVOCATION.search(script) and step.get("shell", "bash") == "bash":
-                    for combo in matrix_combos(job) or [{}]:
-                        cases.append((name, job_id, i, combo))
+                if INVOCATION.search(step.get("run", "")) and step.get("shell", "bash") == "bash":
+                    cases.append((name, job_id, i))
     return cases
 
 
+def load_any(name: str) -> dict[str, Any]:
+    return action_as_workflow() if name == "action.yml" else reusable(name)
+
+
+# --- schemas ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ALL_WORKFLOWS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_workflow_validates_against_schemastore(path: Path) -> None:
+    validator = jsonschema.Draft7Validator(schema("github-workflows.json"))
+    errors = [f"{list(e.path)}: {e.message[:200]}" for e in validator.iter_errors(read(path))]
+    assert errors == []
+
+
+def test_action_validates_against_schemastore() -> None:
+    validator = jsonschema.Draft7Validator(schema("github-actions.json"))
+    errors = [f"{list(e.path)}: {e.message[:200]}" for e in validator.iter_errors(read(ACTION))]
+    assert errors == []
+
+
+def test_the_schemas_reject_what_github_rejects() -> None:
+    """The validation is real: a job without runs-on and a step with both run and uses fail."""
+    validator = jsonschema.Draft7Validator(schema("github-workflows.json"))
+    bad = reusable("reconcile.yml")
+    del bad["jobs"]["check"]["runs-on"]
+    assert list(validator.iter_errors(bad))
+    action = read(ACTION)
+    action["runs"]["steps"][1]["uses"] = "actions/checkout@" + SHA
+    assert list(jsonschema.Draft7Validator(schema("github-actions.json")).iter_errors(action))
+
+
+# --- supply chain and permissions -------------------------------------------------------------
+
+
+def every_step(path: Path) -> list[dict[str, Any]]:
+    data = read(path)
+    if path == ACTION:
+        return list(data["runs"]["steps"])
+    return [s for job in data["jobs"].values() for s in job.get("steps", [])]
+
+
+@pytest.mark.parametrize("path", [*sorted(REUSABLE.glob("*.yml")), ACTION], ids=lambda p: p.name)
+def test_actions_are_pinned_by_commit_sha(path: Path) -> None:
+    uses = [s["uses"] for s in every_step(path) if "uses" in s]
+    assert uses and all(PINNED.match(u) for u in uses), uses
+    for line in path.read_text().splitlines():  # the tag the SHA stands for, for humans
+        if re.search(r"uses: \S+@[0-9a-f]{40}", line):
+            assert re.search(r"# v\d", line), line
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_workflow_is_well_formed(name: str) -> None:
-    wf = load(name)
-    assert wf["name"] and wf["on"] and wf["jobs"]
+def test_reusable_workflows_grant_each_job_only_what_it_needs(name: str) -> None:
+    wf = reusable(name)
+    assert list(wf["on"]) == ["workflow_call"]
+    assert wf["permissions"] == {}  # nothing by default; each job asks
     for job_id, job in wf["jobs"].items():
-        assert job["runs-on"] == "ubuntu-latest", job_id
-        needs = job.get("needs", [])
-        for need in [needs] if isinstance(needs, str) else needs:
-            assert need in wf["jobs"] and need != job_id, f"{job_id} needs {need}"
-        assert job["steps"], job_id
+        assert "permissions" in job, job_id
+        assert all(v in ("read", "write", "none") for v in job["permissions"].values())
+        if job["permissions"].get("id-token") == "write":
+            assert (name, job_id) == ("reconcile.yml", "reconcile")
+    assert wf["concurrency"]["group"].startswith("clmgit-")
+
+
+def test_ci_reads_only() -> None:
+    ci = read(REUSABLE / "ci.yml")
+    assert ci["permissions"] == {"contents": "read"}
+    assert all(job["permissions"] == {"contents": "read"} for job in ci["jobs"].values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_secrets_reach_only_the_steps_that_use_them(name: str) -> None:
+    wf = reusable(name)
+    declared = set(wf["on"]["workflow_call"].get("secrets") or {})
+    assert "secrets." not in json.dumps({k: v for k, v in wf.items() if k != "jobs"})
+    used = set()
+    for job_id, job in wf["jobs"].items():
+        assert "secrets." not in json.dumps(job.get("env") or {}), job_id
         for step in job["steps"]:
-            assert ("run" in step) != ("uses" in step), f"{job_id}: {step}"
-            if "uses" in step:
-                assert re.fullmatch(r"[\w.-]+/[\w./-]+@v\d+", step["uses"]), step["uses"]
-            if step.get("shell") == "python":
-                compile(substitute(step["run"], {}, 1), f"{name}:{job_id}", "exec")
-    text = (WORKFLOWS / name).read_text()
-    assert text.count("${{") == text.count("}}") and "\t" not in text
+            assert "secrets." not in step.get("run", ""), step.get("name")
+            used |= set(re.findall(r"secrets\.([\w-]+)", json.dumps(step)))
+    assert used == declared  # every declared secret is used, none undeclared
 
 
-def test_promote_is_dispatched_by_hand_and_opens_a_pr() -> None:
-    wf = load("promote.yml")
-    assert list(wf["on"]) == ["workflow_dispatch"]
-    inputs = wf["on"]["workflow_dispatch"]["inputs"]
+# --- the callers -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_is_a_thin_caller_of_the_reusable_workflow(name: str) -> None:
+    caller = read(EXAMPLES / name)
+    ((job_id, job),) = caller["jobs"].items()
+    m = CALLER.match(job["uses"])
+    assert m and m["file"] == name, job["uses"]
+    called = reusable(name)["on"]["workflow_call"]
+    inputs, secrets = called.get("inputs") or {}, called.get("secrets") or {}
+    given, passed = job.get("with") or {}, job.get("secrets") or {}
+    assert set(given) <= set(inputs) and set(passed) <= set(secrets)
+    assert {k for k, v in inputs.items() if v.get("required")} <= set(given)
+    assert {k for k, v in secrets.items() if v.get("required")} <= set(passed)
+    for key, value in given.items():
+        if inputs[key]["type"] == "number":
+            assert isinstance(value, int), key
+    # The caller grants exactly what the called jobs may ask for (it caps them).
+    asked: dict[str, str] = {}
+    for called_job in reusable(name)["jobs"].values():
+        for scope, level in called_job["permissions"].items():
+            asked[scope] = max(asked.get(scope, "none"), level, key=["none", "read", "write"].index)
+    assert job["permissions"] == asked
+
+
+def test_promote_caller_is_dispatched_by_hand() -> None:
+    caller = read(EXAMPLES / "promote.yml")
+    assert list(caller["on"]) == ["workflow_dispatch"]
+    inputs = caller["on"]["workflow_dispatch"]["inputs"]
     assert set(inputs) == {"source", "target", "groups"}
-    assert inputs["source"]["required"] and inputs["target"]["required"]
-    assert not inputs["groups"]["required"]
-    assert wf["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert caller["jobs"]["promote"]["with"]["app-id"] == "${{ vars.CLMGIT_APP_ID }}"
 
 
-def test_preview_runs_on_pull_requests_touching_channels_or_cluster() -> None:
-    wf = load("preview.yml")
-    assert list(wf["on"]) == ["pull_request"]
-    assert sorted(wf["on"]["pull_request"]["paths"]) == ["channels/**", "cluster/**"]
-    assert wf["permissions"]["pull-requests"] == "write"
-    uses = [s.get("uses", "") for s in wf["jobs"]["preview"]["steps"]]
-    assert any(u.startswith("actions/github-script@") for u in uses)
+def test_preview_caller_runs_on_pull_request_not_pull_request_target() -> None:
+    caller = read(EXAMPLES / "preview.yml")
+    assert list(caller["on"]) == ["pull_request"]
+    assert sorted(caller["on"]["pull_request"]["paths"]) == ["channels/**", "cluster/**"]
 
 
-def test_reconcile_shards_then_syncs_branches_and_never_overlaps(tmp_path: Path) -> None:
+# --- semantics of the reusable workflows --------------------------------------------------
+
+
+def named_step(wf: dict[str, Any], job_id: str, prefix: str) -> dict[str, Any]:
+    return next(s for s in wf["jobs"][job_id]["steps"] if s.get("name", "").startswith(prefix))
+
+
+@pytest.mark.parametrize(("ref", "code"), [("refs/heads/main", 0), ("refs/heads/feature", 1)])
+def test_reconcile_runs_only_from_the_control_branch(ref: str, code: int, tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "check", "Refuse")
+    env = {"REF": ref, "CONTROL": "refs/heads/${{ inputs.control-branch }}"}
+    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    assert run_step(step, env, ctx, tmp_path)[0] == code
+    # Every job that holds credentials waits for the check.
+    assert wf["jobs"]["reconcile"]["needs"] == "check"
+    assert wf["jobs"]["sync-branches"]["needs"] == "reconcile"
+    assert "needs.reconcile.result != 'skipped'" in wf["jobs"]["sync-branches"]["if"]
+    text = (REUSABLE / "reconcile.yml").read_text()
+    assert "ref:refs/heads/main" in text  # the role's documented trust condition
+
+
+def test_reconcile_shards_never_overlap_and_restore_the_compile_cache(tmp_path: Path) -> None:
     from clmgit.reconcile.plan import parse_shard
 
-    wf = load("reconcile.yml")
-    assert wf["on"]["push"]["branches"] == ["main"]
-    assert wf["concurrency"]["group"] and wf["concurrency"]["cancel-in-progress"] is False
-    shards = wf["jobs"]["reconcile"]["strategy"]["matrix"]["shard"]
-    assert shards == list(range(len(shards))) and len(shards) > 1
+    wf = reusable("reconcile.yml")
+    assert wf["concurrency"]["cancel-in-progress"] is False
     job = wf["jobs"]["reconcile"]
-    step = next(s for s in job["steps"] if "clmgit reconcile" in s.get("run", ""))
-    seen = []
-    for combo in matrix_combos(job):
-        (argv,) = clmgit_calls(wf, job, step, combo, tmp_path)
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
+    assert job["strategy"]["fail-fast"] is False
+    combos = matrix_combos(wf, "reconcile", tmp_path)
+    assert [c["shard"] for c in combos] == list(range(inputs_of(wf)["shards"]["default"]))
+    step = named_step(wf, "reconcile", "Reconcile shard")
+    specs = []
+    for combo in combos:
+        (argv,) = clmgit_calls(wf, "reconcile", step, combo, tmp_path)
         spec = argv[argv.index("--shard") + 1]
-        assert spec == f"{combo['shard']}/{len(shards)}"
         parse_shard(spec)  # the reconcile command's own check of I/N
-        seen.append(spec)
-    assert len(set(seen)) == len(shards)
-    sync = wf["jobs"]["sync-branches"]
-    assert sync["needs"] == "reconcile"
-    runs = [s["run"] for s in sync["steps"] if "run" in s]
-    assert "clmgit sync-branches --push" in runs
+        specs.append(spec)
+    assert specs == [f"{i}/{len(combos)}" for i in range(len(combos))]
+    assert (tmp_path / "summary.md").read_text().count("### clmgit reconcile, shard") == 4
+    cache = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache@")]
+    assert cache and cache[0]["with"]["path"] == "~/.cache/clmgit/templates"
+    assert cache[0]["with"]["restore-keys"]
 
 
-@pytest.mark.parametrize(("name", "job_id", "index", "combo"), bash_steps())
+def test_a_failing_shard_fails_its_step_after_writing_the_summary(tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = dict(named_step(wf, "reconcile", "Reconcile shard"))
+    # reconcile exits 4 when a cluster failed: the pipeline through `tee` must keep that code.
+    failing = "(exit 4) | clmgit reconcile --shard"
+    step["run"] = step["run"].replace("clmgit reconcile --shard", failing, 1)
+    ctx = {"inputs": inputs_of(wf), "combo": {"shard": 0}, "total": 4}
+    code, _, _ = run_step(step, step["env"], ctx, tmp_path)
+    assert code == 4 and (tmp_path / "summary.md").read_text().endswith("```\n")
+
+
+def test_sync_branches_pushes_with_the_push_token_if_given() -> None:
+    wf = reusable("reconcile.yml")
+    job = wf["jobs"]["sync-branches"]
+    assert job["permissions"] == {"contents": "write"}
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["token"] == "${{ secrets.push-token || github.token }}"
+    assert "bypass" in wf["on"]["workflow_call"]["secrets"]["push-token"]["description"]
+
+
+def test_promote_supports_an_app_token_and_never_cancels(tmp_path: Path) -> None:
+    wf = reusable("promote.yml")
+    group = wf["concurrency"]["group"]
+    assert wf["concurrency"]["cancel-in-progress"] is False
+    for part in ("inputs.source", "inputs.target", "inputs.groups"):
+        assert part in group  # another group's promotion never replaces a queued one
+    steps = wf["jobs"]["promote"]["steps"]
+    app_step = steps[0]
+    assert app_step["uses"].startswith("actions/create-github-app-token@")
+    assert app_step["if"] == "inputs.app-id != ''"
+    pr_step = named_step(wf, "promote", "Open the promotion")
+    assert pr_step["env"]["GITHUB_TOKEN"] == "${{ steps.app.outputs.token || github.token }}"
+
+
+@pytest.mark.parametrize(("event", "code"), [("pull_request", 0), ("pull_request_target", 1)])
+def test_preview_refuses_pull_request_target(event: str, code: int, tmp_path: Path) -> None:
+    wf = reusable("preview.yml")
+    step = named_step(wf, "preview", "Refuse")
+    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    assert run_step(step, {"EVENT": event}, ctx, tmp_path)[0] == code
+
+
+def test_preview_comments_only_on_own_repository_pull_requests_and_finds_its_own() -> None:
+    wf = reusable("preview.yml")
+    job = wf["jobs"]["preview"]
+    assert "head.repo.full_name != github.repository" in job["env"]["FORK"]
+    comment = named_step(wf, "preview", "Comment")
+    assert "env.FORK == 'false'" in comment["if"]
+    script = comment["with"]["script"]
+    assert "c.user.login === process.env.AUTHOR" in script and "startsWith(marker)" in script
+    assert comment["env"]["AUTHOR"] == "${{ inputs.comment-author }}"
+
+
+@pytest.mark.parametrize(("version", "code"), [("v0.1.0", 0), (SHA, 0), ("main", 1), ("v1", 1)])
+def test_clmgit_is_installed_pinned(version: str, code: int, tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "reconcile", "Install clmgit")
+    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    env = {**step["env"], "CLMGIT_VERSION": version}
+    got, calls, _ = run_step(step, env, ctx, tmp_path)
+    assert got == code
+    if code == 0:
+        want = f"clmgit @ git+https://github.com/YOUR-ORG/clmgit@{version}"
+        assert calls == [["python", "-m", "pip", "install", "--quiet", want]]
+    installs = [
+        s["run"]
+        for p in [*REUSABLE.glob("*.yml"), ACTION]
+        for s in every_step(p)
+        if "pip install" in s.get("run", "")
+    ]
+    # One check and one install command, everywhere clmgit is installed.
+    ways = {
+        tuple(ln for ln in i.splitlines() if "=~" in ln or "pip install" in ln) for i in installs
+    }
+    assert len(installs) == 5 and len(ways) == 1
+
+
+# --- every clmgit command line ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "job_id", "index"), clmgit_steps())
 def test_every_clmgit_command_parses_with_the_real_cli(
-    name: str, job_id: str, index: int, combo: dict[str, Any], tmp_path: Path
+    name: str, job_id: str, index: int, tmp_path: Path
 ) -> None:
-    wf = load(name)
-    job = wf["jobs"][job_id]
-    step = job["steps"][index]
-    calls = clmgit_calls(wf, job, step, combo, tmp_path)
-    assert calls, "the step's clmgit line did not run"
-    for argv in calls:
-        parse(argv)
+    wf = load_any(name)
+    step = wf["jobs"][job_id]["steps"][index]
+    for combo in matrix_combos(wf, job_id, tmp_path) or [{}]:
+        calls = clmgit_calls(wf, job_id, step, combo, tmp_path)
+        assert calls, "the step's clmgit line did not run"
+        for argv in calls:
+            parse(argv)
 
 
 def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
     """What each workflow runs, as bash expands it with the sample values."""
     found: dict[str, list[list[str]]] = {}
-    for name, job_id, index, combo in bash_steps():
-        wf = load(name)
-        job = wf["jobs"][job_id]
-        calls = clmgit_calls(wf, job, job["steps"][index], combo, tmp_path)
-        found.setdefault(name, []).extend(calls)
+    for name, job_id, index in clmgit_steps():
+        wf = load_any(name)
+        step = wf["jobs"][job_id]["steps"][index]
+        for combo in matrix_combos(wf, job_id, tmp_path) or [{}]:
+            found.setdefault(name, []).extend(clmgit_calls(wf, job_id, step, combo, tmp_path))
     assert found["promote.yml"] == [
         ["promote", "alpha", "beta", "--group", "canary", "--group", "default", "--pr"]
     ]
@@ -208,10 +487,24 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
         ["diff", "alpha", "beta", "--sha", SHA, "--group", "canary"],
         ["diff", "dev", "alpha", "--sha", SHA],
     ]
-    assert [c[0] for c in found["reconcile.yml"]] == ["reconcile"] * 4 + ["sync-branches"]
+    assert found["reconcile.yml"] == [
+        *(["reconcile", "--shard", f"{i}/4", "--concurrency", "4"] for i in range(4)),
+        ["sync-branches", "--push"],
+    ]
+    assert found["action.yml"] == [["status", "--channel", "beta"]]
     assert {parse(c) for calls in found.values() for c in calls} == {
         "promote",
         "diff",
         "reconcile",
         "sync-branches",
+        "status",
     }
+
+
+def test_readme_shows_the_reconcile_caller_as_shipped() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## GitHub Actions\n", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shown = yaml.safe_load(block)
+    shown["on"] = shown.pop(True)
+    assert shown == read(EXAMPLES / "reconcile.yml")
