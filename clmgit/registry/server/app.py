@@ -21,13 +21,14 @@ from fastapi import Body, FastAPI, Header, Path, Query
 from fastapi import Request as FastAPIRequest
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import Response as HTTPResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clmgit.registry.server import limits, models, validate
 from clmgit.registry.server.api import Conditions, RegistryAPI, Response
-from clmgit.registry.server.db import Unavailable
+from clmgit.registry.server.db import SQLiteDatabase, Unavailable
 from clmgit.registry.server.problems import LEASE_HEADER, Problem, bad_request
 
 log = logging.getLogger(__name__)
@@ -361,6 +362,15 @@ def create_app(api: RegistryAPI, *, tokens: Sequence[str]) -> FastAPI:
 
 
 def _routes(app: FastAPI, api: RegistryAPI) -> None:
+    in_loop = isinstance(api.db, SQLiteDatabase)
+
+    async def run(call: Callable[[], Response]) -> HTTPResponse:
+        """SQLite is answered on the event loop: its writes are serialised anyway, and each
+        hand-over to a worker thread and back costs a scheduling delay (tens of milliseconds
+        on a loaded machine). PostgreSQL calls, which wait on the network, run on the thread
+        pool so that requests overlap."""
+        return send(call() if in_loop else await run_in_threadpool(call))
+
     clusters = "/kubernetes-clusters"
     cluster = clusters + "/{cluster_id}"
     pools = cluster + "/node-pools"
@@ -368,7 +378,7 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     accounts = "/infrastructure-accounts"
 
     @app.get(clusters, operation_id="listClusters", response_model=models.ClusterList)
-    def list_clusters(
+    async def list_clusters(
         alias: Filter = None,  # type: ignore[assignment]
         api_server_url: Filter = None,  # type: ignore[assignment]
         channel: Filter = None,  # type: ignore[assignment]
@@ -384,37 +394,38 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     ) -> HTTPResponse:
         given = locals()
         where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
-        return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
+        return await run(lambda: api.list_clusters(where, verbose=verbose, cost_center=cost_center))
 
     @app.post(clusters, operation_id="createCluster", status_code=201,
               response_model=models.ClusterOut)
-    def create_cluster(body: Annotated[models.Cluster, Body()]) -> HTTPResponse:
-        return send(api.create_cluster(_set(body)))
+    async def create_cluster(body: Annotated[models.Cluster, Body()]) -> HTTPResponse:
+        return await run(lambda: api.create_cluster(_set(body)))
 
     @app.get(cluster, operation_id="getCluster", response_model=models.ClusterOut)
-    def get_cluster(cluster_id: ClusterId, verbose: Verbose = True) -> HTTPResponse:
-        return send(api.get_cluster(cluster_id, verbose=verbose))
+    async def get_cluster(cluster_id: ClusterId, verbose: Verbose = True) -> HTTPResponse:
+        return await run(lambda: api.get_cluster(cluster_id, verbose=verbose))
 
     @app.patch(cluster, operation_id="updateCluster", response_model=models.ClusterOut)
-    def update_cluster(
+    async def update_cluster(
         cluster_id: ClusterId,
         body: Annotated[models.ClusterUpdate, Body()],
         if_match: IfMatch = None,  # type: ignore[assignment]
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        return send(api.patch_cluster(cluster_id, _set(body), Conditions(if_match, holder)))
+        cond = Conditions(if_match, holder)
+        return await run(lambda: api.patch_cluster(cluster_id, _set(body), cond))
 
     @app.delete(cluster, operation_id="deleteCluster", status_code=204)
-    def delete_cluster(
+    async def delete_cluster(
         cluster_id: ClusterId, if_match: IfMatch = None,  # type: ignore[assignment]
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        return send(api.delete_cluster(cluster_id, Conditions(if_match, holder)))
+        return await run(lambda: api.delete_cluster(cluster_id, Conditions(if_match, holder)))
 
     item = cluster + "/config-items/{config_key}"
 
     @app.put(item, operation_id="addOrUpdateConfigItem", response_model=models.ConfigValue)
-    def put_item(
+    async def put_item(
         cluster_id: ClusterId,
         config_key: ConfigKey,
         body: Annotated[models.ConfigValue, Body()],
@@ -422,25 +433,26 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
-        return send(api.put_item(cluster_id, config_key, body.value, cond))
+        return await run(lambda: api.put_item(cluster_id, config_key, body.value, cond))
 
     @app.delete(item, operation_id="deleteConfigItem", status_code=204)
-    def delete_item(
+    async def delete_item(
         cluster_id: ClusterId, config_key: ConfigKey, if_match: IfMatch = None,  # type: ignore[assignment]
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        return send(api.delete_item(cluster_id, config_key, Conditions(if_match, holder)))
+        cond = Conditions(if_match, holder)
+        return await run(lambda: api.delete_item(cluster_id, config_key, cond))
 
     @app.get(pools, operation_id="listNodePools", response_model=models.NodePoolList)
-    def list_pools(cluster_id: ClusterId) -> HTTPResponse:
-        return send(api.list_pools(cluster_id))
+    async def list_pools(cluster_id: ClusterId) -> HTTPResponse:
+        return await run(lambda: api.list_pools(cluster_id))
 
     @app.get(pool, operation_id="getNodePool", response_model=models.NodePool)
-    def get_pool(cluster_id: ClusterId, node_pool_name: PoolName) -> HTTPResponse:
-        return send(api.get_pool(cluster_id, node_pool_name))
+    async def get_pool(cluster_id: ClusterId, node_pool_name: PoolName) -> HTTPResponse:
+        return await run(lambda: api.get_pool(cluster_id, node_pool_name))
 
     @app.put(pool, operation_id="createOrUpdateNodePool", response_model=models.NodePool)
-    def put_pool(
+    async def put_pool(
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         body: Annotated[models.NodePool, Body()],
@@ -448,10 +460,10 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
-        return send(api.put_pool(cluster_id, node_pool_name, _set(body), cond))
+        return await run(lambda: api.put_pool(cluster_id, node_pool_name, _set(body), cond))
 
     @app.patch(pool, operation_id="updateNodePool", response_model=models.NodePool)
-    def patch_pool(
+    async def patch_pool(
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         body: Annotated[models.NodePoolUpdate, Body()],
@@ -459,20 +471,21 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
-        return send(api.patch_pool(cluster_id, node_pool_name, _set(body), cond))
+        return await run(lambda: api.patch_pool(cluster_id, node_pool_name, _set(body), cond))
 
     @app.delete(pool, operation_id="deleteNodePool", status_code=204)
-    def delete_pool(
+    async def delete_pool(
         cluster_id: ClusterId, node_pool_name: PoolName, if_match: IfMatch = None,  # type: ignore[assignment]
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
-        return send(api.delete_pool(cluster_id, node_pool_name, Conditions(if_match, holder)))
+        cond = Conditions(if_match, holder)
+        return await run(lambda: api.delete_pool(cluster_id, node_pool_name, cond))
 
     pool_item = pool + "/config-items/{config_key}"
 
     @app.put(pool_item, operation_id="addOrUpdateNodePoolConfigItem",
              response_model=models.ConfigValue)
-    def put_pool_item(
+    async def put_pool_item(
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         config_key: ConfigKey,
@@ -481,10 +494,12 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
-        return send(api.put_pool_item(cluster_id, node_pool_name, config_key, body.value, cond))
+        return await run(
+            lambda: api.put_pool_item(cluster_id, node_pool_name, config_key, body.value, cond)
+        )
 
     @app.delete(pool_item, operation_id="deleteNodePoolConfigItem", status_code=204)
-    def delete_pool_item(
+    async def delete_pool_item(
         cluster_id: ClusterId,
         node_pool_name: PoolName,
         config_key: ConfigKey,
@@ -492,11 +507,11 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         holder: Holder = None,  # type: ignore[assignment]
     ) -> HTTPResponse:
         cond = Conditions(if_match, holder)
-        return send(api.delete_pool_item(cluster_id, node_pool_name, config_key, cond))
+        return await run(lambda: api.delete_pool_item(cluster_id, node_pool_name, config_key, cond))
 
     @app.get(accounts, operation_id="listInfrastructureAccounts",
              response_model=models.InfrastructureAccountList)
-    def list_accounts(
+    async def list_accounts(
         criticality_level: Level = None,  # type: ignore[assignment]
         environment: Filter = None,  # type: ignore[assignment]
         external_id: Filter = None,  # type: ignore[assignment]
@@ -508,24 +523,24 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     ) -> HTTPResponse:
         given = locals()
         where = {k: given[k] for k in validate.ACCOUNT_FILTERS if given[k] is not None}
-        return send(api.list_accounts(where))
+        return await run(lambda: api.list_accounts(where))
 
     @app.post(accounts, operation_id="createInfrastructureAccount", status_code=201,
               response_model=models.InfrastructureAccount)
-    def create_account(body: Annotated[models.InfrastructureAccount, Body()]) -> HTTPResponse:
-        return send(api.create_account(_set(body)))
+    async def create_account(body: Annotated[models.InfrastructureAccount, Body()]) -> HTTPResponse:
+        return await run(lambda: api.create_account(_set(body)))
 
     @app.get(accounts + "/{account_id}", operation_id="getInfrastructureAccount",
              response_model=models.InfrastructureAccount)
-    def get_account(account_id: AccountId) -> HTTPResponse:
-        return send(api.get_account(account_id))
+    async def get_account(account_id: AccountId) -> HTTPResponse:
+        return await run(lambda: api.get_account(account_id))
 
     @app.patch(accounts + "/{account_id}", operation_id="updateInfrastructureAccount",
                response_model=models.InfrastructureAccount)
-    def patch_account(
+    async def patch_account(
         account_id: AccountId, body: Annotated[models.InfrastructureAccountUpdate, Body()]
     ) -> HTTPResponse:
-        return send(api.patch_account(account_id, _set(body)))
+        return await run(lambda: api.patch_account(account_id, _set(body)))
 
 
 # --- the generated OpenAPI document -------------------------------------------------------------
