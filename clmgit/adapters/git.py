@@ -33,11 +33,13 @@ class Commit:
 
 @dataclass(frozen=True)
 class RefUpdate:
-    """Move `ref` from `old` (None: must not exist) to `new`."""
+    """Move `ref` from `old` (None: must not exist) to `new`. Only a branch of clmgit's own (a
+    pull-request branch) may be `replaceable`: rewritten, with a lease on `old`."""
 
     ref: str
     new: str
     old: str | None
+    replaceable: bool = False
 
 
 def _one_line(err: GitCommandError) -> str:
@@ -59,6 +61,7 @@ class GitRepo:
         tree = self._repo.working_tree_dir
         self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
         self.git_dir = Path(self._repo.git_dir)
+        self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -126,6 +129,7 @@ class GitRepo:
         paths: Iterable[str] = (),
         limit: int | None = None,
         first_parent: bool = False,
+        no_merges: bool = False,
     ) -> list[Commit]:
         """Commits of a range, newest first, with their full messages."""
         args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
@@ -133,6 +137,8 @@ class GitRepo:
             args.append(f"-n{limit}")
         if first_parent:
             args.append("--first-parent")
+        if no_merges:
+            args.append("--no-merges")
         revs = [revs] if isinstance(revs, str) else list(revs)
         out = self.run(*args, *revs, "--", *paths, strip_newline_in_stdout=False)
         return list(_parse_log(out))
@@ -140,6 +146,49 @@ class GitRepo:
     def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
         revs = [revs] if isinstance(revs, str) else list(revs)
         return int(self.run("rev-list", "--count", *revs, "--", *paths).strip() or 0)
+
+    def subtree(self, rev: str, path: str) -> str | None:
+        """The tree object id of directory `path` at `rev`; None where it is absent."""
+        return self.subtrees([rev], path)[0]
+
+    def subtrees(self, revs: Sequence[str], path: str) -> list[str | None]:
+        """`subtree` of many commits, answered by one `cat-file --batch-check`."""
+        if not revs:
+            return []
+        names = "".join(f"{rev}:{path.rstrip('/')}\n" for rev in revs)
+        out = self._with_env({}, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                             istream=names.encode())
+        answers = []
+        for line in out.splitlines():
+            oid, _, kind = line.partition(" ")
+            answers.append(oid if kind == "tree" else None)
+        return answers
+
+    def subtrees_in_history(self, rev: str, path: str) -> frozenset[str]:
+        """Every tree `path` had in a commit reachable from `rev`.
+
+        A tree first appears in a commit that differs there from at least one of its parents,
+        so the commits `rev-list --full-history -- path` lists (plus `rev`) hold all of them;
+        one batch then reads their subtrees. On an 11k-commit history this takes about a second,
+        against minutes for a per-commit walk.
+        """
+        key = (rev, path)
+        if key not in self._history_trees:
+            listed = self.run("rev-list", "--full-history", rev, "--", path).split()
+            trees = self.subtrees([rev, *listed], path)
+            self._history_trees[key] = frozenset(t for t in trees if t)
+        return self._history_trees[key]
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        try:
+            return str(self.git.merge_base(a, b)).strip() or None
+        except GitCommandError:
+            return None
+
+    def changed_paths(self, old: str, new: str, path: str) -> list[str]:
+        """Files below `path` that differ between two commits."""
+        out = self.run("diff", "--name-only", "-z", old, new, "--", path)
+        return sorted(p for p in out.split("\0") if p)
 
     def current_branch(self) -> str | None:
         if self.workdir is None:
@@ -171,6 +220,14 @@ class GitRepo:
             tree = self._with_env(env, "write-tree").strip()
         return self._with_env(
             {}, "commit-tree", tree, "-p", parent, "-F", "-", istream=message.encode()
+        ).strip()
+
+    def merge_commit(self, *, head: str, new: str, message: str) -> str:
+        """A commit with parents `head` and `new` and exactly `new`'s tree: a branch at `head`
+        moves to `new`'s content without rewriting history (a promotion merge)."""
+        return self._with_env(
+            {}, "commit-tree", f"{new}^{{tree}}", "-p", head, "-p", new, "-F", "-",
+            istream=message.encode(),
         ).strip()
 
     def _with_env(self, env: dict[str, str], *args: str, istream: bytes | None = None) -> str:
@@ -231,17 +288,23 @@ class GitRepo:
     def push(self, remote: str, updates: Iterable[RefUpdate]) -> None:
         """Push several refs in one atomic push (all land or none); nothing local changes here.
 
-        A forward move is an ordinary push, which the remote refuses if it has moved on. A move
-        backwards (a rollback) is forced, but only with a lease on the value we last saw there.
+        Channel and control branches only fast-forward (they move back by a commit, never by
+        rewriting them), so they are never force-pushed: the remote refuses a push if it has
+        moved on. Only a `replaceable` branch is rewritten, with a lease on what we saw there.
         """
         updates = list(updates)
         args = ["push", "--atomic", "--porcelain", remote]
         for u in updates:
             if u.old is None or self.is_ancestor(u.old, u.new):
                 args.append(f"{u.new}:{u.ref}")
-                continue
-            seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)) or u.old
-            args += [f"--force-with-lease={u.ref}:{seen}", f"+{u.new}:{u.ref}"]
+            elif u.replaceable:
+                seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1))
+                args += [f"--force-with-lease={u.ref}:{seen or u.old}", f"+{u.new}:{u.ref}"]
+            else:
+                raise RefusedError(
+                    f"moving {u.ref} from {u.old[:7]} to {u.new[:7]} would rewrite its "
+                    "history; clmgit never force-pushes it"
+                )
         try:
             self.git.execute(["git", *args])
         except GitCommandError as e:
