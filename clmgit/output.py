@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ def to_data(value: Any) -> Any:
         return [to_data(v) for v in value]
     if isinstance(value, dict):
         return {str(k): to_data(v) for k, v in value.items()}
+    if isinstance(value, enum.Enum):
+        return value.value
     return value
 
 

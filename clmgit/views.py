@@ -25,7 +25,8 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
     if as_json:
         emit_json(
             {
-                "result": "dry-run" if landed is None else "landed",
+                "result": "refused" if p.refusals else
+                ("dry-run" if landed is None else "landed"),
                 "action": p.action,
                 "target": p.target,
                 "source": p.source,
@@ -37,6 +38,8 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
                 "commit": landed.commit if landed else None,
                 "pushed": bool(landed and landed.pushed),
                 "message": p.message,
+                "refusals": p.refusals,
+                "notes": p.notes,
             }
         )
         return
@@ -49,14 +52,17 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
         line(f"  {p.target}/{name} already at {_short(p.sha)}")
     for o in p.overrides:
         note(f"override {o}")
+    for n in p.notes:
+        line(f"note: {n}")
     if p.move:
-        line(f"{head}move branch {p.move.branch}: {_short(p.move.old)} -> {_short(p.move.new)}")
+        line(f"{head}move branch {p.move.branch}: {_short(p.move.old)} -> {_short(p.move.new)} "
+             f"({p.move.kind.value})")
     if p.commits:
         line(f"brings {len(p.commits)} change(s) to cluster/:")
         for entry in p.commits:
             line(f"  {entry}")
     if landed is None:
-        line("dry run: nothing written")
+        line("dry run: nothing written" + (" (the plan is refused)" if p.refusals else ""))
     else:
         where = f"{landed.branch} and pushed" if landed.pushed else landed.branch
         line(f"committed {_short(landed.commit)} on {where}")
@@ -85,6 +91,8 @@ def pull_request(p: Plan, r: PullRequestResult, *, as_json: bool) -> None:
                 "created": r.created,
                 "branch_move_after_merge": p.move,
                 "message": p.message,
+                "refusals": p.refusals,
+                "notes": p.notes,
             }
         )
         return

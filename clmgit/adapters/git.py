@@ -36,11 +36,13 @@ class Commit:
 
 @dataclass(frozen=True)
 class RefUpdate:
-    """Move `ref` from `old` (None: must not exist) to `new`."""
+    """Move `ref` from `old` (None: must not exist) to `new`. Only a branch of clmgit's own (a
+    pull-request branch) may be `replaceable`: rewritten, with a lease on `old`."""
 
     ref: str
     new: str
     old: str | None
+    replaceable: bool = False
 
 
 # --- the one way clmgit runs git -------------------------------------------------------------
@@ -100,6 +102,8 @@ class GitRepo:
         tree = self._repo.working_tree_dir
         self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
         self.git_dir = Path(self._repo.git_dir)
+        self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
+        self._ancestry: dict[tuple[str, str], bool] = {}
 
     @classmethod
     def mirror(cls, url: str, path: Path) -> GitRepo:
@@ -148,10 +152,18 @@ class GitRepo:
         return str(self.workdir or self.git_dir)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Answers for full SHAs are kept: they never change, and on a long history with many
+        merges each costs a walk (0.6 s on kubernetes-on-aws)."""
         if ancestor == descendant:
             return True
-        return self._run(["merge-base", "--is-ancestor", ancestor, descendant],
-                         ok=(0, 1)).returncode == 0
+        key = (ancestor, descendant)
+        if key in self._ancestry:
+            return self._ancestry[key]
+        answer = self._run(["merge-base", "--is-ancestor", ancestor, descendant],
+                           ok=(0, 1)).returncode == 0
+        if len(ancestor) == len(descendant) == 40:
+            self._ancestry[key] = answer
+        return answer
 
     def read_file(self, ref: str, path: str) -> bytes | None:
         """A file's bytes at a ref, from the object database; None if it is not there."""
@@ -178,6 +190,7 @@ class GitRepo:
         paths: Iterable[str] = (),
         limit: int | None = None,
         first_parent: bool = False,
+        no_merges: bool = False,
     ) -> list[Commit]:
         """Commits of a range, newest first, with their full messages."""
         args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
@@ -185,6 +198,8 @@ class GitRepo:
             args.append(f"-n{limit}")
         if first_parent:
             args.append("--first-parent")
+        if no_merges:
+            args.append("--no-merges")
         revs = [revs] if isinstance(revs, str) else list(revs)
         out = self.run(*args, *revs, "--", *paths)
         return list(_parse_log(out))
@@ -192,6 +207,47 @@ class GitRepo:
     def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
         revs = [revs] if isinstance(revs, str) else list(revs)
         return int(self.run("rev-list", "--count", *revs, "--", *paths).strip() or 0)
+
+    def subtree(self, rev: str, path: str) -> str | None:
+        """The tree object id of directory `path` at `rev`; None where it is absent."""
+        return self.subtrees([rev], path)[0]
+
+    def subtrees(self, revs: Sequence[str], path: str) -> list[str | None]:
+        """`subtree` of many commits, answered by one `cat-file --batch-check`."""
+        if not revs:
+            return []
+        names = "".join(f"{rev}:{path.rstrip('/')}\n" for rev in revs)
+        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                       stdin=names.encode())
+        answers = []
+        for line in out.splitlines():
+            oid, _, kind = line.partition(" ")
+            answers.append(oid if kind == "tree" else None)
+        return answers
+
+    def subtrees_in_history(self, rev: str, path: str) -> frozenset[str]:
+        """Every tree `path` had in a commit reachable from `rev`.
+
+        A tree first appears in a commit that differs there from at least one of its parents,
+        so the commits `rev-list --full-history -- path` lists (plus `rev`) hold all of them;
+        one batch then reads their subtrees. On an 11k-commit history this takes about a second,
+        against minutes for a per-commit walk.
+        """
+        key = (rev, path)
+        if key not in self._history_trees:
+            listed = self.run("rev-list", "--full-history", rev, "--", path).split()
+            trees = self.subtrees([rev, *listed], path)
+            self._history_trees[key] = frozenset(t for t in trees if t)
+        return self._history_trees[key]
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """Their best common ancestor; None when they have none (or one is not a commit)."""
+        return self.run("merge-base", a, b, ok=range(256)).strip() or None
+
+    def changed_paths(self, old: str, new: str, path: str) -> list[str]:
+        """Files below `path` that differ between two commits."""
+        out = self.run("diff", "--name-only", "-z", old, new, "--", path)
+        return sorted(p for p in out.split("\0") if p)
 
     def current_branch(self) -> str | None:
         if self.workdir is None:
@@ -218,6 +274,12 @@ class GitRepo:
                 self.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
             tree = self.run("write-tree", env=env).strip()
         return self.run("commit-tree", tree, "-p", parent, "-F", "-",
+                        stdin=message.encode()).strip()
+
+    def merge_commit(self, *, head: str, new: str, message: str) -> str:
+        """A commit with parents `head` and `new` and exactly `new`'s tree: a branch at `head`
+        moves to `new`'s content without rewriting history (a promotion merge)."""
+        return self.run("commit-tree", f"{new}^{{tree}}", "-p", head, "-p", new, "-F", "-",
                         stdin=message.encode()).strip()
 
     @functools.cached_property
@@ -264,17 +326,23 @@ class GitRepo:
     def push(self, remote: str, updates: Iterable[RefUpdate]) -> None:
         """Push several refs in one atomic push (all land or none); nothing local changes here.
 
-        A forward move is an ordinary push, which the remote refuses if it has moved on. A move
-        backwards (a rollback) is forced, but only with a lease on the value we last saw there.
+        Channel and control branches only fast-forward (they move back by a commit, never by
+        rewriting them), so they are never force-pushed: the remote refuses a push if it has
+        moved on. Only a `replaceable` branch is rewritten, with a lease on what we saw there.
         """
         updates = list(updates)
         args = ["push", "--atomic", "--porcelain", remote]
         for u in updates:
             if u.old is None or self.is_ancestor(u.old, u.new):
                 args.append(f"{u.new}:{u.ref}")
-                continue
-            seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)) or u.old
-            args += [f"--force-with-lease={u.ref}:{seen}", f"+{u.new}:{u.ref}"]
+            elif u.replaceable:
+                seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1))
+                args += [f"--force-with-lease={u.ref}:{seen or u.old}", f"+{u.new}:{u.ref}"]
+            else:
+                raise RefusedError(
+                    f"moving {u.ref} from {u.old[:7]} to {u.new[:7]} would rewrite its "
+                    "history; clmgit never force-pushes it"
+                )
         proc = self._run(args, ok=range(256))
         if proc.returncode != 0:
             raise PushRejectedError(

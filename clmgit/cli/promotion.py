@@ -27,7 +27,8 @@ def promote(
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
     sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,
     dry_run: DryRun = False,
-    force: Annotated[bool, typer.Option("--force", help="Override forward-only and gates.")
+    force: Annotated[bool, typer.Option(
+        "--force", help="Override forward-only, the branch-content check and gates.")
                      ] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze",
                                                 help="Promote into a frozen channel.")] = False,
@@ -50,6 +51,8 @@ def rollback(
     group: Groups = [],  # noqa: B006
     to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
     dry_run: DryRun = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Move the branch even if it carries content the pin lacks.")] = False,
     push: Push = False,
     pr: PrOpt = False,
     out: OutputOpt = Format.table,
@@ -58,7 +61,7 @@ def rollback(
     from clmgit.promotion.promote import land_plan, plan_rollback
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    plan = plan_rollback(ws, channel=channel, groups=group, to=to)
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
     _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
@@ -80,7 +83,12 @@ def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
 def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: bool, out: Format,
                  land: Any) -> None:
     from clmgit import views
+    from clmgit.promotion.promote import check
 
+    if plan.refusals:
+        if dry_run:  # the plan first, then why it would be refused
+            views.plan(plan, None, as_json=out is Format.json)
+        check(plan)
     if plan.nothing_to_do:
         if out is Format.json:
             output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
@@ -204,16 +212,20 @@ def sync_branches(
     ctx: typer.Context,
     push: Push = False,
     dry_run: DryRun = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Move branches even if they carry content their pin lacks.")] = False,
 ) -> None:
-    """Move each channel branch to the SHA all of its groups are pinned to."""
+    """Bring each channel branch to the content all of its groups are pinned to, by
+    fast-forward or promotion merge."""
     from clmgit.promotion.sync import sync_branches as sync
 
-    moves = sync(settings(ctx).ws, push=push, dry_run=dry_run)
+    moves = sync(settings(ctx).ws, push=push, dry_run=dry_run, force=force)
     if not moves:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
     for m in moves:
-        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]}")
+        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
+                    f"({m.kind.value})")
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

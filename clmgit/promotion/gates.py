@@ -1,7 +1,8 @@
-"""Promotion gates (DESIGN.md §4.3): freeze, applied in the source channel, soak time.
+"""Promotion gates (DESIGN.md §4.3): freeze, applied in the source channel, soak time, and the
+two that keep content safe: forward-only and the channel branch's own content.
 
-Each gate either passes, or returns the sentence that says why it refuses. The caller decides
-whether an override applies and records it.
+Each gate either passes, or returns the sentence that says why it refuses. `judge` decides which
+refusals an override (--force, --ignore-freeze) lifts; every lifted refusal is recorded.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel
 from clmgit.durations import format_duration
 from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster
+from clmgit.promotion.content import contains
 from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import Workspace
 
@@ -20,10 +23,54 @@ from clmgit.workspace import Workspace
 INACTIVE = frozenset({REQUESTED, DECOMMISSION_REQUESTED, DECOMMISSIONED})
 
 
+FREEZE = "freeze"
+APPLIED = "applied_in_source"
+SOAK = "soak"
+FORWARD = "forward_only"
+BRANCH_CONTENT = "branch_content"
+
+
 @dataclass(frozen=True)
 class GateResult:
-    gate: str  # "freeze", "applied_in_source", "soak"
+    gate: str  # one of the names above
     refusal: str | None  # None: passed
+
+
+@dataclass(frozen=True)
+class Verdict:
+    refusals: tuple[str, ...]
+    overrides: tuple[str, ...]  # "--force: <the refusal it lifted>"
+
+
+def judge(results: Sequence[GateResult], *, force: bool, ignore_freeze: bool) -> Verdict:
+    """--ignore-freeze lifts the freeze only; --force lifts every other gate."""
+    refusals: list[str] = []
+    overrides: list[str] = []
+    for r in results:
+        if r.refusal is None:
+            continue
+        flag = "--ignore-freeze" if r.gate == FREEZE else "--force"
+        if (ignore_freeze if r.gate == FREEZE else force):
+            overrides.append(f"{flag}: {r.refusal}")
+        else:
+            refusals.append(r.refusal)
+    return Verdict(tuple(dict.fromkeys(refusals)), tuple(dict.fromkeys(overrides)))
+
+
+def check_forward(
+    repo: GitRepo, target: Channel, pins: Sequence[tuple[str, str]], sha: str
+) -> GateResult:
+    """Every current pin (group, SHA) of the target must be contained in the new SHA."""
+    behind = [(group, old) for group, old in pins if not contains(repo, old, sha)]
+    refusal = None
+    if behind:
+        where = "" if target.pinned else f", the head of branch {target.branch!r}"
+        at = ", ".join(f"{group} at {old[:7]}{where}" for group, old in behind)
+        refusal = (
+            f"{sha[:7]} does not contain the pins of {target.name!r} ({at}); promotion only "
+            "moves forward (use rollback, or --force)"
+        )
+    return GateResult(FORWARD, refusal)
 
 
 def check_freeze(target: Channel) -> GateResult:
@@ -31,7 +78,7 @@ def check_freeze(target: Channel) -> GateResult:
     if target.frozen:
         why = f": {target.freeze_reason}" if target.freeze_reason else ""
         refusal = f"channel {target.name!r} is frozen{why} (--ignore-freeze overrides)"
-    return GateResult("freeze", refusal)
+    return GateResult(FREEZE, refusal)
 
 
 def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:
@@ -53,6 +100,11 @@ def has_applied(ws: Workspace, cluster: Cluster, sha: str, cache: dict[str, bool
 def check_applied(
     ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]
 ) -> GateResult:
+    if not clusters:
+        return GateResult(APPLIED, (
+            f"no running cluster of {source.name!r} can have applied {sha[:7]}: the channel "
+            "has none, so this gate cannot pass (--force overrides)"
+        ))
     cache: dict[str, bool] = {}
     missing = [c for c in clusters if not has_applied(ws, c, sha, cache)]
     refusal = None
@@ -63,7 +115,7 @@ def check_applied(
             f"{len(missing)} of {len(clusters)} clusters of {source.name!r} have not applied "
             f"{sha[:7]}: {names}{more} (--force overrides)"
         )
-    return GateResult("applied_in_source", refusal)
+    return GateResult(APPLIED, refusal)
 
 
 def soak_start(ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]) -> datetime:
@@ -101,7 +153,7 @@ def check_soak(
                 f"the {format_duration(soak)} that {target.name!r} requires; "
                 f"{format_duration(left)} left (--force overrides)"
             )
-    return GateResult("soak", refusal)
+    return GateResult(SOAK, refusal)
 
 
 def check_all(

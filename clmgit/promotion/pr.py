@@ -150,7 +150,7 @@ def _push_branch(ws: Workspace, plan: Plan, branch: str) -> tuple[str, bool]:
     files = {path: text.encode() for path, text in plan.files.items()}
     commit = repo.make_commit(ws.control_sha, files, plan.message)
     # With `there` as the old value, a branch that moved is force-pushed with a lease on it.
-    repo.push(ws.remote, [RefUpdate(f"refs/heads/{branch}", commit, there)])
+    repo.push(ws.remote, [RefUpdate(f"refs/heads/{branch}", commit, there, replaceable=True)])
     return commit, True
 
 

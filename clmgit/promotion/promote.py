@@ -1,26 +1,35 @@
 """Promotion and rollback (DESIGN.md §4): a plan is computed and checked first, then landed.
 
-`plan_promotion` and `plan_rollback` read only; they either refuse with one sentence or return a
-`Plan` holding the new channel file, the commit message and the channel-branch move. `land_plan`
-writes it. A dry run is a plan that is printed and never landed.
+`plan_promotion` and `plan_rollback` read only. They refuse bad input with one sentence, and
+otherwise return a `Plan` holding the new channel file, the commit message, the channel-branch
+move and the refusals of any gate no override lifts (forward-only and the branch's own content
+are gates too, see gates.py). `check` turns a refused plan into its sentence; `land_plan` writes
+an allowed one. A dry run is a plan that is printed (refused or not) and never landed.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from clmgit.adapters.git import SHORT_SHA_RE
-from clmgit.channels import DEFAULT_GROUP, Channel, Group, pin_groups
+from clmgit.channels import DEFAULT_GROUP, Channel, pin_groups
 from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.promotion import gates
+from clmgit.promotion.content import (
+    CONFIG_DIR,
+    BranchMove,
+    PlannedMove,
+    plan_branch_move,
+    same_content,
+)
 from clmgit.promotion.history import previous_pin
-from clmgit.promotion.write import BranchMove, Landed, land
+from clmgit.promotion.write import Landed, land
 from clmgit.timestamps import format_timestamp
 from clmgit.workspace import Workspace
 
-CONFIG_DIR = "cluster/"
 SHORTLOG_LIMIT = 50
 
 
@@ -29,6 +38,12 @@ class GroupChange:
     group: str
     old: str | None
     new: str
+
+
+class PlanKind(enum.Enum):
+    NOTHING_TO_DO = "nothing-to-do"  # every selected group is at the SHA already
+    PIN = "pin"  # groups get new pins
+    REFUSED = "refused"  # a gate refuses; the plan is shown (dry run) but never landed
 
 
 @dataclass(frozen=True)
@@ -44,10 +59,28 @@ class Plan:
     move: BranchMove | None = None
     files: dict[str, str] = field(default_factory=dict)
     message: str = ""
+    refusals: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what the plan does that is easy to miss
+
+    @property
+    def kind(self) -> PlanKind:
+        if self.refusals:
+            return PlanKind.REFUSED
+        return PlanKind.PIN if self.changes else PlanKind.NOTHING_TO_DO
 
     @property
     def nothing_to_do(self) -> bool:
-        return not self.changes
+        return self.kind is PlanKind.NOTHING_TO_DO
+
+
+def check(plan: Plan) -> Plan:
+    """The plan itself, or the refusal of it as one sentence."""
+    if plan.refusals:
+        verb = "promotion" if plan.action == "promote" else "rollback"
+        raise RefusedError(
+            f"{verb} of {plan.sha[:7]} to {plan.target!r} refused: " + "; ".join(plan.refusals)
+        )
+    return plan
 
 
 def _now() -> datetime:
@@ -104,40 +137,34 @@ def plan_promotion(
     if src.name == dst.name:
         raise ConfigError("source and target are the same channel")
     new = source_sha(ws, src, sha)
-    selected = dst.select(groups) if dst.groups else (Group(DEFAULT_GROUP),)
     if groups and not dst.groups:
         dst.group(groups[0])  # raises: the channel has no groups
-    changes = tuple(GroupChange(g.name, g.sha, new) for g in selected if g.sha != new)
-    unchanged = tuple(g.name for g in selected if g.sha == new)
+    notes: tuple[str, ...] = ()
+    if dst.groups:
+        selected = [(g.name, g.sha) for g in dst.select(groups)]
+    else:
+        # A channel that follows its branch is, in effect, pinned at the branch head.
+        head = ws.head(dst)
+        if same_content(ws.repo, head, new):
+            return Plan("promote", dst.name, src.name, new, (), (DEFAULT_GROUP,))
+        selected = [(DEFAULT_GROUP, head)]
+        notes = (
+            f"{dst.name!r} follows branch {dst.branch!r} today; this promotion pins it (group "
+            f"{DEFAULT_GROUP!r}), and its clusters then follow the pin, not the branch",
+        )
+    changes = tuple(GroupChange(name, old, new) for name, old in selected if old != new)
+    unchanged = tuple(name for name, old in selected if old == new)
     if not changes:
         return Plan("promote", dst.name, src.name, new, (), unchanged)
 
-    overrides: list[str] = []
-    refusals: list[str] = []
-    for result in gates.check_all(ws, source=src, target=dst, sha=new, now=now):
-        if result.refusal is None:
-            continue
-        if result.gate == "freeze" and ignore_freeze:
-            overrides.append(f"--ignore-freeze: {result.refusal}")
-        elif result.gate != "freeze" and force:
-            overrides.append(f"--force: {result.refusal}")
-        else:
-            refusals.append(result.refusal)
-    behind = [c for c in changes if c.old and not ws.repo.is_ancestor(c.old, new)]
-    if behind:
-        at = ", ".join(f"{c.group} at {(c.old or '')[:7]}" for c in behind)
-        refusal = (
-            f"{new[:7]} does not contain the pins of {dst.name!r} ({at}); promotion only moves "
-            "forward (rollback goes back, --force overrides)"
-        )
-        if force:
-            overrides.append(f"--force: {refusal}")
-        else:
-            refusals.append(refusal)
-    if refusals:
-        raise RefusedError(
-            f"promotion of {new[:7]} to {dst.name!r} refused: " + "; ".join(refusals)
-        )
+    olds = [c.old for c in changes if c.old]
+    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now)
+    results.append(gates.check_forward(
+        ws.repo, dst, [(c.group, c.old) for c in changes if c.old], new))
+    planned = _branch_move(ws, dst, {c.group: new for c in changes}, new,
+                           known=olds if dst.groups else ())
+    results.append(gates.GateResult(gates.BRANCH_CONTENT, planned.refusal))
+    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze)
 
     promoted_at = format_timestamp(now)
     pins = {
@@ -145,9 +172,9 @@ def plan_promotion(
         for c in changes
     }
     commits = _shortlog(ws, changes, new)
-    move = _branch_move(ws, dst, {c.group: new for c in changes}, new)
     plan = Plan(
-        "promote", dst.name, src.name, new, changes, unchanged, tuple(overrides), commits, move
+        "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
+        planned.move, refusals=verdict.refusals, notes=notes,
     )
     return _with_commit(ws, plan, dst, pins)
 
@@ -158,6 +185,7 @@ def plan_rollback(
     channel: str,
     groups: Sequence[str] = (),
     to: str | None = None,
+    force: bool = False,
     now: datetime | None = None,
 ) -> Plan:
     now = now or _now()
@@ -192,20 +220,22 @@ def plan_rollback(
         for c in changes
     }
     new_pins = {c.group: c.new for c in changes}
-    move = _branch_move(ws, ch, new_pins, sha)
-    plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged), (), (), move)
+    planned = _branch_move(ws, ch, new_pins, sha, known=[c.old for c in changes if c.old])
+    verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
+                          force=force, ignore_freeze=False)
+    plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
+                verdict.overrides, (), planned.move, refusals=verdict.refusals)
     return _with_commit(ws, plan, ch, pins)
 
 
 def _branch_move(
-    ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str
-) -> BranchMove | None:
+    ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str, *, known: Sequence[str]
+) -> PlannedMove:
     """The channel branch follows once every group of the channel is at the same SHA."""
     after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
     if set(after.values()) != {sha}:
-        return None
-    head = ws.repo.branch_sha(ch.branch)
-    return None if head == sha else BranchMove(ch.branch, head, sha)
+        return PlannedMove(None)
+    return plan_branch_move(ws.repo, ch.branch, sha, known=known)
 
 
 def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:
@@ -256,5 +286,6 @@ def commit_message(plan: Plan) -> str:
 
 def land_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Landed:
     """Write a plan: the commit on the control branch and the channel-branch move."""
+    check(plan)
     moves = [plan.move] if plan.move else []
     return land(ws, files=plan.files, message=plan.message, moves=moves, push=push)

@@ -8,14 +8,8 @@ from dataclasses import dataclass
 
 from clmgit.adapters.git import RefUpdate
 from clmgit.errors import RefusedError
+from clmgit.promotion.content import BranchMove, MoveKind
 from clmgit.workspace import Workspace
-
-
-@dataclass(frozen=True)
-class BranchMove:
-    branch: str
-    old: str | None
-    new: str
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ def land(
         )
         updates.append(RefUpdate(f"refs/heads/{target}", commit, ws.control_sha))
     for move in moves:
-        updates.append(RefUpdate(f"refs/heads/{move.branch}", move.new, move.old))
+        updates.append(RefUpdate(f"refs/heads/{move.branch}", _move_commit(ws, move), move.old))
     if not updates:
         return Landed(commit=None, pushed=False, branch=target)
     if push:
@@ -61,3 +55,16 @@ def land(
         repo.push(ws.remote, updates)
     repo.update_refs(updates)
     return Landed(commit=commit, pushed=push, branch=target)
+
+
+def _move_commit(ws: Workspace, move: BranchMove) -> str:
+    """The commit the branch will point at: the SHA itself, or a promotion merge onto it."""
+    if move.kind is not MoveKind.PROMOTION_MERGE:
+        return move.new
+    assert move.old is not None
+    message = (
+        f"Promote {move.branch} to {move.new[:7]}\n\n"
+        f"The tree of {move.new} on top of {move.old[:7]}; made by clmgit so that the branch "
+        f"moves without rewriting its history.\n\nClmgit-Branch-Sha: {move.new}\n"
+    )
+    return ws.repo.merge_commit(head=move.old, new=move.new, message=message)

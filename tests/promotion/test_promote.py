@@ -10,7 +10,7 @@ import yaml
 
 from clmgit.errors import RefusedError
 from clmgit.model import desired_version, parse_cluster
-from clmgit.promotion.promote import plan_promotion
+from clmgit.promotion.promote import check, plan_promotion
 from clmgit.workspace import open_workspace
 from tests.conftest import Fleet, default_records
 
@@ -34,6 +34,10 @@ def applied(records, channel: str, sha: str, *, ago: timedelta = timedelta(days=
 def pins(fleet: Fleet, channel: str) -> dict[str, str | None]:
     data = yaml.safe_load(fleet.file(f"channels/{channel}.yaml"))
     return {g["name"]: g.get("sha") for g in data.get("groups") or []}
+
+
+def tree(fleet: Fleet, ref: str, path: str = "") -> str:
+    return fleet.builder.git("rev-parse", f"{ref}^{{tree}}" if not path else f"{ref}:{path}")
 
 
 def last_message(fleet: Fleet, ref: str = "main") -> str:
@@ -123,7 +127,10 @@ def test_forward_only_and_force_recorded(fleet: Fleet) -> None:
     assert r.code == 0, r.err
     message = last_message(fleet)
     assert "Clmgit-Override: force" in message and "only moves forward" in message
-    assert fleet.branch("alpha") == fleet.c2
+    # the branch goes back by a promotion merge on top of c3, never by rewriting it
+    parents = fleet.builder.git("log", "-1", "--format=%P", "alpha").split()
+    assert parents == [fleet.c3, fleet.c2]
+    assert tree(fleet, "alpha") == tree(fleet, fleet.c2)
 
 
 def test_canary_first_then_rest_moves_branch(fleet: Fleet) -> None:
@@ -174,7 +181,8 @@ def test_soak_gate_and_its_override(fleet: Fleet) -> None:
     applied_at = datetime.fromisoformat(records[1]["status"]["applied_at"].replace("Z", "+00:00"))
     ws = open_workspace(str(fleet.path))
     with pytest.raises(RefusedError, match="for 30m of the 2h that 'beta' requires; 1h30m left"):
-        plan_promotion(ws, source="alpha", target="beta", now=applied_at + timedelta(minutes=30))
+        check(plan_promotion(
+            ws, source="alpha", target="beta", now=applied_at + timedelta(minutes=30)))
     r = fleet.cli("promote", "alpha", "beta", "--force")
     assert r.code == 0, r.err
     assert "Clmgit-Override: force" in last_message(fleet) and "soaked" in last_message(fleet)
@@ -271,7 +279,9 @@ def test_rollback_goes_to_previous_pin_and_says_so(fleet: Fleet) -> None:
     message = last_message(fleet)
     assert message.startswith(f"rollback(alpha): {fleet.c3[:7]}..{fleet.c2[:7]} [default]")
     assert "Clmgit-Action: rollback" in message and f"default={fleet.c3}" in message
-    assert fleet.branch("alpha") == fleet.c2
+    # back by a commit on top of c3 (a promotion merge with c2's tree), not by rewriting alpha
+    assert fleet.builder.git("log", "-1", "--format=%P", "alpha").split() == [fleet.c3, fleet.c2]
+    assert tree(fleet, "alpha") == tree(fleet, fleet.c2)
     r = fleet.cli("rollback", "alpha")  # c3 is ahead of c2, so there is nothing further back
     assert r.code == 1 and "no earlier pin" in r.err
 
