@@ -4,6 +4,8 @@ clmgit registry record — until [6/8] and CLM's computed values land in clmgit 
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +126,12 @@ class CorpusRenderer:
                 self.errors[path] = f"{type(e).__name__}: {e}"
 
     def render(self, path: str, root: dict[str, Any]) -> str:
-        return self.templates[path].render(_root=root)
+        """`path` rendered; `manifestHash` renders a sibling with the same data, as CLM's."""
+        def manifest_hash(name: str) -> str:
+            sibling = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            return hashlib.sha256(self.render(sibling, root).encode()).hexdigest()
+
+        return str(self.templates[path].render(_root=root, manifestHash=manifest_hash))
 
     def defaults(self, cluster: Cluster) -> dict[str, str]:
         text = self.render("cluster/config-defaults.yaml",
@@ -145,7 +152,6 @@ class CorpusEc2:
     }
 
     def ami_id(self, name: str, owner: str) -> str:
-        import hashlib
         return "ami-" + hashlib.sha256(f"{owner}/{name}".encode()).hexdigest()[:17]
 
     def instance_info(self, instance_type: str) -> InstanceInfo:

@@ -147,7 +147,7 @@ class _Converter:
             elif (m := re.match(r"^(\$\w+)\s*=\s*(.*)$", body, re.DOTALL)):
                 self._tag(f"set {_name(m.group(1))} = {self.expr(m.group(2))}", left, right)
             else:
-                self._tag(f"_go_print({self.expr(body)})", left, right, expr=True)
+                self._tag(f"_go_out({self.expr(body)})", left, right, expr=True)
 
     def _decl(self, text: str) -> tuple[list[str], str]:
         m = re.match(r"^(\$\w*)\s*(?:,\s*(\$\w*)\s*)?:=\s*(.*)$", text, re.DOTALL)
@@ -300,7 +300,17 @@ def _printf(fmt: str, *args: Any) -> str:
     return re.sub(r"%([-+ 0#]?[0-9.]*)([a-zA-Z%])", one, fmt)
 
 
-def _print(value: Any) -> Any:
+def _sprint(*args: Any) -> str:
+    """Go's `fmt.Sprint`: a space between two operands when neither is a string."""
+    out = ""
+    for i, arg in enumerate(args):
+        if i and not isinstance(arg, str) and not isinstance(args[i - 1], str):
+            out += " "
+        out += go_string(arg)
+    return out
+
+
+def _out(value: Any) -> Any:
     if value is None:
         return "<no value>"
     if isinstance(value, bool | float | list | tuple | Mapping):
@@ -322,7 +332,8 @@ GO_BUILTINS: dict[str, Any] = {
     "_go_len": len,
     "_go_index": _index,
     "_go_printf": _printf,
-    "_go_print": _print,
+    "_go_print": _sprint,
+    "_go_out": _out,
     "_go_println": lambda *a: " ".join(go_string(x) for x in a) + "\n",
     "_go_slice": lambda v, *i: v[slice(*i)],
     "_go_items": _items,
