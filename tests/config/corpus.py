@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
 from clmgit.adapters.ec2info import InstanceInfo
@@ -110,18 +111,28 @@ def go_cluster(cluster: Cluster, items: dict[str, str]) -> dict[str, Any]:
 class CorpusRenderer:
     """The corpus's templates, converted once, rendered in clmgit's Jinja environment."""
 
-    def __init__(self, files: dict[str, str], ec2: Any) -> None:
+    def __init__(self, files: dict[str, str], ec2: Any, *,
+                 converted: dict[str, str] | None = None) -> None:
+        """`converted` (path → Jinja text) skips the conversion; templates are then loaded by
+        name, through clmgit's compile cache, as a converted repository's would be."""
         self.files = files
-        self.env = make_environment()
+        self.errors: dict[str, str] = {}  # path → why it could not be converted or compiled
+        if converted is None:
+            converted = {}
+            for path, text in files.items():
+                if path.endswith(".yaml"):
+                    try:
+                        converted[path] = convert(text)
+                    except Exception as e:  # noqa: BLE001 - reported per file by the tests
+                        self.errors[path] = f"{type(e).__name__}: {e}"
+        self.converted = converted
+        self.env = make_environment(jinja2.DictLoader(converted))
         self.env.globals.update(GO_BUILTINS)
         self.env.globals.update(clm_functions(ec2=ec2))
         self.templates: dict[str, Any] = {}
-        self.errors: dict[str, str] = {}  # path → why it could not be converted or compiled
-        for path, text in files.items():
-            if not path.endswith(".yaml"):
-                continue
+        for path in converted:
             try:
-                self.templates[path] = self.env.from_string(convert(text))
+                self.templates[path] = self.env.get_template(path)
             except Exception as e:  # noqa: BLE001 - reported per file by the tests
                 self.errors[path] = f"{type(e).__name__}: {e}"
 
