@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64 as b64
 import binascii
 import datetime as dt
+import functools
 import hashlib
 import ipaddress
 import json
@@ -420,9 +421,17 @@ def _pem_block(text: Any, function: str) -> tuple[str, bytes]:
 
 def public_key(private_key: Any) -> str:
     """The PEM public key (PKIX) of a PEM RSA private key in PKCS #1 form."""
+    return _public_key(_bytes(private_key, "publicKey"))
+
+
+@functools.lru_cache(maxsize=64)
+def _public_key(private_key: bytes) -> str:
+    # Kept per key: every cluster of a fleet usually shares few keys, and reading one costs
+    # milliseconds. Only the public half is taken, so the private key's checks are skipped.
     _, der = _pem_block(private_key, "publicKey")
     try:
-        key = serialization.load_der_private_key(der, password=None)
+        key = serialization.load_der_private_key(der, password=None,
+                                                 unsafe_skip_rsa_key_validation=True)
     except ValueError as e:
         raise HelperError(f"publicKey: {e}") from None
     if not isinstance(key, rsa.RSAPrivateKey):

@@ -137,12 +137,27 @@ class CorpusRenderer:
                 self.errors[path] = f"{type(e).__name__}: {e}"
 
     def render(self, path: str, root: dict[str, Any]) -> str:
-        """`path` rendered; `manifestHash` renders a sibling with the same data, as CLM's."""
+        """`path` rendered; `manifestHash` renders a sibling with the same data, as CLM's. The
+        globals are shared with the context, not copied per file (as `TemplateSet` does)."""
+        done: dict[str, str] = {}
+
         def manifest_hash(name: str) -> str:
             sibling = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            return hashlib.sha256(self.render(sibling, root).encode()).hexdigest()
+            if sibling not in done:
+                done[sibling] = self._run(sibling, variables)
+            return hashlib.sha256(done[sibling].encode()).hexdigest()
 
-        return str(self.templates[path].render(_root=root, manifestHash=manifest_hash))
+        variables = {**self.env.globals, "_root": root, "manifestHash": manifest_hash}
+        return self._run(path, variables)
+
+    def _run(self, path: str, variables: dict[str, Any]) -> str:
+        template = self.templates[path]
+        context = template.new_context(variables, shared=True)
+        try:
+            return str(self.env.concat(template.root_render_func(context)))  # type: ignore[attr-defined]
+        except Exception:
+            self.env.handle_exception()
+            raise
 
     def defaults(self, cluster: Cluster) -> dict[str, str]:
         text = self.render("cluster/config-defaults.yaml",
