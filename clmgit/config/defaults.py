@@ -5,11 +5,15 @@ items (so a default cannot depend on an item it may be overriding) and without `
 value is kept as the text written in the file (`1.10` stays `1.10`, `yes` stays `yes`), because
 config items are strings; a `null` or empty value is the empty string. The registry's items win;
 a node pool inherits the cluster's merged items unless it sets its own.
+
+A key written twice takes its last value, as in CLM (Go's YAML decoder into a map keeps the last),
+with a warning naming the key and both lines: kubernetes-on-aws has such keys.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import replace
 
 import yaml
@@ -21,6 +25,7 @@ from clmgit.model import Cluster, cluster_to_dict
 
 DEFAULTS_PATH = "cluster/config-defaults.yaml"
 _NULL_TAG = "tag:yaml.org,2002:null"
+log = logging.getLogger(__name__)
 
 
 def render_defaults(templates: TemplateSet, cluster: Cluster) -> dict[str, str]:
@@ -47,12 +52,16 @@ def _parse_defaults(text: str, path: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(root, yaml.MappingNode):
         raise ConfigError(f"{path}: must be a mapping of config items to values")
     items: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for key_node, value_node in root.value:
-        line = f"{path}:{key_node.start_mark.line + 1}"
+        line = key_node.start_mark.line + 1
         if not isinstance(key_node, yaml.ScalarNode) or not isinstance(value_node, yaml.ScalarNode):
-            raise ConfigError(f"{line}: config items are key: value pairs of plain values")
+            raise ConfigError(f"{path}:{line}: config items are key: value pairs of plain values")
         if key_node.value in items:
-            raise ConfigError(f"{line}: {key_node.value!r} is defined twice")
+            log.warning("%s: %r is defined on lines %d and %d; the last one wins, as in CLM",
+                        path, key_node.value, lines[key_node.value], line)
+            del items[key_node.value]  # its place is that of the last definition
+        lines[key_node.value] = line
         items[key_node.value] = "" if value_node.tag == _NULL_TAG else value_node.value
     return tuple(items.items())
 

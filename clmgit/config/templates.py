@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from clmgit.config.clmfuncs import clm_functions
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.helpers import HELPERS, HelperError
 from clmgit.config.source import ConfigTree
@@ -66,10 +67,28 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandbo
     env.optimized = False
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)
+    env.finalize = _finalize
     env.filters.update(HELPERS)
     env.globals.update(HELPERS)
-    env.filters["manifest_hash"] = env.globals["manifest_hash"] = manifest_hash
+    # CLM's functions under CLM's names. As globals they take CLM's argument order; as filters
+    # only where Jinja has no filter of that name (`join`, `indent`, `list` stay Jinja's).
+    clm = clm_functions()
+    env.filters.update({name: f for name, f in clm.items() if name not in env.filters
+                        or name in HELPERS})
+    env.globals.update(clm)
+    for name in ("manifest_hash", "manifestHash"):
+        env.filters[name] = env.globals[name] = manifest_hash
     return env
+
+
+def _finalize(value: Any) -> Any:
+    """What `{{ … }}` prints: booleans as `true`/`false`, as CLM's Go templates print them (and
+    as YAML reads them)."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return value
 
 
 class _TreeLoader(jinja2.BaseLoader):

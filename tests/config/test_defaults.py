@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from clmgit.config.defaults import parse_defaults, render_defaults, with_defaults
@@ -48,13 +50,20 @@ def test_no_defaults_file_means_no_defaults() -> None:
 @pytest.mark.parametrize(("text", "error"), [
     ("a: 1\nb:\n  nested: 2\n", "config-defaults.yaml:2: config items are key: value pairs"),
     ("a: 1\nb: [1, 2]\n", "config-defaults.yaml:2: config items are key: value pairs"),
-    ("a: 1\na: 2\n", "config-defaults.yaml:2: 'a' is defined twice"),
     ("- a\n", "must be a mapping of config items"),
     ("a: 1\nb: : c\n", "config-defaults.yaml:2: the rendered YAML is malformed"),
 ])
 def test_malformed_defaults_name_file_and_line(text: str, error: str) -> None:
     with pytest.raises(ConfigError, match=error):
         parse_defaults(text, PATH)
+
+
+def test_a_key_defined_twice_takes_its_last_value_with_a_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="clmgit.config.defaults"):
+        items = parse_defaults("a: 1\nb: 2\na: 3\n", PATH + "-dup")
+    assert items == {"b": "2", "a": "3"}
+    assert "'a' is defined on lines 1 and 3; the last one wins" in caplog.text
 
 
 def test_registry_items_win_and_node_pools_inherit_unless_they_set_their_own() -> None:
