@@ -141,6 +141,8 @@ class _Emitter:
         # tabs, newlines) trims; otherwise the text is written trimmed and the marker dropped.
         # Beside a define (moved to the top) the text is written as Go trims it.
         text = node.raw
+        if "\r" in text:  # Jinja reads \r\n and \r as \n: carriage returns are expressions
+            trimmed_left = trimmed_right = True
         if node.trim_left and (trimmed_left or text.lstrip() != text.lstrip(GO_SPACE)):
             text = text.lstrip(GO_SPACE)
             if not trimmed_left:
@@ -290,10 +292,12 @@ class _Emitter:
         value = self.pipe(pipe)
         self.push()
         names = [self.bind(n) for n in pipe.decl]
+        first = self._tag("{%", node.tag.trim_left, f"set {source} = {value}", "%}", False)
         if len(names) == 2:
             key, elem = names
             loop = (f"for {key} in ({source}|sort(case_sensitive=true) if {source} is mapping "
                     f"else range({source}|length))")
+            head = first + self._tag("{%", False, loop, "%}", False)
             after = self._tag("{%", False, f"set {elem} = {source}[{key}]", "%}",
                               node.tag.trim_right)
         else:
@@ -301,10 +305,9 @@ class _Emitter:
             self.taken.add(elem)
             loop = (f"for {elem} in ({source}|dictsort(true)|map(attribute=1)|list "
                     f"if {source} is mapping else {source})")
+            head = first + self._tag("{%", False, loop, "%}", node.tag.trim_right)
             after = ""
         self.scopes[-1].dot = elem
-        head = (self._tag("{%", node.tag.trim_left, f"set {source} = {value}", "%}", False)
-                + self._tag("{%", False, loop, "%}", node.tag.trim_right and not after))
         self.out.append(head + after)
         self.loop_depth += 1
         self.nodes(node.body)
@@ -463,7 +466,7 @@ def _string(value: str) -> str:
 
 def _escape_text(text: str) -> str:
     """Text with every `{` that Jinja would read as the start of a tag written as an expression."""
-    return _BRACE_RE.sub("{{ '{' }}", text)
+    return _BRACE_RE.sub("{{ '{' }}", text).replace("\r", "{{ '\\r' }}")
 
 
 def _assigned_names(nodes: list[Node]) -> set[str]:
