@@ -30,8 +30,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
     "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
     "views": frozenset({"promotion", "reconcile", "engine", "config"}),
+    "convert": frozenset({"config", "adapters", "registry"}),  # CLM's templates brought over
     "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
-                      "registry", "adapters"}),
+                      "registry", "adapters", "convert"}),
     "__main__": frozenset({"cli"}),
     "sandbox": frozenset({"adapters", "config", "engine", "registry", "workspace",
                           "promotion", "reconcile"}),

@@ -1,0 +1,481 @@
+"""Jinja2 from a parsed Go template, whitespace kept byte for byte.
+
+Go's data is the template's dot: at the top it holds `Cluster`, `Values` and `NodePool` (CLM's
+template data), which become Jinja variables of those names. Inside `range`/`with` the dot is a
+generated variable (`dot1`, ...); `define` becomes a macro taking the dot. Go variables keep
+their names (renamed where Jinja would see a clash or Go a shadowing); a variable that is
+assigned with `=` becomes a `namespace` so that a loop can change it, as Go allows.
+
+Trim markers stay where Jinja trims exactly as Go does (Go trims spaces, tabs and newlines; Jinja
+any white space); elsewhere the text is written already trimmed. What Jinja cannot express
+(`break`/`continue`, `print`, `html`, ...) is refused with file, line and the construct.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from clmgit.convert.nodes import (
+    Action,
+    Branch,
+    Chain,
+    Command,
+    Comment,
+    Define,
+    Dot,
+    Field,
+    Identifier,
+    Literal,
+    LoopControl,
+    Node,
+    Operand,
+    Parsed,
+    Pipe,
+    SubPipe,
+    Tag,
+    Template,
+    Text,
+    Variable,
+)
+from clmgit.convert.parser import GO_SPACE, GoTemplateError
+
+ROOT_FIELDS = ("Cluster", "Values", "NodePool")  # CLM's template data
+_JINJA_WORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none",
+                          "True", "False", "None", "loop", "namespace", "range", "dict", "self",
+                          "caller", "varargs", "kwargs", *ROOT_FIELDS})
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_PRINTF_VERBS = re.compile(r"%(.)")
+_REFUSED = frozenset({"println", "html", "js", "urlquery", "call", "slice"})
+_BRACE_RE = re.compile(r"\{(?=[{%#]|$)")
+
+
+class Refused(GoTemplateError):
+    """A construct that the Jinja output cannot express."""
+
+
+@dataclass
+class Usage:
+    """What a converted file used: constructs and functions, with counts."""
+
+    constructs: Counter[str] = field(default_factory=Counter)
+    functions: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Scope:
+    names: dict[str, str]  # Go variable → Jinja expression
+    dot: str | None  # the Jinja expression of the dot; None: the root
+
+
+def to_jinja(parsed: Parsed, usage: Usage | None = None) -> str:
+    """The Jinja2 text of a parsed Go template."""
+    return _Emitter(parsed, usage or Usage()).emit()
+
+
+class _Emitter:
+    def __init__(self, parsed: Parsed, usage: Usage) -> None:
+        self.parsed = parsed
+        self.usage = usage
+        self.out: list[str] = []
+        self.scopes: list[_Scope] = [_Scope({}, None)]
+        self.taken: set[str] = set()
+        self.counter = 0
+        self.assigned = _assigned_names(parsed.nodes)
+        self.defined: set[str] = set()
+        self.loop_depth = 0
+
+    def emit(self) -> str:
+        # Go's defines are known before the template runs; a Jinja macro only after its
+        # definition: every define goes first (it prints nothing where it stood).
+        nodes = self.parsed.nodes
+        for node in nodes:
+            if isinstance(node, Define):
+                self.define(node)
+        for i, node in enumerate(nodes):
+            if isinstance(node, Define):
+                if node.is_block:
+                    self.template(node.tag, node.name, node.block_pipe, counted=False,
+                                  trim_right=node.end_tag.trim_right)
+                continue
+            if isinstance(node, Text):
+                before = nodes[i - 1] if i else None
+                after = nodes[i + 1] if i + 1 < len(nodes) else None
+                self.text(node, trimmed_left=isinstance(before, Define),
+                          trimmed_right=isinstance(after, Define))
+                continue
+            self.node(node)
+        return "".join(self.out)
+
+    def refuse(self, line: int, construct: str) -> Refused:
+        return Refused(f"{self.parsed.name}:{line}: {construct} cannot be converted to Jinja")
+
+    # statements
+
+    def nodes(self, nodes: list[Node]) -> None:
+        for node in nodes:
+            self.node(node)
+
+    def node(self, node: Node) -> None:
+        if isinstance(node, Text):
+            self.text(node)
+        elif isinstance(node, Comment):
+            self.usage.constructs["comment"] += 1
+            body = node.text.replace("#}", "# }")
+            self.out.append(self._tag("{#", node.tag.trim_left, body, "#}", node.tag.trim_right,
+                                      pad=""))
+        elif isinstance(node, Action):
+            self.action(node)
+        elif isinstance(node, Branch):
+            self.branch(node)
+        elif isinstance(node, Define):
+            self.define(node)
+        elif isinstance(node, Template):
+            self.template(node.tag, node.name, node.pipe)
+        elif isinstance(node, LoopControl):
+            raise self.refuse(node.tag.line, f"{{{{{node.word}}}}}")
+
+    def text(self, node: Text, *, trimmed_left: bool = False, trimmed_right: bool = False) -> None:
+        # A marker stays Jinja's job only where Jinja (any white space) trims what Go (spaces,
+        # tabs, newlines) trims; otherwise the text is written trimmed and the marker dropped.
+        # Beside a define (moved to the top) the text is written as Go trims it.
+        text = node.raw
+        if "\r" in text:  # Jinja reads \r\n and \r as \n: carriage returns are expressions
+            trimmed_left = trimmed_right = True
+        if node.trim_left and (trimmed_left or text.lstrip() != text.lstrip(GO_SPACE)):
+            text = text.lstrip(GO_SPACE)
+            if not trimmed_left:
+                self._drop_right_marker()
+        if node.trim_right and (trimmed_right or text.rstrip() != text.rstrip(GO_SPACE)):
+            text = text.rstrip(GO_SPACE)
+            self._pending_no_left_trim = True
+        self.out.append(_escape_text(text))
+
+    _pending_no_left_trim = False
+
+    def _drop_right_marker(self) -> None:
+        """The tag just written keeps no right trim marker: the text after it is trimmed."""
+        chunk = self.out[-1] if self.out else ""
+        for end in ("-}}", "-%}", "-#}"):
+            if chunk.endswith(end):
+                self.out[-1] = chunk[:-3] + end[1:]
+                return
+
+    def _open(self, tag: Tag, body: str) -> str:
+        return self._tag("{%", tag.trim_left, body, "%}", tag.trim_right)
+
+    def _tag(self, start: str, trim_left: bool, body: str, end: str, trim_right: bool, *,
+             pad: str = " ") -> str:
+        left = "-" if trim_left and not self._pending_no_left_trim else ""
+        self._pending_no_left_trim = False
+        return f"{start}{left}{pad}{body}{pad}{'-' if trim_right else ''}{end}"
+
+    def action(self, node: Action) -> None:
+        pipe = node.pipe
+        if pipe.decl:
+            self.out.append(self._open(node.tag, self.declare(pipe)))
+            return
+        self.usage.constructs["output"] += 1
+        self.out.append(self._tag("{{", node.tag.trim_left, self.pipe(pipe), "}}",
+                                  node.tag.trim_right))
+
+    def declare(self, pipe: Pipe, value: str | None = None) -> str:
+        """`set` for `$x := pipe` or `$x = pipe` (without its tag)."""
+        value = value if value is not None else self.pipe(pipe)
+        (name,) = pipe.decl
+        if pipe.assign:
+            self.usage.constructs["assignment"] += 1
+            return f"set {self.lookup(name, pipe.line)} = {value}"
+        self.usage.constructs["variable"] += 1
+        jinja = self.bind(name)
+        if name in self.assigned:
+            self.scopes[-1].names[name] = f"{jinja}.v"
+            return f"set {jinja} = namespace(v={value})"
+        return f"set {jinja} = {value}"
+
+    def bind(self, name: str) -> str:
+        base = name[1:] or "root"
+        jinja = base if base not in _JINJA_WORDS else f"{base}_"
+        n = 1
+        while jinja in self.taken:
+            n += 1
+            jinja = f"{base}_{n}"
+        self.taken.add(jinja)
+        self.scopes[-1].names[name] = jinja
+        return jinja
+
+    def lookup(self, name: str, line: int) -> str:
+        for scope in reversed(self.scopes):
+            if name in scope.names:
+                return scope.names[name]
+        if name == "$":
+            return self.root()
+        raise GoTemplateError(f"{self.parsed.name}:{line}: undefined variable {name}")
+
+    def root(self) -> str:
+        fields = ", ".join(f"{f!r}: {f}" for f in ROOT_FIELDS)
+        return "{" + fields + "}"
+
+    def push(self, dot: str | None = ...) -> None:  # type: ignore[assignment]
+        current = self.scopes[-1].dot
+        self.scopes.append(_Scope({}, current if dot is ... else dot))
+
+    def branch(self, node: Branch) -> None:
+        self.usage.constructs[node.kind] += 1
+        if node.kind == "range":
+            self.range_(node)
+        else:
+            self.if_or_with(node, "if")
+        if not node.chained:
+            assert node.end_tag is not None
+            word = "endfor" if node.kind == "range" else "endif"
+            self.out.append(self._open(node.end_tag, word))
+
+    def if_or_with(self, node: Branch, word: str) -> None:
+        pipe = node.pipe
+        if node.kind == "with":
+            self.counter += 1
+            dot = f"dot{self.counter}"
+            while dot in self.taken:
+                self.counter += 1
+                dot = f"dot{self.counter}"
+            self.taken.add(dot)
+            value = self.pipe(pipe)
+            self.push(dot)
+            if pipe.decl:
+                name = self.bind(pipe.decl[0])
+                self.scopes[-1].names[pipe.decl[0]] = name
+                self.scopes[-1].dot = name
+                dot = name
+            self.out.append(self._with_tag(node.tag, word, dot, value))
+        else:
+            self.push()
+            if pipe.decl:
+                self.out.append(self._tag("{%", node.tag.trim_left, self.declare(pipe), "%}",
+                                          False))
+                condition = self.lookup(pipe.decl[0], pipe.line)
+                self.out.append(self._tag("{%", False, f"{word} {condition}", "%}",
+                                          node.tag.trim_right))
+            else:
+                self.out.append(self._open(node.tag, f"{word} {self.pipe(pipe)}"))
+        self.nodes(node.body)
+        self.scopes.pop()
+        self.orelse(node)
+
+    def _with_tag(self, tag: Tag, word: str, dot: str, value: str) -> str:
+        if word == "elif":
+            raise self.refuse(tag.line, "{{else with}}")
+        return (self._tag("{%", tag.trim_left, f"set {dot} = {value}", "%}", False)
+                + self._tag("{%", False, f"if {dot}", "%}", tag.trim_right))
+
+    def orelse(self, node: Branch) -> None:
+        if node.else_tag is None:
+            return
+        first = node.orelse[0] if node.orelse else None
+        if isinstance(first, Branch) and first.chained:
+            if first.kind == "with":
+                raise self.refuse(node.else_tag.line, "{{else with}}")
+            self.usage.constructs["else if"] += 1
+            self.if_or_with(first, "elif")
+            return
+        self.out.append(self._open(node.else_tag, "else"))
+        self.push()
+        self.nodes(node.orelse)
+        self.scopes.pop()
+
+    def range_(self, node: Branch) -> None:
+        pipe = node.pipe
+        self.counter += 1
+        source = f"range{self.counter}"
+        self.taken.add(source)
+        value = self.pipe(pipe)
+        self.push()
+        names = [self.bind(n) for n in pipe.decl]
+        first = self._tag("{%", node.tag.trim_left, f"set {source} = {value}", "%}", False)
+        if len(names) == 2:
+            key, elem = names
+            loop = (f"for {key} in ({source}|sort(case_sensitive=true) if {source} is mapping "
+                    f"else range({source}|length))")
+            head = first + self._tag("{%", False, loop, "%}", False)
+            after = self._tag("{%", False, f"set {elem} = {source}[{key}]", "%}",
+                              node.tag.trim_right)
+        else:
+            elem = names[0] if names else f"dot{self.counter}"
+            self.taken.add(elem)
+            loop = (f"for {elem} in ({source}|dictsort(true)|map(attribute=1)|list "
+                    f"if {source} is mapping else {source})")
+            head = first + self._tag("{%", False, loop, "%}", node.tag.trim_right)
+            after = ""
+        self.scopes[-1].dot = elem
+        self.out.append(head + after)
+        self.loop_depth += 1
+        self.nodes(node.body)
+        self.loop_depth -= 1
+        self.scopes.pop()
+        if node.else_tag is not None:
+            self.out.append(self._open(node.else_tag, "else"))
+            self.push()
+            self.nodes(node.orelse)
+            self.scopes.pop()
+
+    def define(self, node: Define) -> None:
+        self.usage.constructs["block" if node.is_block else "define"] += 1
+        name = _macro_name(node.name)
+        self.defined.add(node.name)
+        saved = self.scopes
+        self.scopes = [_Scope({"$": "dot"}, "dot")]
+        self.out.append(self._open(node.tag, f"macro {name}(dot)"))
+        self.nodes(node.body)
+        self.out.append(self._open(node.end_tag, "endmacro"))
+        self.scopes = saved
+
+    def template(self, tag: Tag, name: str, pipe: Pipe | None, *, counted: bool = True,
+                 trim_right: bool | None = None) -> None:
+        if counted:
+            self.usage.constructs["template"] += 1
+        if name not in self.defined:
+            raise self.refuse(tag.line, f"{{{{template {name!r}}}}} before its define")
+        arg = self.pipe(pipe) if pipe is not None else "none"
+        right = tag.trim_right if trim_right is None else trim_right
+        self.out.append(self._tag("{{", tag.trim_left, f"{_macro_name(name)}({arg})", "}}", right))
+
+    # expressions
+
+    def pipe(self, pipe: Pipe) -> str:
+        value: str | None = None
+        for command in pipe.commands:
+            value = self.command(command, value, pipe.line)
+        assert value is not None
+        return value
+
+    def command(self, command: Command, piped: str | None, line: int) -> str:
+        head, args = command.args[0], list(command.args[1:])
+        if isinstance(head, Identifier):
+            values = [self.operand(a, line) for a in args]
+            if piped is not None:
+                values.append(piped)
+            return self.call(head.name, values, line)
+        if args or piped is not None:
+            if isinstance(head, Field | Chain | Variable) and _names(head):
+                values = [self.operand(a, line) for a in args]
+                if piped is not None:
+                    values.append(piped)
+                self.usage.constructs["method call"] += 1
+                return f"{self.operand(head, line)}({', '.join(values)})"
+            raise self.refuse(line, "a value with arguments")
+        return self.operand(head, line)
+
+    def call(self, name: str, values: list[str], line: int) -> str:
+        self.usage.functions[name] += 1
+        if name in ("and", "or"):
+            return "(" + f" {name} ".join(values) + ")"
+        if name == "not":
+            return f"(not {values[0]})"
+        if name in _COMPARE:
+            op = _COMPARE[name]
+            if name == "eq" and len(values) > 2:
+                return "(" + " or ".join(f"{values[0]} == {v}" for v in values[1:]) + ")"
+            return f"({values[0]} {op} {values[1]})"
+        if name == "index":
+            return values[0] + "".join(f"[{v}]" for v in values[1:])
+        if name == "len":
+            return f"({values[0]}|length)"
+        if name == "printf":
+            verbs = set(_PRINTF_VERBS.findall(values[0])) if values else set()
+            if not values or not values[0].startswith('"') or verbs - {"s", "d", "%"}:
+                raise self.refuse(line, "printf with verbs other than %s and %d")
+            return f"({values[0]}|format({', '.join(values[1:])}))"
+        if name == "print":
+            return self.print_(values, line)
+        if name in _REFUSED:
+            raise self.refuse(line, f"the builtin {name}")
+        return f"{name}({', '.join(values)})"
+
+    def print_(self, values: list[str], line: int) -> str:
+        """Go's `print` adds a space between two operands when neither is a string: written as
+        `~` where a string constant stands in every such pair."""
+        quoted = [v.startswith('"') for v in values]
+        if len(values) < 2 or not all(a or b for a, b in zip(quoted, quoted[1:], strict=False)):
+            raise self.refuse(line, "print of values that may not be strings")
+        return "(" + " ~ ".join(values) + ")"
+
+    def operand(self, op: Operand, line: int) -> str:
+        if isinstance(op, Literal):
+            return _literal(op)
+        if isinstance(op, Dot):
+            return self.dot()
+        if isinstance(op, Field):
+            dot = self.scopes[-1].dot
+            if dot is None:
+                self.usage.constructs["field"] += 1
+                return ".".join(op.names)
+            return ".".join((dot, *op.names))
+        if isinstance(op, Variable):
+            if op.name == "$" and op.names and not any("$" in s.names for s in self.scopes):
+                return ".".join(op.names)
+            return ".".join((self.lookup(op.name, line), *op.names))
+        if isinstance(op, Chain):
+            return ".".join((f"({self.operand(op.operand, line)})", *op.names))
+        if isinstance(op, SubPipe):
+            return f"({self.pipe(op.pipe)})"
+        if isinstance(op, Identifier):
+            return self.call(op.name, [], line)
+        raise AssertionError(op)
+
+    def dot(self) -> str:
+        dot = self.scopes[-1].dot
+        return self.root() if dot is None else dot
+
+
+def _names(op: Operand) -> tuple[str, ...]:
+    return op.names if isinstance(op, Field | Chain | Variable) else ()
+
+
+def _macro_name(name: str) -> str:
+    return "tpl_" + re.sub(r"\W", "_", name)
+
+
+def _literal(op: Literal) -> str:
+    value = op.value
+    if value is None:
+        return "none"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return _string(str(value))
+
+
+def _string(value: str) -> str:
+    out = ['"']
+    for c in value:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _escape_text(text: str) -> str:
+    """Text with every `{` that Jinja would read as the start of a tag written as an expression."""
+    return _BRACE_RE.sub("{{ '{' }}", text).replace("\r", "{{ '\\r' }}")
+
+
+def _assigned_names(nodes: list[Node]) -> set[str]:
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, Action) and node.pipe.assign:
+            found.update(node.pipe.decl)
+        if isinstance(node, Branch):
+            found |= _assigned_names(node.body) | _assigned_names(node.orelse)
+        if isinstance(node, Define):
+            found |= _assigned_names(node.body)
+    return found

@@ -1,0 +1,486 @@
+"""Go's text/template semantics in Python, for proving a conversion: the same syntax tree that
+the emitter turns into Jinja, evaluated as Go evaluates it.
+
+- Truth: false, 0, nil, empty string/list/map are false; everything else true.
+- `range` over a map visits its keys in sorted order; over a list, in order; over an int n,
+  0..n-1; over nil, nothing (its `else` runs).
+- Missing map keys: `missing_key="error"` (CLM's `missingkey=error`) fails naming the key;
+  `"default"` prints `<no value>`. `index` gives the zero value (`""` in a map of strings).
+- Printing as Go's fmt prints: `true`/`false`, `<no value>`, floats in Go's shortest form.
+- Functions: a table of name → plain Python callable (CLM's library), arguments in Go's order,
+  a piped value last. Builtins: and or not eq ne lt le gt ge index len print printf println
+  slice html js urlquery call.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import urllib.parse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from clmgit.convert import gofmt
+from clmgit.convert.nodes import (
+    Action,
+    Branch,
+    Chain,
+    Command,
+    Comment,
+    Define,
+    Dot,
+    Field,
+    Identifier,
+    Literal,
+    LoopControl,
+    Node,
+    Operand,
+    Parsed,
+    Pipe,
+    SubPipe,
+    Template,
+    Text,
+    Variable,
+)
+from clmgit.convert.parser import GoTemplateError
+
+MISSING_KEY_OPTIONS = ("error", "default")
+
+
+class _NoValue:
+    """Go's invalid reflect.Value: what a missing key gives without missingkey=error."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+NO_VALUE = _NoValue()
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def render(parsed: Parsed, data: Any, functions: Mapping[str, Callable[..., Any]], *,
+           missing_key: str = "error") -> str:
+    """`parsed` executed with `data` as the dot, the way Go's text/template executes it."""
+    if missing_key not in MISSING_KEY_OPTIONS:
+        raise ValueError(f"missing_key must be one of {MISSING_KEY_OPTIONS}")
+    state = _State(parsed, functions, missing_key, [("$", data)])
+    state.walk(parsed.nodes, data)
+    return "".join(state.out)
+
+
+class _State:
+    def __init__(self, parsed: Parsed, functions: Mapping[str, Callable[..., Any]],
+                 missing_key: str, variables: list[tuple[str, Any]]) -> None:
+        self.parsed = parsed
+        self.functions = functions
+        self.missing_key = missing_key
+        self.vars = variables
+        self.out: list[str] = []
+        self.line = 0
+
+    def fail(self, message: str) -> GoTemplateError:
+        return GoTemplateError(f"{self.parsed.name}:{self.line}: {message}")
+
+    # statements
+
+    def walk(self, nodes: list[Node], dot: Any) -> None:
+        for node in nodes:
+            self.node(node, dot)
+
+    def block(self, nodes: list[Node], dot: Any) -> None:
+        """A list with its own variable scope."""
+        mark = len(self.vars)
+        try:
+            self.walk(nodes, dot)
+        finally:
+            del self.vars[mark:]
+
+    def node(self, node: Node, dot: Any) -> None:
+        if isinstance(node, Text):
+            self.out.append(node.text)
+        elif isinstance(node, Action):
+            self.line = node.tag.line
+            value = self.pipe(node.pipe, dot)
+            if not node.pipe.decl:
+                self.out.append(print_value(value))
+        elif isinstance(node, Branch):
+            self.line = node.tag.line
+            if node.kind == "range":
+                self.range_(node, dot)
+            else:
+                self.if_or_with(node, dot)
+        elif isinstance(node, Template):
+            self.line = node.tag.line
+            self.template(node.name, None if node.pipe is None else self.pipe(node.pipe, dot))
+        elif isinstance(node, Define):
+            if node.is_block:
+                self.line = node.tag.line
+                arg = None if node.block_pipe is None else self.pipe(node.block_pipe, dot)
+                self.template(node.name, arg)
+        elif isinstance(node, LoopControl):
+            raise _Break() if node.word == "break" else _Continue()
+        else:
+            assert isinstance(node, Comment)
+
+    def if_or_with(self, node: Branch, dot: Any) -> None:
+        mark = len(self.vars)
+        try:
+            value = self.pipe(node.pipe, dot)
+            if truth(value):
+                self.block(node.body, value if node.kind == "with" else dot)
+            else:
+                self.block(node.orelse, dot)
+        finally:
+            del self.vars[mark:]
+
+    def range_(self, node: Branch, dot: Any) -> None:
+        mark = len(self.vars)
+        try:
+            value = self.pipe(node.pipe, dot)
+            items = self.range_items(value, len(node.pipe.decl))
+            for key, elem in items:
+                if node.pipe.decl:
+                    self.vars[-1] = (self.vars[-1][0], elem)
+                    if len(node.pipe.decl) == 2:
+                        self.vars[-2] = (self.vars[-2][0], key)
+                try:
+                    self.block(node.body, elem)
+                except _Continue:
+                    continue
+                except _Break:
+                    break
+            if not items:
+                self.block(node.orelse, dot)
+        finally:
+            del self.vars[mark:]
+
+    def range_items(self, value: Any, decls: int) -> list[tuple[Any, Any]]:
+        if isinstance(value, Mapping):
+            return [(k, value[k]) for k in sorted(value, key=_key_order)]
+        if isinstance(value, list | tuple):
+            return list(enumerate(value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            if decls > 1:
+                raise self.fail("can't use two variables to range over an integer")
+            return [(i, i) for i in range(value)]
+        if value is None or value is NO_VALUE:
+            return []
+        raise self.fail(f"range can't iterate over {gofmt.sprint_value(value)}")
+
+    def template(self, name: str, dot: Any) -> None:
+        define = self.parsed.defines.get(name)
+        if define is None:
+            raise self.fail(f'no such template "{name}"')
+        saved = self.vars
+        self.vars = [("$", dot)]
+        try:
+            self.walk(define.body, dot)
+        finally:
+            self.vars = saved
+
+    # pipelines
+
+    def pipe(self, pipe: Pipe, dot: Any) -> Any:
+        self.line = pipe.line or self.line
+        value: Any = _NOT_PIPED
+        for command in pipe.commands:
+            value = self.command(command, dot, value)
+        for name in pipe.decl:
+            if pipe.assign:
+                self.set_var(name, value)
+            else:
+                self.vars.append((name, value))
+        return value
+
+    def set_var(self, name: str, value: Any) -> None:
+        for i in range(len(self.vars) - 1, -1, -1):
+            if self.vars[i][0] == name:
+                self.vars[i] = (name, value)
+                return
+        raise self.fail(f"undefined variable: {name}")
+
+    def var(self, name: str) -> Any:
+        for key, value in reversed(self.vars):
+            if key == name:
+                return value
+        raise self.fail(f"undefined variable: {name}")
+
+    def command(self, command: Command, dot: Any, piped: Any) -> Any:
+        head, args = command.args[0], list(command.args[1:])
+        if isinstance(head, Identifier):
+            return self.call(head.name, args, dot, piped)
+        extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
+        if isinstance(head, Field):
+            return self.fields(dot, head.names, extra, dot)
+        if isinstance(head, Variable):
+            return self.fields(self.var(head.name), head.names, extra, dot)
+        if isinstance(head, Chain):
+            return self.fields(self.operand(head.operand, dot), head.names, extra, dot)
+        if extra:
+            raise self.fail("can't give argument to non-function")
+        return self.operand(head, dot)
+
+    def operand(self, op: Operand | _Value, dot: Any) -> Any:
+        if isinstance(op, _Value):
+            return op.value
+        if isinstance(op, Literal):
+            return op.value
+        if isinstance(op, Dot):
+            return dot
+        if isinstance(op, Field):
+            return self.fields(dot, op.names, [], dot)
+        if isinstance(op, Variable):
+            return self.fields(self.var(op.name), op.names, [], dot)
+        if isinstance(op, Chain):
+            return self.fields(self.operand(op.operand, dot), op.names, [], dot)
+        if isinstance(op, SubPipe):
+            return self.pipe(op.pipe, dot)
+        assert isinstance(op, Identifier)
+        return self.call(op.name, [], dot, _NOT_PIPED)
+
+    def fields(self, value: Any, names: tuple[str, ...], args: list[Any], dot: Any) -> Any:
+        for i, name in enumerate(names):
+            final = i == len(names) - 1
+            value = self.field(value, name, args if final else [], dot)
+        if not names and args:
+            raise self.fail("can't give argument to non-function")
+        return value
+
+    def field(self, receiver: Any, name: str, args: list[Any], dot: Any) -> Any:
+        if receiver is None or receiver is NO_VALUE:
+            raise self.fail(f"nil pointer evaluating interface {{}}.{name}")
+        if isinstance(receiver, Mapping):
+            if args:
+                raise self.fail(f"{name} is not a method but has arguments")
+            if name in receiver:
+                return receiver[name]
+            if self.missing_key == "error":
+                raise self.fail(f'map has no entry for key "{name}"')
+            return NO_VALUE
+        attribute = getattr(receiver, name, _MISSING)
+        if attribute is _MISSING or name.startswith("_"):
+            raise self.fail(f"can't evaluate field {name} in type {type(receiver).__name__}")
+        if callable(attribute):
+            return self.invoke(name, attribute, [self.operand(a, dot) for a in args])
+        if args:
+            raise self.fail(f"{name} is not a method but has arguments")
+        return attribute
+
+    def invoke(self, name: str, function: Callable[..., Any], args: list[Any]) -> Any:
+        try:
+            return function(*args)
+        except GoTemplateError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a function's failure is the template's error
+            raise self.fail(f"error calling {name}: {e}") from None
+
+    def call(self, name: str, args: list[Operand], dot: Any, piped: Any) -> Any:
+        extra = [] if piped is _NOT_PIPED else [_Value(piped)]
+        operands: list[Operand | _Value] = [*args, *extra]
+        if name in ("and", "or"):
+            return self.and_or(name, operands, dot)
+        builtin = _BUILTINS.get(name)
+        function = builtin or self.functions.get(name)
+        if function is None:
+            raise self.fail(f'function "{name}" not defined')
+        values = [self.operand(a, dot) for a in operands]
+        if builtin is not None:
+            try:
+                return builtin(*values)
+            except _BuiltinError as e:
+                raise self.fail(f"error calling {name}: {e}") from None
+            except TypeError:
+                raise self.fail(f"wrong number of args for {name}: got {len(values)}") from None
+        return self.invoke(name, function, values)
+
+    def and_or(self, name: str, operands: list[Operand | _Value], dot: Any) -> Any:
+        if not operands:
+            raise self.fail(f"wrong number of args for {name}: want at least 1 got 0")
+        value: Any = None
+        for op in operands:
+            value = self.operand(op, dot)
+            if truth(value) == (name == "or"):
+                return value
+        return value
+
+
+class _Value:
+    """A value already computed (the piped one) among operands."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_NOT_PIPED = object()
+_MISSING = object()
+
+
+class _BuiltinError(Exception):
+    pass
+
+
+def truth(value: Any) -> bool:
+    """Go's truth: zero values and empty containers are false."""
+    if value is None or value is NO_VALUE:
+        return False
+    try:
+        return bool(value)
+    except Exception:  # noqa: BLE001 - an object without a notion of empty is a struct: true
+        return True
+
+
+def print_value(value: Any) -> str:
+    """What `{{ value }}` writes."""
+    if value is NO_VALUE or value is None:
+        return "<no value>"
+    return gofmt.sprint_value(value)
+
+
+def _key_order(key: Any) -> Any:
+    return (0, key) if isinstance(key, int | float) and not isinstance(key, bool) else (1, key)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if value is None or value is NO_VALUE:
+        return "nil"
+    return "other"
+
+
+def _eq(first: Any, *others: Any) -> bool:
+    if not others:
+        raise _BuiltinError("missing argument for comparison")
+    for other in others:
+        kinds = {_kind(first), _kind(other)}
+        if "other" in kinds and first is not other:
+            if isinstance(first, list | dict) or isinstance(other, list | dict):
+                raise _BuiltinError("non-comparable type")
+        elif len(kinds) > 1 and "nil" not in kinds:
+            raise _BuiltinError("incompatible types for comparison")
+        if first == other and _kind(first) == _kind(other):
+            return True
+    return False
+
+
+def _ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    def compare(a: Any, b: Any) -> bool:
+        if _kind(a) != _kind(b):
+            raise _BuiltinError("incompatible types for comparison")
+        if _kind(a) not in ("int", "float", "string"):
+            raise _BuiltinError("invalid type for comparison")
+        return op(a, b)
+    return compare
+
+
+def _index(item: Any, *keys: Any) -> Any:
+    for key in keys:
+        if isinstance(item, Mapping):
+            if key in item:
+                item = item[key]
+            else:  # Go gives the map's zero value: "" in a map of strings, else nil
+                item = "" if item and all(isinstance(v, str) for v in item.values()) else None
+        elif isinstance(item, list | tuple | str):
+            if isinstance(key, bool) or not isinstance(key, int):
+                raise _BuiltinError(f"cannot index slice/array with type {_kind(key)}")
+            sequence = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else item
+            if not 0 <= key < len(sequence):
+                raise _BuiltinError(f"index out of range: {key}")
+            item = sequence[key]
+        elif item is None or item is NO_VALUE:
+            raise _BuiltinError("index of untyped nil")
+        else:
+            raise _BuiltinError(f"can't index item of type {type(item).__name__}")
+    return item
+
+
+def _len(item: Any) -> int:
+    if isinstance(item, str):
+        return len(item.encode("utf-8", "surrogateescape"))
+    if isinstance(item, list | tuple | Mapping):
+        return len(item)
+    raise _BuiltinError(f"len of type {type(item).__name__}")
+
+
+def _slice(item: Any, *indexes: Any) -> Any:
+    """`slice x 1 2` is x[1:2]; a third index (capacity) does not change the elements."""
+    if len(indexes) > 3 or (isinstance(item, str) and len(indexes) > 2):
+        raise _BuiltinError("too many slice indexes")
+    start = indexes[0] if indexes else None
+    bounds = slice(start, indexes[1] if len(indexes) > 1 else None)
+    if isinstance(item, str):
+        data = item.encode("utf-8", "surrogateescape")
+        return data[bounds].decode("utf-8", "surrogateescape")
+    if isinstance(item, list | tuple):
+        return item[bounds]
+    raise _BuiltinError(f"can't slice item of type {type(item).__name__}")
+
+
+def _text_of(args: tuple[Any, ...]) -> str:
+    if len(args) == 1 and isinstance(args[0], str):
+        return args[0]
+    return gofmt.sprint(list(args))
+
+
+def _html(*args: Any) -> str:
+    text = _text_of(args).replace("\0", "\ufffd")
+    return html_lib.escape(text, quote=False).replace('"', "&#34;").replace("'", "&#39;")
+
+
+_JS = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E", "&": "\\u0026",
+       "=": "\\u003D"}
+
+
+def _js(*args: Any) -> str:
+    return "".join(_JS.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 32 else c)
+                   for c in _text_of(args))
+
+
+def _urlquery(*args: Any) -> str:
+    return urllib.parse.quote_plus(_text_of(args), safe="")
+
+
+def _call(function: Any, *args: Any) -> Any:
+    if not callable(function):
+        raise _BuiltinError(f"non-function of type {type(function).__name__}")
+    return function(*args)
+
+
+def _printf(form: str, *args: Any) -> str:
+    return gofmt.sprintf(form, list(args))
+
+
+_BUILTINS: dict[str, Callable[..., Any]] = {
+    "not": lambda value: not truth(value),
+    "eq": _eq,
+    "ne": lambda a, b: not _eq(a, b),
+    "lt": _ordered(lambda a, b: a < b),
+    "le": _ordered(lambda a, b: a <= b),
+    "gt": _ordered(lambda a, b: a > b),
+    "ge": _ordered(lambda a, b: a >= b),
+    "index": _index,
+    "len": _len,
+    "slice": _slice,
+    "print": lambda *args: gofmt.sprint(list(args)),
+    "println": lambda *args: gofmt.sprintln(list(args)),
+    "printf": _printf,
+    "html": _html,
+    "js": _js,
+    "urlquery": _urlquery,
+    "call": _call,
+}
