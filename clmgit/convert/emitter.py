@@ -141,11 +141,12 @@ class _Emitter:
         # tabs, newlines) trims; otherwise the text is written trimmed and the marker dropped.
         # Beside a define (moved to the top) the text is written as Go trims it.
         text = node.raw
+        beside_define = trimmed_left  # the tag before was moved away: no marker to drop
         if "\r" in text:  # Jinja reads \r\n and \r as \n: carriage returns are expressions
             trimmed_left = trimmed_right = True
         if node.trim_left and (trimmed_left or text.lstrip() != text.lstrip(GO_SPACE)):
             text = text.lstrip(GO_SPACE)
-            if not trimmed_left:
+            if not beside_define:
                 self._drop_right_marker()
         if node.trim_right and (trimmed_right or text.rstrip() != text.rstrip(GO_SPACE)):
             text = text.rstrip(GO_SPACE)
