@@ -114,15 +114,20 @@ def provision(
 def decommission(
     ctx: typer.Context,
     cluster: ClusterOpt,
-    dry_run: DryRun = False,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Decommission even if the registry does not say decommission-requested.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be scaled down and "
+                                          "deleted; change nothing.")] = False,
     token: Token = None,
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Delete every stack of a cluster (the main stack last) and mark it decommissioned."""
+    """Delete every stack of a cluster (the main stack last) and mark it decommissioned; only a
+    cluster whose lifecycle_status is decommission-requested, unless --yes."""
     from clmgit.reconcile.session import decommission as run
 
-    _run(ctx, lambda ws, options: [run(ws, options, name=cluster)],
+    _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
          out=out, title="clmgit decommission", dry_run=dry_run, token=token,
          kubeconfig=kubeconfig)
 
