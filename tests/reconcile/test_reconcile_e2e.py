@@ -109,6 +109,10 @@ def test_a_changed_config_item_alone_triggers_an_update(sandbox):
 
     # The file registry is the working tree's clusters.yaml: an operator edits it there.
     (sandbox.path / "clusters.yaml").write_text(clusters_yaml([record]))
+    planned = sandbox.reconcile("--dry-run")  # issue 15, case 10: a dry run claims nothing
+    assert planned.code == 0, planned.err
+    assert "ConfigMap platform/platform-settings: would configure" in planned.out
+    assert ": configured" not in planned.out and ": created" not in planned.out
     result = sandbox.reconcile()
     assert result.code == 0, result.err
     assert "ConfigMap platform/platform-settings: configured" in result.out
