@@ -12,6 +12,7 @@ from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster
+from clmgit.redact import redact
 from clmgit.registry import Registry, open_registry
 
 
@@ -136,9 +137,3 @@ def _mirror(url: str) -> GitRepo:
         )
     return GitRepo(path)
 
-
-def redact(text: str) -> str:
-    """Hide credentials in URLs (`https://user:token@host`) before they reach output or logs."""
-    import re
-
-    return re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from clmgit.errors import RegistryError
+from clmgit.redact import redact
 
 _COLUMNS = """
     id TEXT PRIMARY KEY,
@@ -94,16 +94,6 @@ def open_database(url: str) -> Database:
     raise RegistryError(
         f"unsupported database {redact(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
     )
-
-
-def redact(url: str) -> str:
-    """A URL without its password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
 class SQLiteDatabase:
