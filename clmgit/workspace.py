@@ -21,6 +21,9 @@ class Workspace:
     control_branch: str = "main"
     registry_spec: str | None = None
     remote: str = "origin"
+    #: The git URL this workspace mirrors (None: a repository on disk). A mirror's branches are
+    #: the remote's, overwritten by the next fetch, so it is written only through a push.
+    url: str | None = None
     _heads: dict[str, str] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -94,7 +97,8 @@ def open_workspace(
     remote's, so a change made there only counts once pushed (use --push).
     """
     if _is_url(repo):
-        return Workspace(_mirror(repo), control_branch=control_branch, registry_spec=registry)
+        return Workspace(_mirror(repo), control_branch=control_branch, registry_spec=registry,
+                         url=repo)
     return Workspace(GitRepo(repo), control_branch=control_branch, registry_spec=registry)
 
 

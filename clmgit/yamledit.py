@@ -14,6 +14,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -56,19 +57,29 @@ def normalize(value: Any) -> Any:
 
 
 class Document:
-    """A YAML file being edited; `text` is the result."""
+    """A YAML file being edited; `text` is the result.
+
+    Edits work on the text with `\n` line ends and a final newline; the file's own form — a
+    byte order mark, CRLF line ends (when every line has one), no newline at the end — is put
+    back on the result, so those bytes stay as they were too.
+    """
 
     def __init__(self, text: str, name: str) -> None:
         self.name = name
-        self.text = text
+        self._form = _Form.of(text)
+        self._body = self._form.strip(text)
         self._parse()
+
+    @property
+    def text(self) -> str:
+        return self._form.restore(self._body)
 
     def _parse(self) -> None:
         try:
-            self._tree = YAML(typ="rt").load(self.text)
+            self._tree = YAML(typ="rt").load(self._body)
         except RuamelYAMLError as e:
             raise ConfigError(f"{self.name}: malformed YAML: {str(e).splitlines()[0]}") from None
-        self.data = normalize(load(self.text, self.name))
+        self.data = normalize(load(self._body, self.name))
 
     def set(self, path: Path, values: Mapping[str, Scalar]) -> None:
         """Set `values` in the mapping at `path` (keys missing there are added after `after`)."""
@@ -77,20 +88,19 @@ class Document:
         if not isinstance(target, dict):
             raise ConfigError(f"{self.name}: {'.'.join(map(str, path))} is not a mapping")
         target.update({k: normalize(v) for k, v in values.items()})
-        before = self.text
+        before = self._body
         try:
             for key, value in values.items():
                 self._splice(path, key, value)
             self._check(expected)
         except _CannotSplice:
-            self.text = before
+            self._body = before
             self._dump_round_trip(path, values)
             self._check(expected)
 
     def append_block(self, block: str, expected: Any) -> None:
         """Append a top-level block of YAML text, for a key the file does not have yet."""
-        text = self.text if self.text.endswith("\n") or not self.text else self.text + "\n"
-        self.text = text + block
+        self._body += block
         self._check(normalize(expected))
 
     # --- the splice ------------------------------------------------------------------------
@@ -99,7 +109,7 @@ class Document:
         node = _walk(self._tree, path)
         if not isinstance(node, CommentedMap) or node.fa.flow_style():
             raise _CannotSplice
-        lines = self.text.splitlines(keepends=True)
+        lines = _lines(self._body)
         if key in node:
             if isinstance(node[key], CommentedMap | CommentedSeq):
                 raise _CannotSplice
@@ -112,11 +122,11 @@ class Document:
             line_no, col = node.lc.key(anchor)
             end = _entry_end(lines, line_no, col)
             lines.insert(end, " " * col + f"{key}: {format_scalar(value)}\n")
-        self.text = "".join(lines)
+        self._body = "".join(lines)
         self._parse()
 
     def _check(self, expected: Any) -> None:
-        actual = normalize(load(self.text, self.name))
+        actual = normalize(load(self._body, self.name))
         if actual != expected:
             raise ConfigError(f"{self.name}: could not edit the file safely; nothing was written")
         self.data = actual
@@ -124,18 +134,56 @@ class Document:
     def _dump_round_trip(self, path: Path, values: Mapping[str, Scalar]) -> None:
         rt = YAML(typ="rt")
         rt.preserve_quotes = True
-        tree = rt.load(self.text)
+        tree = rt.load(self._body)
         node = _walk(tree, path)
         for key, value in values.items():
             node[key] = value
         out = io.StringIO()
         rt.dump(tree, out)
-        self.text = out.getvalue()
+        self._body = out.getvalue()
         self._parse()
 
 
 class _CannotSplice(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class _Form:
+    """What a file's text has around its YAML: a BOM, CRLF line ends, a final newline or not."""
+
+    bom: bool
+    crlf: bool
+    final_newline: bool
+
+    @classmethod
+    def of(cls, text: str) -> _Form:
+        lf = text.count("\n")
+        return cls(bom=text.startswith(_BOM), crlf=lf > 0 and text.count("\r\n") == lf,
+                   final_newline=not text.removeprefix(_BOM) or text.endswith("\n"))
+
+    def strip(self, text: str) -> str:
+        text = text.removeprefix(_BOM)
+        if self.crlf:
+            text = text.replace("\r\n", "\n")
+        return text if self.final_newline else text + "\n"
+
+    def restore(self, body: str) -> str:
+        if not self.final_newline:
+            body = body.removesuffix("\n")
+        if self.crlf:
+            body = body.replace("\n", "\r\n")
+        return _BOM + body if self.bom else body
+
+
+_BOM = "\ufeff"
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at `\n` only, ends kept: where the YAML parser counts lines (str.splitlines
+    would also split at form feeds and other separators inside a comment)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _walk(node: Any, path: Path) -> Any:
@@ -225,10 +273,12 @@ def format_scalar(value: Scalar, old_token: str | None = None) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if _UNPRINTABLE.search(value):
+        return _double_quoted(value)  # only a double-quoted scalar can escape these
     if old_token and old_token[0] == "'":
         return "'" + value.replace("'", "''") + "'"
     if old_token and old_token[0] == '"':
-        return json.dumps(value, ensure_ascii=False)
+        return _double_quoted(value)
     plain_ok = _plain_loads_as(value, value)
     if old_token:
         # An unquoted old value that YAML reads as a timestamp or number stays unquoted when the
@@ -237,7 +287,18 @@ def format_scalar(value: Scalar, old_token: str | None = None) -> str:
         new = _safe_scalar(value)
         if not isinstance(old, str) and old is not None and type(old) is type(new):
             plain_ok = normalize(new) == normalize(value)
-    return value if plain_ok else json.dumps(value, ensure_ascii=False)
+    return value if plain_ok else _double_quoted(value)
+
+
+#: Characters YAML does not allow raw in a file, or reads as line breaks, or a tab (which ends a
+#: plain scalar's meaning): written as escapes in a double-quoted scalar.
+_UNPRINTABLE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                          "\U00010000-\U0010ffff]")
+
+
+def _double_quoted(value: str) -> str:
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                            json.dumps(value, ensure_ascii=False))
 
 
 def _safe_scalar(token: str) -> Any:

@@ -9,7 +9,7 @@ import pytest
 
 from clmgit.adapters.git import GitRepo, failure, run_git
 from clmgit.errors import GitError
-from clmgit.redact import redact_urls
+from clmgit.redact import redact
 
 
 @pytest.fixture
@@ -52,5 +52,5 @@ def test_credentials_never_reach_the_message(tmp_path: Path) -> None:
      " and sqlite:///tmp/r.db"),
     ("git@github.com:o/r.git", "git@github.com:o/r.git"),  # scp-like: no secret in it
 ])
-def test_redact_urls(text: str, shown: str) -> None:
-    assert redact_urls(text) == shown
+def test_redact(text: str, shown: str) -> None:
+    assert redact(text) == shown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clmgit import yamledit
@@ -66,3 +66,89 @@ def test_any_string_round_trips(value: str) -> None:
     doc.set(["groups", 0], {"promoted_from": value})
     assert yaml.safe_load(doc.text)["groups"][0]["promoted_from"] == value
     assert doc.text.startswith("# top comment\nchannel: beta   # trailing comment\n")
+
+
+# --- property: an edit of a random channel file changes exactly the requested values -----------
+
+_COMMENT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FF,
+                                          blacklist_categories=("Cc",)), max_size=12)
+_VALUE = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+def _token(draw, text: str) -> str:
+    style = draw(st.sampled_from(["plain", "single", "double"]))
+    if style == "single":
+        return "'" + text + "'"
+    return '"' + text + '"' if style == "double" else text
+
+
+@st.composite
+def channel_files(draw):
+    """(text, line end, channel, groups) of a valid channel file in a random form."""
+    from clmgit.channels import parse_channel
+
+    def comment() -> str:
+        return draw(st.sampled_from(["", "  # " + draw(_COMMENT).replace("\n", " ")]))
+
+    groups = draw(st.lists(st.sampled_from(["canary", "default", "blue", "green"]),
+                           unique=True, max_size=3))
+    lines = []
+    if draw(st.booleans()):
+        lines.append("# " + draw(_COMMENT))
+    lines += ["channel: beta" + comment(), "source: alpha" + comment()]
+    if draw(st.booleans()):
+        lines.append("frozen: " + draw(st.sampled_from(["false", "true"])) + comment())
+    if draw(st.booleans()):
+        lines.append("freeze_reason: " + _token(draw, draw(st.sampled_from(
+            ["", "x", "Black Friday"]))) + comment())
+    if groups:
+        lines.append("groups:" + comment())
+        for g in groups:
+            lines.append(f"  - name: {g}" + comment())
+            if draw(st.booleans()):
+                lines.append("    sha: " + _token(draw, "a" * 40) + comment())
+            if draw(st.booleans()):
+                lines.append("    promoted_at: " + _token(draw, "2026-11-20T10:00:00Z")
+                             + comment())
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = end.join(lines) + draw(st.sampled_from([end, ""]))
+    text = ("\ufeff" if draw(st.booleans()) else "") + text
+    channel = parse_channel("beta", text, "channels/beta.yaml")
+    return text, end, channel
+
+
+def _other_lines(text: str, keys: tuple[str, ...]) -> list[str]:
+    """The lines that hold none of `keys`, without line ends."""
+    return [ln.rstrip("\r") for ln in text.removeprefix("\ufeff").split("\n")
+            if not ln.strip().removeprefix("- ").startswith(keys)]
+
+
+@settings(deadline=None, max_examples=300)
+@given(channel_files(), st.booleans(), _VALUE, st.data())
+def test_an_edit_changes_exactly_the_requested_values(file, frozen, reason, data) -> None:
+    from clmgit.channels import pin_groups, set_freeze
+
+    text, end, channel = file
+    before = yamledit.load(text, "x")
+    if channel.groups and data.draw(st.booleans()):
+        names = data.draw(st.lists(st.sampled_from([g.name for g in channel.groups]),
+                                   unique=True, min_size=1))
+        pins = {n: {"sha": "b" * 40, "promoted_at": "2026-11-22T08:00:00Z",
+                    "promoted_from": "alpha"} for n in names}
+        edited = pin_groups(text, channel, pins)
+        expected = yamledit.normalize(before)
+        for g in expected["groups"]:
+            g.update(pins.get(g["name"], {}))
+        keys: tuple[str, ...] = ("sha:", "promoted_at:", "promoted_from:")
+    else:
+        edited = set_freeze(text, channel, frozen=frozen, reason=reason)
+        expected = {**yamledit.normalize(before), "frozen": frozen, "freeze_reason": reason}
+        keys = ("frozen:", "freeze_reason:")
+    assert yamledit.normalize(yamledit.load(edited, "x")) == expected
+    assert edited.startswith("\ufeff") == text.startswith("\ufeff")
+    assert edited.endswith("\n") == text.endswith("\n")
+    if end == "\r\n":
+        assert edited.count("\n") == edited.count("\r\n")
+    else:
+        assert "\r" not in edited.replace(reason, "")
+    assert _other_lines(edited, keys) == _other_lines(text, keys)

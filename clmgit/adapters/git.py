@@ -20,7 +20,7 @@ import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from clmgit.errors import GitError, PushRejectedError, RefusedError
-from clmgit.redact import redact_urls
+from clmgit.redact import redact
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -88,7 +88,7 @@ def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
             command = arg
             break
     exit_code = "killed" if code is None or code < 0 else f"exit {code}"
-    return redact_urls(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
+    return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
 
 
 class GitRepo:
@@ -115,7 +115,7 @@ class GitRepo:
             args, cwd = ["clone", "--quiet", "--bare", url, str(path)], path.parent
         proc = run_git(args, cwd=cwd, ok=range(256))
         if proc.returncode != 0:
-            raise GitError(f"cannot fetch the config repo {redact_urls(url)}: "
+            raise GitError(f"cannot fetch the config repo {redact(url)}: "
                            f"{failure(args, proc.returncode, proc.stderr)}")
         return cls(path)
 

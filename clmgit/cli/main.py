@@ -24,6 +24,14 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        sys.stdout.write(f"clmgit {version('clmgit')}\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def common(
     ctx: typer.Context,
@@ -39,6 +47,8 @@ def common(
         envvar="CLMGIT_CONTROL_BRANCH", help="The branch that holds channels/.")] = "main",
     verbose: Annotated[bool, typer.Option("--verbose", "-v",
                                           help="Debug logs; tracebacks of errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print clmgit's version and exit.")] = False,
 ) -> None:
     ctx.obj = Settings(repo, registry, control_branch, verbose)
     logging.basicConfig(

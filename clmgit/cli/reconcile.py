@@ -81,16 +81,27 @@ def reconcile(
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring every selected cluster to the version its channel pins; record it in the registry."""
-    from clmgit.reconcile.plan import parse_shard
     from clmgit.reconcile.session import reconcile as run
 
-    shard_spec = parse_shard(shard) if shard else None
+    shard_spec = _shard(shard) if shard else None
     title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
         " (dry run)" if dry_run else "")
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
          token=token, kubeconfig=kubeconfig)
+
+
+def _shard(spec: str) -> tuple[int, int]:
+    """A bad --shard is a usage error (exit 2), like --concurrency 0."""
+    from clmgit.errors import ConfigError
+    from clmgit.reconcile.plan import parse_shard
+
+    try:
+        return parse_shard(spec)
+    except ConfigError as e:
+        raise typer.BadParameter(str(e).removeprefix(f"--shard {spec!r}: "),
+                                 param_hint="'--shard'") from None
 
 
 def provision(
@@ -114,15 +125,20 @@ def provision(
 def decommission(
     ctx: typer.Context,
     cluster: ClusterOpt,
-    dry_run: DryRun = False,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Decommission even if the registry does not say decommission-requested.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be scaled down and "
+                                          "deleted; change nothing.")] = False,
     token: Token = None,
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Delete every stack of a cluster (the main stack last) and mark it decommissioned."""
+    """Delete every stack of a cluster (the main stack last) and mark it decommissioned; only a
+    cluster whose lifecycle_status is decommission-requested, unless --yes."""
     from clmgit.reconcile.session import decommission as run
 
-    _run(ctx, lambda ws, options: [run(ws, options, name=cluster)],
+    _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
          out=out, title="clmgit decommission", dry_run=dry_run, token=token,
          kubeconfig=kubeconfig)
 

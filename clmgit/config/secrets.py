@@ -1,22 +1,21 @@
 """Keeping secrets out of what clmgit prints (DESIGN.md §3): values of config items whose key
 looks secret are replaced by `***` in rendered output and diffs.
 
-A value is masked wherever it appears, raw or base64-encoded (how Kubernetes Secrets carry it).
+A value is masked wherever it appears, in the forms `clmgit.redact.derived_forms` lists.
 Values shorter than four characters and booleans are left alone: masking every `true` or `3` in
 a diff would hide more than it protects.
 """
 
 from __future__ import annotations
 
-import base64
 import fnmatch
-import re
-from collections.abc import Iterable
 
 from clmgit.model import Cluster
+from clmgit.redact import MASK, Masker
+
+__all__ = ["MASK", "Masker", "is_secret_key", "masker_for", "secret_values"]
 
 SECRET_KEY_PATTERNS = ("*password*", "*token*", "*secret*", "*key*")
-MASK = "***"
 _MIN_LENGTH = 4
 _NOT_SECRETS = frozenset({"true", "false", "yes", "no", "null", "none"})
 
@@ -32,19 +31,6 @@ def secret_values(cluster: Cluster) -> set[str]:
         value for mapping in items for key, value in mapping.items()
         if is_secret_key(key) and len(value) >= _MIN_LENGTH and value.lower() not in _NOT_SECRETS
     }
-
-
-class Masker:
-    """Replaces each of some secret values, and its base64 form, by `***`."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        forms = {form for s in secrets for form in (s, base64.b64encode(s.encode()).decode())}
-        # Longest first, so that a secret containing another is masked whole.
-        ordered = sorted(forms, key=lambda s: (-len(s), s))
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-
-    def __call__(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern else text
 
 
 def masker_for(*clusters: Cluster) -> Masker:

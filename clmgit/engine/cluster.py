@@ -200,7 +200,10 @@ class _Run:
         for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
-                self.report.add(f"{change.kind} {where}{change.name}: {change.action}")
+                # "created"/"configured" would claim a change a dry run did not make
+                action = f"would {change.action.removesuffix('d')}" if self.dry_run else (
+                    change.action)
+                self.report.add(f"{change.kind} {where}{change.name}: {action}")
         self._delete(deletions.post_apply, "post_apply")
 
     def _delete(self, entries: Sequence[Deletion], phase: str) -> None:

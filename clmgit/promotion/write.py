@@ -31,6 +31,10 @@ def land(
     send all of it to the remote in one atomic push first."""
     repo = ws.repo
     target = ws.control_branch
+    if ws.url is not None and not push:
+        # A mirror's refs are the remote's and the next fetch resets them: a change kept only
+        # there would be reported as done and then silently lost.
+        raise RefusedError("a URL repo is written only with --push")
     if repo.current_branch() == target:
         dirty = repo.dirty(files)
         if dirty:

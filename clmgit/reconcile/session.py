@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clmgit.engine.clock import Clock
-from clmgit.errors import ClmgitError, ConfigError
-from clmgit.model import CREATING, REQUESTED
+from clmgit.errors import ClmgitError, ConfigError, RefusedError
+from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.plan import (
     BLOCKED,
     CREATE,
@@ -138,9 +138,20 @@ def provision(ws: Workspace, options: Options, *, name: str, directory: Path) ->
     return _run(ws, lambda: DirectoryConfigSource(directory), [target], options)[0]
 
 
-def decommission(ws: Workspace, options: Options, *, name: str) -> Result:
-    """Delete every stack of one cluster, the main stack last; mark it `decommissioned`."""
-    target = Target(ws.cluster(name), DECOMMISSION)
+def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool = False
+                 ) -> Result:
+    """Delete every stack of one cluster, the main stack last; mark it `decommissioned`.
+
+    Only a cluster the registry marks `decommission-requested` is taken down, unless the caller
+    confirmed it (`--yes`); a dry run only lists. The check comes before any cloud call."""
+    cluster = ws.cluster(name)
+    if cluster.lifecycle_status != DECOMMISSION_REQUESTED and not (confirmed or options.dry_run):
+        raise RefusedError(
+            f"cluster {cluster.alias or cluster.id} is {cluster.lifecycle_status!r}, not "
+            f"{DECOMMISSION_REQUESTED!r}: set that in the registry, or pass --yes "
+            "(--dry-run lists what would be deleted)"
+        )
+    target = Target(cluster, DECOMMISSION)
     return _run(ws, _git_source(ws), [target], options)[0]
 
 

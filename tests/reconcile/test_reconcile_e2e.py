@@ -109,6 +109,10 @@ def test_a_changed_config_item_alone_triggers_an_update(sandbox):
 
     # The file registry is the working tree's clusters.yaml: an operator edits it there.
     (sandbox.path / "clusters.yaml").write_text(clusters_yaml([record]))
+    planned = sandbox.reconcile("--dry-run")  # issue 15, case 10: a dry run claims nothing
+    assert planned.code == 0, planned.err
+    assert "ConfigMap platform/platform-settings: would configure" in planned.out
+    assert ": configured" not in planned.out and ": created" not in planned.out
     result = sandbox.reconcile()
     assert result.code == 0, result.err
     assert "ConfigMap platform/platform-settings: configured" in result.out
@@ -167,7 +171,7 @@ def test_decommission_deletes_every_stack_and_marks_the_cluster(sandbox):
     assert sandbox.reconcile().code == 0
     [cluster] = sandbox.clusters().values()
     assert sandbox.stacks(cluster)
-    result = sandbox.cli("decommission", "--cluster", cluster.alias,
+    result = sandbox.cli("decommission", "--cluster", cluster.alias, "--yes",
                          "--kubeconfig", str(sandbox.kubeconfig))
     assert result.code == 0, result.err
     assert sandbox.stacks(cluster) == []
@@ -226,9 +230,41 @@ def test_decommission_scales_kube_system_down_first(sandbox):
     alias = sandbox.records[0]["alias"]
     server = sandbox.fleet.server(alias)
     server.seed(make_deployment("coredns", namespace="kube-system", replicas=2))
-    result = sandbox.cli("decommission", "--cluster", alias, "--kubeconfig",
+    result = sandbox.cli("decommission", "--cluster", alias, "--yes", "--kubeconfig",
                          str(sandbox.kubeconfig))
     assert result.code == 0, result.err
     assert "scaled Deployment kube-system/coredns to 0" in result.out
     assert server.read("apps/v1", "Deployment", "coredns", "kube-system")["spec"][
         "replicas"] == 0
+
+
+def test_decommission_refuses_a_cluster_not_marked_for_it_before_any_cloud_call(
+        sandbox, aws_calls):
+    """Issue 15, case 7: a `ready` cluster is not taken down by a typo in --cluster."""
+    from clmgit.sandbox.kubeapi.fixtures import make_deployment
+
+    assert sandbox.reconcile().code == 0
+    [cluster] = sandbox.clusters().values()
+    server = sandbox.fleet.server(cluster.alias)
+    server.seed(make_deployment("coredns", namespace="kube-system", replicas=2))
+    stacks = sandbox.stacks(cluster)
+    aws_calls.clear()
+    refused = sandbox.cli("decommission", "--cluster", cluster.alias,
+                          "--kubeconfig", str(sandbox.kubeconfig))
+    assert refused.code == 1, refused.out
+    assert refused.err == (
+        f"error: cluster {cluster.alias} is 'ready', not 'decommission-requested': set that in "
+        "the registry, or pass --yes (--dry-run lists what would be deleted)\n")
+    assert aws_calls == []
+    assert server.read("apps/v1", "Deployment", "coredns", "kube-system")["spec"][
+        "replicas"] == 2
+
+    planned = sandbox.cli("decommission", "--cluster", cluster.alias, "--dry-run",
+                          "--kubeconfig", str(sandbox.kubeconfig))
+    assert planned.code == 0, planned.err
+    for name in stacks:
+        assert f"stack {name}: would delete" in planned.out, planned.out
+    assert "would scale Deployment kube-system/coredns to 0" in planned.out
+    assert sandbox.stacks(cluster) == stacks
+    [cluster] = sandbox.clusters().values()
+    assert cluster.lifecycle_status == "ready"

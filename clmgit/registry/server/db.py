@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from clmgit.errors import RegistryError
-from clmgit.redact import redact_urls
+from clmgit.redact import redact
 from clmgit.registry.server.limits import STATEMENT_TIMEOUT_SECONDS
 
 _COLUMNS = """
@@ -122,7 +122,7 @@ def open_database(url: str) -> Database:
     if url.startswith(("postgresql://", "postgres://")):
         return PostgresDatabase(url)
     raise RegistryError(
-        f"unsupported database {redact_urls(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
+        f"unsupported database {redact(url)!r}; use sqlite:///PATH or postgresql://HOST/DB"
     )
 
 
@@ -165,7 +165,7 @@ class PostgresDatabase:
         import psycopg
 
         self._psycopg = psycopg
-        self.location = redact_urls(url)
+        self.location = redact(url)
         self._url = url
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)

@@ -1,0 +1,27 @@
+"""One voice per failure (issue 15, case 10): usage errors exit 2 wherever they are found,
+`--version` answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Fleet, run_cli
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    r = run_cli("--version")
+    assert (r.code, r.out) == (0, f"clmgit {version('clmgit')}\n")
+
+
+@pytest.mark.parametrize("args", [
+    ("reconcile", "--concurrency", "0"),
+    ("reconcile", "--shard", "5/4"),
+    ("reconcile", "--shard", "x"),
+    ("reconcile", "--processes", "0"),
+])
+def test_usage_errors_exit_2(fleet: Fleet, args: tuple[str, ...]) -> None:
+    r = fleet.cli(*args)
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.err and "Usage:" in r.err
