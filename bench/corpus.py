@@ -11,7 +11,6 @@ Without the corpus the benchmark says so and returns nothing.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -21,10 +20,10 @@ from bench.promotion import promote_and_status
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit.sandbox.corpus import corpus_bundle
 
 PROJECT = Path(__file__).resolve().parents[1]
-BUNDLE = Path(os.environ.get("CLMGIT_CORPUS", PROJECT.parent / "shared" / "corpus")) / \
-    "kubernetes-on-aws.bundle"
+BUNDLE = corpus_bundle()
 CHANNELS = ("dev", "alpha", "beta", "stable")
 SOURCE = {"alpha": "dev", "beta": "alpha", "stable": "beta"}
 CLUSTERS = 1_000
