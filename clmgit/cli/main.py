@@ -20,6 +20,8 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help: flags show no `<bool>` value, and help reads the same in CI logs as in a terminal.
+    rich_markup_mode=None,
     help="GitOps channel promotion and reconcile for fleets of Kubernetes clusters on AWS.",
 )
 
@@ -69,7 +71,7 @@ def main() -> None:
     """Entry point: run the app and map errors to exit codes in this one place."""
     verbose = "--verbose" in sys.argv or "-v" in sys.argv
     try:
-        app(standalone_mode=True)
+        app(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:
         if verbose:
             traceback.print_exc()

@@ -21,6 +21,7 @@ DryRun = Annotated[bool, typer.Option("--dry-run", help="Render, show change set
 Token = Annotated[str | None, typer.Option(envvar="CLMGIT_TOKEN", show_envvar=True,
                                            help="Bearer token for the clusters' API servers.")]
 Kubeconfig = Annotated[str | None, typer.Option(
+    envvar="CLMGIT_KUBECONFIG", show_envvar=True,
     help="A kubeconfig with a context per cluster, named after its id or alias.")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
 Processes = Annotated[int | None, typer.Option(

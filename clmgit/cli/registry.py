@@ -17,7 +17,8 @@ from clmgit.cli.common import settings
 from clmgit.errors import RegistryError
 
 registry_app = typer.Typer(
-    no_args_is_help=True, help="Serve a Cluster Registry; import and export clusters.yaml."
+    no_args_is_help=True, rich_markup_mode=None,
+    help="Serve a Cluster Registry; import and export clusters.yaml.",
 )
 
 RegistryOpt = Annotated[
@@ -34,7 +35,7 @@ def serve(
         str, typer.Option(help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB.")
     ] = "sqlite:///clmgit-registry.db",
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535)] = 8099,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port to listen on.")] = 8099,
 ) -> None:
     """Serve the Cluster Registry API; tokens from CLMGIT_REGISTRY_TOKEN (comma-separated)."""
     from clmgit.registry.http import TOKEN_ENV

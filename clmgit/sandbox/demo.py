@@ -18,7 +18,7 @@ from pathlib import Path
 
 from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.aws import moto_server
+from clmgit.sandbox.aws import aws_environment, moto_server
 from clmgit.sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
@@ -35,16 +35,21 @@ def say(text: str) -> None:
 
 
 class Demo:
-    def __init__(self, repo: Path, kubeconfig: Path) -> None:
-        self.repo = repo
-        self.kubeconfig = kubeconfig
+    """Runs each command exactly as it prints it; where the repo, the kubeconfig and AWS are
+    comes from the environment it printed first."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        self.environment = environment
+        say("Every command below runs with this environment (paste it to run them yourself "
+            "while the demo's world exists):")
+        for name, value in environment.items():
+            print(f"export {name}={shlex.quote(value)}")
+        print(f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH", flush=True)
 
     def clmgit(self, *args: str, expect: int = 0) -> None:
         print(f"$ clmgit {shlex.join(args)}", flush=True)
-        if args[0] in ("reconcile", "provision", "decommission"):
-            args = (*args, "--kubeconfig", str(self.kubeconfig))
-        cmd = [sys.executable, "-m", "clmgit", "--repo", str(self.repo), *args]
-        code = subprocess.run(cmd).returncode
+        cmd = [sys.executable, "-m", "clmgit", *args]
+        code = subprocess.run(cmd, env={**os.environ, **self.environment}).returncode
         if code != expect:
             raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
@@ -82,7 +87,7 @@ def pinned_channels(sha: str) -> dict[str, str]:
 
 def main() -> None:
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server():
+    with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server() as endpoint:
         os.environ["CLMGIT_CACHE_DIR"] = str(Path(tmp) / "cache")
         b = ConfigRepoBuilder(Path(tmp) / "config")
         v1 = b.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
@@ -94,7 +99,9 @@ def main() -> None:
                  "Channels and clusters")
         clusters = [parse_cluster(r, "demo") for r in fleet_records]
         with LocalFleet(clusters, Path(tmp) / "kubeconfig") as fleet:
-            demo = Demo(b.path, fleet.kubeconfig)
+            demo = Demo({"CLMGIT_REPO": str(b.path), "CLMGIT_KUBECONFIG": str(fleet.kubeconfig),
+                         "CLMGIT_CACHE_DIR": os.environ["CLMGIT_CACHE_DIR"],
+                         **aws_environment(endpoint)})
             story(demo, b)
     say(f"Done in {time.monotonic() - started:.0f} s; moto, the emulators and the repo are gone.")
     say("To explore such a fleet yourself with kubectl, the AWS CLI and clmgit: `make sandbox` "

@@ -47,6 +47,7 @@ def paste_lines(*, kubeconfig: Path, endpoint: str, cache: Path, repo: Path) -> 
     bin_dir = Path(sys.executable).parent
     return [
         f"export KUBECONFIG={shlex.quote(str(kubeconfig))}",
+        f"export CLMGIT_KUBECONFIG={shlex.quote(str(kubeconfig))}",
         f"export {aws}",
         f"export CLMGIT_CACHE_DIR={shlex.quote(str(cache))}",
         f"export PATH={shlex.quote(str(bin_dir))}:$PATH",
@@ -93,8 +94,7 @@ def main() -> int:
                                         cache=cache, repo=builder.path):
                     print(f"  {line}")
                 print("\nThen try: kubectl get nodes; kubectl get deploy -A; "
-                      "kubectl --context staging-1 get events -A; clmgit status; "
-                      'clmgit reconcile --kubeconfig "$KUBECONFIG"\n'
+                      "kubectl --context staging-1 get events -A; clmgit status; clmgit reconcile\n"
                       "Ctrl-C here stops the sandbox and removes its files.", flush=True)
                 while not stop.wait(0.5):
                     pass

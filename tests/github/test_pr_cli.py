@@ -193,3 +193,28 @@ def test_json_output_names_the_pull_request(fleet: Fleet, github: GitHubStandIn)
     assert data["result"] == "pull-request" and data["pull_request"]["number"] == 1
     assert data["branch"] == f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
     assert data["created"] is True
+
+
+def test_pr_from_a_repo_given_as_url(fleet: Fleet, github: GitHubStandIn,
+                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A URL repo is a mirror in the cache: the pull request's branch lands on the remote, and a
+    second run finds it there and pushes nothing new."""
+    from tests.conftest import run_cli
+
+    ready(fleet)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    url = f"file://{fleet.origin}"
+    args = ("--repo", url, "--registry", str(fleet.path / "clusters.yaml"),
+            "promote", "dev", "alpha", "--pr", "--output", "json")
+    first = run_cli(*args)
+    assert first.code == 0, first.err
+    branch = f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
+    head = origin_branches(fleet)[branch]
+    assert origin_git(fleet, "rev-parse", f"{branch}^") == origin_git(fleet, "rev-parse", "main")
+    again = run_cli(*args)
+    assert again.code == 0, again.err
+    assert origin_branches(fleet)[branch] == head
+    import json
+
+    assert (json.loads(first.out)["created"], json.loads(again.out)["created"]) == (True, False)
+    assert calls(github)[-1] == f"PATCH /repos/{REPOSITORY}/pulls/1"

@@ -38,7 +38,8 @@ def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         out = _read_until(process, "Ctrl-C here stops", timeout=180)
-        exports = dict(re.findall(r"export (\w+)=(\S+)", out))
+        exports = dict(pair.split("=", 1) for line in re.findall(r"^\s*export (.+)$", out, re.M)
+                       for pair in line.split())
         assert exports.pop("PATH").endswith(":$PATH")  # the shell expands it; we need not
         kubeconfig = Path(exports["KUBECONFIG"])
         repo = Path(re.search(r"^\s*cd (\S+)$", out, re.M).group(1))  # type: ignore[union-attr]
@@ -53,6 +54,9 @@ def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
         status = subprocess.run([sys.executable, "-m", "clmgit", "status"], cwd=repo,
                                 env={**env, **exports}, capture_output=True, text=True)
         assert status.returncode == 0 and "in-sync" in status.stdout
+        again = subprocess.run([sys.executable, "-m", "clmgit", "reconcile"], cwd=repo,
+                               env={**env, **exports}, capture_output=True, text=True)
+        assert again.returncode == 0, again.stderr  # the kubeconfig came from the environment
     finally:
         process.send_signal(signal.SIGINT)
         rest = process.communicate(timeout=60)[0].decode()

@@ -1,0 +1,32 @@
+"""`make demo` prints what it runs: the environment first, then each command exactly as run, so
+that the printed lines, pasted into a shell, do the same."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from clmgit.sandbox.demo import Demo
+from tests.conftest import Fleet
+
+
+def test_the_printed_lines_run_the_same_command(fleet: Fleet, tmp_path,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
+    demo = Demo({"CLMGIT_REPO": str(fleet.path), "CLMGIT_KUBECONFIG": str(tmp_path / "kc"),
+                 "CLMGIT_CACHE_DIR": str(tmp_path / "cache")})
+    demo.clmgit("status", "--output", "json")
+    printed, _ = capfd.readouterr()
+    exports = re.findall(r"^export .+$", printed, re.M)
+    commands = re.findall(r"^\$ (clmgit .+)$", printed, re.M)
+    assert len(exports) == 4 and commands == ["clmgit status --output json"]
+    demo_output = printed.split(f"$ {commands[0]}\n", 1)[1]
+
+    script = "\n".join([*exports, commands[0]])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLMGIT_")}
+    pasted = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    assert pasted.returncode == 0, pasted.stderr
+    assert pasted.stdout == demo_output and '"dev-1"' in pasted.stdout
