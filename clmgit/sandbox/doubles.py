@@ -127,7 +127,8 @@ class FakeKube:
             raise ApplyError(f"no {obj['kind']} is served in {obj['apiVersion']}")
         meta = obj["metadata"]
         namespace = (meta.get("namespace") or "default") if kind.namespaced else None
-        live = self.get(kind, meta["name"], namespace)
+        # The stored object itself: the merge copies it, so it is not changed here.
+        live = self.objects.get((kind.kind, namespace or "", meta["name"]))
         new = _merge_patch(live or {}, obj)
         if kind.namespaced:
             new["metadata"]["namespace"] = namespace

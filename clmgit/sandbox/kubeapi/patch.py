@@ -13,6 +13,9 @@ from typing import Any
 
 from clmgit.sandbox.kubeapi.schema import Names, Schema
 
+#: Values that are never changed in place: a copy of one is the value itself.
+_ATOMS = (str, int, float, bool)
+
 
 class PatchError(ValueError):
     """The patch is well-formed but cannot be applied to this object."""
@@ -39,7 +42,7 @@ def _merge_into(result: dict[str, Any], patch: dict[str, Any]) -> None:
                 current = result[key] = {}
             _merge_into(current, value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = value if isinstance(value, _ATOMS) else copy.deepcopy(value)
 
 
 def json_patch(target: Any, operations: Any) -> Any:
