@@ -94,7 +94,8 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
     def make() -> ConfigSource:
         from clmgit.config.source import GitConfigSource
 
-        return GitConfigSource(ws.repo)
+        # CLM's layout follows symbolic links inside cluster/, as CLM's checkout does.
+        return GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
 
     return make
 
