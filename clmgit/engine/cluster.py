@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clmgit.config.deletions import Deletion, Deletions
-from clmgit.config.render import ClusterRenderer, cluster_renderer, stack_name
+from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
 from clmgit.engine.clock import Clock, SystemClock
 from clmgit.engine.karpenter import remove_orphans
 from clmgit.engine.kube import KubeClient
-from clmgit.engine.manifests import apply_deletions, apply_manifests
+from clmgit.engine.manifests import ObjectChange, apply_deletions, apply_manifests
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.engine.stacks import (
@@ -223,14 +223,11 @@ class _Run:
         for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
-                # "created"/"configured" would claim a change a dry run did not make
-                action = f"would {change.action.removesuffix('d')}" if self.dry_run else (
-                    change.action)
-                self.report.add(f"{change.kind} {where}{change.name}: {action}")
+                self.report.add(f"{change.kind} {where}{change.name}: {self._action(change)}")
         self._delete(deletions.post_apply, "post_apply")
-        self.karpenter(outputs)
+        self.karpenter(outputs, manifests)
 
-    def karpenter(self, outputs: Mapping[str, str]) -> None:
+    def karpenter(self, outputs: Mapping[str, str], manifests: Sequence[Component]) -> None:
         """CLM's Karpenter pools, after the manifests (which install Karpenter's CRDs): each
         pool's `provisioners.yaml` applied, the objects of removed pools deleted."""
         if not self.renderer.layout.clm:
@@ -238,14 +235,18 @@ class _Run:
         values = self.values(outputs)
         pools = self.renderer.karpenter_pools()
         components = [self.renderer.render_karpenter_pool(p.name, values) for p in pools]
-        for change in apply_manifests(self.to.kube, components, dry_run=self.dry_run):
+        for change in apply_manifests(self.to.kube, components, dry_run=self.dry_run,
+                                      after=manifests):
             if change.action != "unchanged":
-                verb = f"would {change.action.removesuffix('d')}" if self.dry_run else (
-                    change.action)
-                self.report.add(f"{change.component}: {change.kind} {change.name}: {verb}")
+                self.report.add(f"{change.component}: {change.kind} {change.name}: "
+                                f"{self._action(change)}")
         verb = "would delete" if self.dry_run else "deleted"
         for gone in remove_orphans(self.to.kube, {p.name for p in pools}, dry_run=self.dry_run):
             self.report.add(f"Karpenter pool removed from the registry: {verb} {gone}")
+
+    def _action(self, change: ObjectChange) -> str:
+        # "created"/"configured" would claim a change a dry run did not make
+        return f"would {change.action.removesuffix('d')}" if self.dry_run else change.action
 
     def _delete(self, entries: Sequence[Deletion], phase: str) -> None:
         if not entries:

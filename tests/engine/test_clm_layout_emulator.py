@@ -46,6 +46,11 @@ def test_karpenter_pools_applied_and_orphans_deleted_on_the_emulator(
                     layout=CLM_LAYOUT)
     cluster = clm_cluster("kube-e1", karpenter=("karp-a", "karp-b"))
 
+    # A dry run before Karpenter's CRDs exist: the manifests would create them first.
+    first = engine.apply(cluster, SHA, dry_run=True)
+    assert "node pool karp-a: NodePool karp-a: would create" in first.changes
+    assert names(kube_server, "apiextensions.k8s.io/v1", "CustomResourceDefinition") == []
+
     engine.apply(cluster, SHA)
     assert names(kube_server, "karpenter.sh/v1", "NodePool") == ["karp-a", "karp-b"]
     assert names(kube_server, "karpenter.k8s.aws/v1", "EC2NodeClass") == ["karp-a", "karp-b"]
