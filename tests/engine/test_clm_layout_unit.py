@@ -179,3 +179,18 @@ def test_a_failed_stack_stops_before_the_pools() -> None:
     with pytest.raises(ApplyError, match="boom"):
         world.apply()
     assert [name for _, name in world.stacks.calls] == ["etcd-kube-1"]
+
+
+def test_decommission_deletes_clms_stacks_main_last_and_leaves_the_etcd_stack() -> None:
+    world = World()
+    world.apply()
+    world.stacks.calls.clear()
+
+    report = world.engine.decommission(CLUSTER)
+
+    deleted = [name for op, name in world.stacks.calls if op == "delete"]
+    assert deleted == [f"nodepool-default-master-{CLUSTER.id.replace(':', '-')}",
+                       f"nodepool-default-worker-{CLUSTER.id.replace(':', '-')}",
+                       "extra-kube-1", "kube-1"]
+    assert list(world.stacks.stacks) == ["etcd-kube-1"]  # CLM does not delete it either
+    assert "stack kube-1: deleted" in report.changes
