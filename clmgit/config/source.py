@@ -228,13 +228,16 @@ def _link_target(link: str, target: str) -> str:
 
 class DirectoryConfigSource:
     """A working tree on disk (`provision --directory`): its `cluster/`, or the directory itself
-    when it has no `cluster/` inside. The SHA is ignored; the files are read once."""
+    when it has no `cluster/` inside. The SHA is ignored; the files are read once. With
+    `follow_symlinks` (CLM's layout) links are read as in git: followed inside `cluster/`,
+    refused when they leave it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> None:
         path = Path(path)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a directory")
         self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
+        self.follow_symlinks = follow_symlinks
         self._tree: ConfigTree | None = None
         # Re-entrant: one derived value may be made from another (render order lists directories).
         self._lock = threading.RLock()
@@ -242,7 +245,12 @@ class DirectoryConfigSource:
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:
             if self._tree is None:
-                self._tree = ConfigTree(str(self.root), dict(self._walk()))
+                if self.follow_symlinks:
+                    files, links = self._scan()
+                    tree = follow_links(files, links) if links else files
+                else:
+                    tree = dict(self._walk())
+                self._tree = ConfigTree(str(self.root), dict(sorted(tree.items())))
             return self._tree
 
     def _walk(self) -> Iterator[tuple[str, bytes]]:
@@ -252,8 +260,26 @@ class DirectoryConfigSource:
             for name in sorted(filenames):
                 full = Path(dirpath, name)
                 if full.is_file():
-                    path = posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
-                    yield path, full.read_bytes()
+                    yield self._path(rel, name), full.read_bytes()
+
+    def _scan(self) -> tuple[dict[str, bytes], dict[str, str]]:
+        """(regular files, links → their targets as written), links not followed."""
+        files: dict[str, bytes] = {}
+        links: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            for name in [*dirnames, *filenames]:
+                full = Path(dirpath, name)
+                if full.is_symlink():  # os.walk does not descend into a linked directory
+                    links[self._path(rel, name)] = os.readlink(full)
+                elif name in filenames and full.is_file():
+                    files[self._path(rel, name)] = full.read_bytes()
+        return files, links
+
+    @staticmethod
+    def _path(rel: str, name: str) -> str:
+        return posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
 
 
 class StaticConfigSource:

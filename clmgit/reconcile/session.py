@@ -142,7 +142,9 @@ def provision(ws: Workspace, options: Options, *, name: str, directory: Path) ->
     target = Target(cluster, action, at, applied_version(at, cluster))
     from clmgit.config.source import DirectoryConfigSource
 
-    return _run(ws, lambda: DirectoryConfigSource(directory), [target], options)[0]
+    follow = ws.layout.clm  # CLM's layout follows links inside cluster/, as in git
+    return _run(ws, lambda: DirectoryConfigSource(directory, follow_symlinks=follow), [target],
+                options)[0]
 
 
 def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool = False

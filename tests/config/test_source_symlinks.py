@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from clmgit.adapters.git import GitRepo
-from clmgit.config.source import GitConfigSource
+from clmgit.config.source import DirectoryConfigSource, GitConfigSource
 from clmgit.errors import ConfigError
 
 
@@ -88,3 +88,16 @@ def test_a_loop_of_links_is_refused(tmp_path: Path, links: dict[str, str]) -> No
     sha = commit(tmp_path, {"cluster/dir/a.yaml": "a: 1\n"}, links)
     with pytest.raises(ConfigError, match="lead into each other"):
         read(tmp_path, sha)
+
+
+def test_a_working_tree_reads_links_as_git_does(tmp_path: Path) -> None:
+    commit(tmp_path, {"cluster/shared/a.yaml": "a: 1\n"},
+           {"cluster/manifests/x": "../shared", "cluster/b.yaml": "shared/a.yaml"})
+    tree = dict(DirectoryConfigSource(tmp_path, follow_symlinks=True).files())
+    assert tree == {"cluster/shared/a.yaml": b"a: 1\n", "cluster/manifests/x/a.yaml": b"a: 1\n",
+                    "cluster/b.yaml": b"a: 1\n"}
+
+    os.symlink("../../etc/hostname", tmp_path / "cluster/escape.yaml")
+    with pytest.raises(ConfigError, match="cluster/escape.yaml is a symbolic link to "
+                                          "'../../etc/hostname', outside cluster/"):
+        DirectoryConfigSource(tmp_path, follow_symlinks=True).files()
