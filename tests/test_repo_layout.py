@@ -78,6 +78,7 @@ def test_render_follows_the_repositorys_layout(tmp_path) -> None:
     stacks = [p for p in rendered if p.startswith("stacks/")]
     assert any("etcd-cluster-etcd" in p for p in stacks), rendered
     assert any("x-kube-1" in p for p in stacks), rendered
+    assert not any("cluster-kube-1" in p for p in stacks), rendered  # the main stack: kube-1
     assert any("nodepool-default-worker-aws-123456789012-eu-central-1-kube-1" in p
                for p in rendered), rendered
 
@@ -101,3 +102,16 @@ def test_diff_renders_in_the_repositorys_layout(tmp_path) -> None:
     assert result.code == 0, result.err
     assert "VisibilityTimeout: 60" in result.out
     assert "failed" not in result.out
+
+
+def test_a_cf_manifest_that_renders_empty_is_no_stack_in_render(tmp_path) -> None:
+    from clmgit.config.render import render_cluster
+    from clmgit.config.source import StaticConfigSource
+    from clmgit.layout import CLM_LAYOUT
+    from clmgit.model import parse_cluster
+
+    tree = dict(CLM_TREE, **{"cluster/cf-manifests/y.yaml": "{% if false %}x: 1{% endif %}\n"})
+    record = cluster_record("aws:123456789012:eu-central-1:kube-1", channel="dev")
+    rendered = render_cluster(StaticConfigSource({"s": tree}), "s",
+                              parse_cluster(record, "record"), layout=CLM_LAYOUT)
+    assert [s.name for s in rendered.stacks] == ["etcd-cluster-etcd", "kube-1", "x-kube-1"]

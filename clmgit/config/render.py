@@ -88,7 +88,8 @@ class Component:
 class RenderedCluster:
     sha: str
     cluster: Cluster  # the registry record with the defaults merged in
-    stacks: tuple[RenderedStack, ...]  # the main stack, then cf-manifests/ in name order
+    #: (CLM's etcd stack,) the main stack, then cf-manifests/ in name order
+    stacks: tuple[RenderedStack, ...]
     node_pool_stacks: tuple[RenderedStack, ...]  # one per node pool, in registry order
     manifests: tuple[Component, ...]
     deletions: Deletions  # Kubernetes objects
@@ -116,8 +117,9 @@ class ClusterRenderer:
         return RenderedCluster(
             sha=self.tree.ref,
             cluster=self.cluster,
-            stacks=tuple(self.render_stack(p, values)
-                         for p in [*([etcd] if etcd else []), *self.stack_paths()]),
+            stacks=tuple(stack for p in [*([etcd] if etcd else []), *self.stack_paths()]
+                         # a CLM cf-manifests template that renders empty makes no stack
+                         if (stack := self.render_stack(p, values)).name),
             node_pool_stacks=tuple(self.render_node_pool_stack(p.name, values)
                                    for p in self.stack_pools()),
             manifests=(*self.render_manifests(values),
@@ -292,7 +294,7 @@ def _clm_cf_deletions(text: str, path: str) -> str:
 def stack_name(cluster: Cluster, path: str) -> str:
     """The name of the stack a template of `cluster/` makes: the main stack or a `cf-manifests/`
     one, named by its file's stem."""
-    if path == MAIN_STACK_PATH:
+    if path in (MAIN_STACK_PATH, CLM_MAIN_STACK_PATH):
         return main_stack_name(cluster)
     return extra_stack_name(cluster, posixpath.splitext(posixpath.basename(path))[0])
 
