@@ -11,6 +11,7 @@ from functools import cached_property
 from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import ConfigError
+from clmgit.layout import SETTINGS_PATH, Layout, parse_settings
 from clmgit.model import Cluster
 from clmgit.registry import Registry, open_registry
 
@@ -39,6 +40,12 @@ class Workspace:
                 f"{self.repo.location}"
             )
         return channels
+
+    @cached_property
+    def layout(self) -> Layout:
+        """The repository's layout, from `clmgit.yaml` on the control branch (default: clmgit's)."""
+        data = self.repo.read_file(self.control_sha, SETTINGS_PATH)
+        return parse_settings(data, f"{SETTINGS_PATH} on branch {self.control_branch!r}")
 
     def channel(self, name: str) -> Channel:
         try:

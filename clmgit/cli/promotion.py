@@ -142,7 +142,8 @@ def render(
 
     ws = settings(ctx).ws
     record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
-    rendered = render_cluster(GitConfigSource(ws.repo), at, record)
+    source = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
+    rendered = render_cluster(source, at, record, layout=ws.layout)
     if out_dir:
         paths = render_to_files(rendered, out_dir)
         output.line(f"rendered {record.id} at {at[:7]}: {len(paths)} files in {out_dir}")

@@ -17,6 +17,7 @@ from clmgit.config.render import render_cluster
 from clmgit.config.secrets import masker_for
 from clmgit.config.source import ConfigSource
 from clmgit.errors import ClmgitError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
@@ -76,7 +77,7 @@ class ClusterDiff:
 
 def rendered_diff(source: ConfigSource, cluster: Cluster, *, old_sha: str | None, new_sha: str,
                   label: str = "", values: Mapping[str, Any] | None = None,
-                  context_lines: int = 3) -> ClusterDiff:
+                  context_lines: int = 3, layout: Layout = DEFAULT) -> ClusterDiff:
     """The diff of `cluster`'s rendered files from `old_sha` (None: nothing yet) to `new_sha`.
 
     A template error at `new_sha` raises; one at `old_sha` (which is already out there) only
@@ -85,13 +86,13 @@ def rendered_diff(source: ConfigSource, cluster: Cluster, *, old_sha: str | None
     label = label or cluster.id
     if old_sha == new_sha:
         return ClusterDiff(cluster.id, label, old_sha, new_sha, ())
-    new = render_cluster(source, new_sha, cluster, values=values)
+    new = render_cluster(source, new_sha, cluster, values=values, layout=layout)
     old_files: list[RenderedFile] = []
     note = ""
     clusters = [new.cluster]
     if old_sha is not None:
         try:
-            old = render_cluster(source, old_sha, cluster, values=values)
+            old = render_cluster(source, old_sha, cluster, values=values, layout=layout)
         except ClmgitError as e:
             note = f"rendering {old_sha[:7]} failed, so everything shows as added: {e}"
         else:

@@ -15,6 +15,7 @@ sorted order, documents in file order; empty files and empty documents are skipp
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,10 +28,22 @@ from clmgit.config.source import ConfigSource, ConfigTree
 from clmgit.config.templates import template_set
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, placeholder_values
 from clmgit.errors import ConfigError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster, NodePool, cluster_to_dict
-from clmgit.stacknames import extra_stack_name, main_stack_name, node_pool_stack_name
+from clmgit.stacknames import (
+    etcd_stack_name,
+    extra_stack_name,
+    main_stack_name,
+    node_pool_stack_name,
+)
 
 MAIN_STACK_PATH = "cluster/stack.yaml"
+#: CLM's layout (`clmgit.layout`): its main stack, etcd stack, stack deletions, Karpenter pools.
+CLM_MAIN_STACK_PATH = "cluster/cluster.yaml"
+CLM_ETCD_STACK_PATH = "cluster/etcd/stack.yaml"
+CLM_CF_DELETIONS_PATH = "cluster/cf-manifests/cf-deletions.yaml"
+KARPENTER_FILE = "provisioners.yaml"
+ZALANDO_AWS = "zalando-aws"
 CF_STACKS_DIR = "cluster/cf-manifests"
 NODE_POOLS_DIR = "cluster/node-pools"
 MANIFESTS_DIR = "cluster/manifests"
@@ -75,7 +88,8 @@ class Component:
 class RenderedCluster:
     sha: str
     cluster: Cluster  # the registry record with the defaults merged in
-    stacks: tuple[RenderedStack, ...]  # the main stack, then cf-manifests/ in name order
+    #: (CLM's etcd stack,) the main stack, then cf-manifests/ in name order
+    stacks: tuple[RenderedStack, ...]
     node_pool_stacks: tuple[RenderedStack, ...]  # one per node pool, in registry order
     manifests: tuple[Component, ...]
     deletions: Deletions  # Kubernetes objects
@@ -86,8 +100,9 @@ class ClusterRenderer:
     """One cluster's templates at one SHA, its defaults merged. `values` left out (None) means the
     offline placeholders; values without `stack_outputs` get placeholder outputs."""
 
-    def __init__(self, tree: ConfigTree, cluster: Cluster) -> None:
+    def __init__(self, tree: ConfigTree, cluster: Cluster, layout: Layout = DEFAULT) -> None:
         self.tree = tree
+        self.layout = layout
         self.templates = template_set(tree)
         self.templates.compile_ahead(tree.derived("render_order", render_order))
         self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
@@ -98,38 +113,86 @@ class ClusterRenderer:
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         values = self._values(values)
         deletions, cf_deletions = self.render_deletions(values)
+        etcd = self.etcd_stack_path()
         return RenderedCluster(
             sha=self.tree.ref,
             cluster=self.cluster,
-            stacks=tuple(self.render_stack(p, values) for p in self.stack_paths()),
+            stacks=tuple(stack for p in [*([etcd] if etcd else []), *self.stack_paths()]
+                         # a CLM cf-manifests template that renders empty makes no stack
+                         if (stack := self.render_stack(p, values)).name),
             node_pool_stacks=tuple(self.render_node_pool_stack(p.name, values)
-                                   for p in self.cluster.node_pools),
-            manifests=self.render_manifests(values),
+                                   for p in self.stack_pools()),
+            manifests=(*self.render_manifests(values),
+                       *(self.render_karpenter_pool(p.name, values)
+                         for p in self.karpenter_pools())),
             deletions=deletions,
             cf_deletions=cf_deletions,
         )
 
     def stack_paths(self) -> list[str]:
-        """The templates of the cluster's stacks, in the order they are applied."""
-        if MAIN_STACK_PATH not in self.tree:
-            raise ConfigError(f"{MAIN_STACK_PATH} is missing at {self.tree.ref}")
-        extra = [p for p in self.tree.listdir(CF_STACKS_DIR) if p.endswith(YAML_SUFFIXES)]
-        return [MAIN_STACK_PATH, *extra]
+        """The templates of the cluster's stacks, in the order they are applied (CLM's etcd
+        stack, when there is one, comes first: `etcd_stack_path`)."""
+        main = CLM_MAIN_STACK_PATH if self.layout.clm else MAIN_STACK_PATH
+        if main not in self.tree:
+            raise ConfigError(f"{main} is missing at {self.tree.ref}")
+        extra = [p for p in self.tree.listdir(CF_STACKS_DIR)
+                 if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
+        return [main, *extra]
+
+    def etcd_stack_path(self) -> str | None:
+        """CLM's etcd stack template, where CLM would apply it: layout `clm`, provider
+        `zalando-aws`, the file present, `manage_etcd_stack` not turned off."""
+        wanted = (self.layout.clm and self.layout.manage_etcd_stack
+                  and self.cluster.provider == ZALANDO_AWS)
+        return CLM_ETCD_STACK_PATH if wanted and CLM_ETCD_STACK_PATH in self.tree else None
+
+    def stack_pools(self) -> list[NodePool]:
+        """The node pools that get a stack, in the order they are applied: the registry's; in
+        CLM's layout master pools first (none on EKS, where CLM leaves them alone) and no
+        Karpenter pools."""
+        pools = self.cluster.node_pools
+        if not self.layout.clm:
+            return list(pools)
+        masters = [p for p in pools if "master" in p.profile] if (
+            self.cluster.provider == ZALANDO_AWS) else []
+        workers = [p for p in pools if "master" not in p.profile and not _karpenter(p)]
+        return [*masters, *workers]
+
+    def karpenter_pools(self) -> list[NodePool]:
+        """CLM's Karpenter pools (profile `worker-karpenter`); none in clmgit's layout."""
+        return [p for p in self.cluster.node_pools if self.layout.clm and _karpenter(p)]
 
     def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
         text = _checked_stack(self.templates.render(path, self._variables(values)), path)
+        if path == CLM_ETCD_STACK_PATH and self.layout.clm:
+            return RenderedStack(etcd_stack_name(self.cluster.config_items), path, text)
+        if self.layout.clm and path != CLM_MAIN_STACK_PATH:
+            return RenderedStack(_named_in_template(text, path), path, text)
         return RenderedStack(stack_name(self.cluster, path), path, text)
 
     def render_node_pool_stack(self, pool_name: str,
                                values: Mapping[str, Any] | None = None) -> RenderedStack:
         pool = self._pool(pool_name)
         path = f"{NODE_POOLS_DIR}/{pool.profile}/stack.yaml"
+        text = self._render_pool_file(pool, path, values)
+        name = node_pool_stack_name(self.cluster, pool.name, self.layout)
+        return RenderedStack(name, path, _checked_stack(text, path), pool.name)
+
+    def render_karpenter_pool(self, pool_name: str,
+                              values: Mapping[str, Any] | None = None) -> Component:
+        """A Karpenter pool's `provisioners.yaml`: Kubernetes objects, applied like manifests."""
+        pool = self._pool(pool_name)
+        path = f"{NODE_POOLS_DIR}/{pool.profile}/{KARPENTER_FILE}"
+        return Component(f"node pool {pool.name}",
+                         tuple(manifest_objects(self._render_pool_file(pool, path, values), path)))
+
+    def _render_pool_file(self, pool: NodePool, path: str,
+                          values: Mapping[str, Any] | None) -> str:
         if path not in self.tree:
             raise ConfigError(f"node pool {pool.name} has profile {pool.profile!r}, but {path} "
                               f"is missing at {self.tree.ref}")
         variables = {**self._variables(values), "node_pool": self._pools[pool.name]}
-        text = _checked_stack(self.templates.render(path, variables), path)
-        return RenderedStack(node_pool_stack_name(self.cluster, pool.name), path, text, pool.name)
+        return self.templates.render(path, variables)
 
     def render_manifests(self, values: Mapping[str, Any] | None = None) -> tuple[Component, ...]:
         variables = self._variables(values)
@@ -140,9 +203,12 @@ class ClusterRenderer:
                          values: Mapping[str, Any] | None = None) -> tuple[Deletions, Deletions]:
         """(Kubernetes deletions, stack deletions); empty where the tree has no such file."""
         variables = self._variables(values)
+        cf_path = CLM_CF_DELETIONS_PATH if self.layout.clm else CF_DELETIONS_PATH
         found = []
-        for path, stacks in ((DELETIONS_PATH, False), (CF_DELETIONS_PATH, True)):
+        for path, stacks in ((DELETIONS_PATH, False), (cf_path, True)):
             text = self.templates.render(path, variables) if path in self.tree else ""
+            if stacks and self.layout.clm:
+                text = _clm_cf_deletions(text, path)
             found.append(parse_deletions(text, path, stacks=stacks))
         return found[0], found[1]
 
@@ -184,21 +250,51 @@ def render_order(tree: ConfigTree) -> list[str]:
     return list(order)
 
 
-def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster) -> ClusterRenderer:
+def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster,
+                     layout: Layout = DEFAULT) -> ClusterRenderer:
     """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged."""
-    return ClusterRenderer(source.files(sha), cluster)
+    return ClusterRenderer(source.files(sha), cluster, layout)
 
 
 def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
-                   values: Mapping[str, Any] | None = None) -> RenderedCluster:
+                   values: Mapping[str, Any] | None = None,
+                   layout: Layout = DEFAULT) -> RenderedCluster:
     """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
-    return cluster_renderer(source, sha, cluster).render_all(values)
+    return cluster_renderer(source, sha, cluster, layout).render_all(values)
+
+
+def _karpenter(pool: NodePool) -> bool:
+    return pool.profile == "worker-karpenter"
+
+
+def _named_in_template(text: str, path: str) -> str:
+    """CLM's `cf-manifests` stack name: the rendered template's `Metadata.StackName` ("" for
+    a template that renders empty, which makes no stack)."""
+    doc = yamlfiles.load_template(text, path) if text.strip() else None
+    metadata = doc.get("Metadata") if isinstance(doc, dict) else None
+    name = metadata.get("StackName") if isinstance(metadata, dict) else None
+    if doc is not None and not (isinstance(name, str) and name):
+        raise ConfigError(f"{path} names no stack: CLM's layout needs Metadata.StackName in "
+                          "every cf-manifests template")
+    return name or ""
+
+
+def _clm_cf_deletions(text: str, path: str) -> str:
+    """CLM's `cf-deletions.yaml` (entries `stackName: <name>`) in clmgit's form (`name:`)."""
+    data = yamlfiles.load_all(text, path)[0] if text.strip() else None
+    if not isinstance(data, dict):
+        return text
+    for entries in data.values():
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict) and "stackName" in entry and "name" not in entry:
+                entry["name"] = entry.pop("stackName")
+    return json.dumps(data, default=str)  # JSON is YAML: parsed back as it was read
 
 
 def stack_name(cluster: Cluster, path: str) -> str:
     """The name of the stack a template of `cluster/` makes: the main stack or a `cf-manifests/`
     one, named by its file's stem."""
-    if path == MAIN_STACK_PATH:
+    if path in (MAIN_STACK_PATH, CLM_MAIN_STACK_PATH):
         return main_stack_name(cluster)
     return extra_stack_name(cluster, posixpath.splitext(posixpath.basename(path))[0])
 

@@ -6,6 +6,11 @@ checkout, no process per read — and keeps the last few trees in a bounded, thr
 every cluster at a SHA shares one read.
 Whatever is derived from a tree once (compiled templates) is memoised on the `ConfigTree` itself
 and so lives exactly as long as the tree stays cached.
+
+Symbolic links (CLM's layout, `follow_symlinks`): git stores a link as a blob of mode 120000
+whose content is its target. CLM reads a checkout, so a link to a file or a directory inside
+`cluster/` reads as what it points to; one that leaves `cluster/` (or points nowhere) is refused.
+Without `follow_symlinks` links are skipped, as before.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from clmgit.errors import ConfigError, GitError
 from clmgit.model import SHA_RE
 
 CONFIG_DIR = "cluster"
+SYMLINK_MODE = b"120000"
+#: Links resolved per tree at most: more means links that lead into each other.
+MAX_LINK_STEPS = 2_000
 T = TypeVar("T")
 
 
@@ -90,8 +98,10 @@ class ConfigSource(Protocol):
 class GitConfigSource:
     """Trees read from a repository's object database, the last `max_trees` of them cached."""
 
-    def __init__(self, repo: GitRepo, *, max_trees: int = 8) -> None:
+    def __init__(self, repo: GitRepo, *, max_trees: int = 8,
+                 follow_symlinks: bool = False) -> None:
         self.repo = repo
+        self.follow_symlinks = follow_symlinks
         self._cache: LruCache[str, ConfigTree] = LruCache(max_trees)
         self._objects = ObjectReader(repo.git_dir)
         #: Every object (trees and files) of the tree read last, by object id.
@@ -125,20 +135,30 @@ class GitConfigSource:
         # together with the files found so far.
         seen = {root.oid: root}
         files: dict[str, bytes] = {}
+        links: dict[str, str] = {}
         trees = [(CONFIG_DIR, root)]
         while trees:
             subtrees: list[tuple[str, str]] = []
             blobs: list[tuple[str, str]] = []
+            symlinks: list[tuple[str, str]] = []
             for directory, tree in trees:
                 for entry in tree_entries(tree):
+                    path = f"{directory}/{entry.name}"
                     if entry.is_tree:
-                        subtrees.append((f"{directory}/{entry.name}", entry.oid))
+                        subtrees.append((path, entry.oid))
                     elif entry.is_file:
-                        blobs.append((f"{directory}/{entry.name}", entry.oid))
-            objects = self._objects_by_id(sha, [oid for _, oid in subtrees + blobs], seen)
+                        blobs.append((path, entry.oid))
+                    elif entry.mode == SYMLINK_MODE and self.follow_symlinks:
+                        symlinks.append((path, entry.oid))
+            wanted = [oid for _, oid in subtrees + blobs + symlinks]
+            objects = self._objects_by_id(sha, wanted, seen)
             trees = [(path, objects[oid]) for path, oid in subtrees]
             files.update((path, objects[oid].data) for path, oid in blobs)
+            links.update((path, objects[oid].data.decode(errors="replace"))
+                         for path, oid in symlinks)
         self._recent = seen
+        if links:
+            files = follow_links(files, links)
         return ConfigTree(sha, dict(sorted(files.items())))  # in path order, however read
 
     def _objects_by_id(self, sha: str, oids: list[str],
@@ -156,15 +176,68 @@ class GitConfigSource:
         return objects
 
 
+def follow_links(files: Mapping[str, bytes], links: Mapping[str, str]) -> dict[str, bytes]:
+    """`files` with every link (path → target as written) read as what it points to: a file, or
+    every file of a directory under the link's path. Refused (one sentence): a link that leaves
+    `cluster/`, points nowhere, or belongs to a loop."""
+    out = dict(files)
+    work = [(link, link) for link in links]  # (path in the tree, the link it is)
+    for _ in range(MAX_LINK_STEPS):
+        if not work:
+            return out
+        path, link = work.pop()
+        target = _canonical(path, links)
+        if target in files:
+            out[path] = files[target]
+            continue
+        inside = target + "/"
+        found = [p for p in files if p.startswith(inside)]
+        nested = [p for p in links if p.startswith(inside)]
+        if not found and not nested:
+            raise ConfigError(f"{link} is a symbolic link to {links[link]!r}, which is not in "
+                              f"{CONFIG_DIR}/; fix or remove the link")
+        out.update((path + p[len(target):], files[p]) for p in found)
+        work += [(path + p[len(target):], p) for p in nested]
+    raise ConfigError(f"the symbolic links in {CONFIG_DIR}/ lead into each other (at {path}); "
+                      "break the loop")
+
+
+def _canonical(path: str, links: Mapping[str, str]) -> str:
+    """`path` with every link among its leading components replaced by its target."""
+    for _ in range(40):  # the hops Linux allows
+        parts = path.split("/")
+        for i in range(2, len(parts) + 1):  # parts[0] is cluster/ itself
+            prefix = "/".join(parts[:i])
+            if prefix in links:
+                path = posixpath.join(_link_target(prefix, links[prefix]), *parts[i:])
+                break
+        else:
+            return path
+    raise ConfigError(f"the symbolic links in {CONFIG_DIR}/ lead into each other (at {path}); "
+                      "break the loop")
+
+
+def _link_target(link: str, target: str) -> str:
+    """The tree path a link points to; refused when that leaves `cluster/`."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+    if target.startswith("/") or not resolved.startswith(CONFIG_DIR + "/"):
+        raise ConfigError(f"{link} is a symbolic link to {target!r}, outside {CONFIG_DIR}/; "
+                          f"only links inside {CONFIG_DIR}/ are followed")
+    return resolved
+
+
 class DirectoryConfigSource:
     """A working tree on disk (`provision --directory`): its `cluster/`, or the directory itself
-    when it has no `cluster/` inside. The SHA is ignored; the files are read once."""
+    when it has no `cluster/` inside. The SHA is ignored; the files are read once. With
+    `follow_symlinks` (CLM's layout) links are read as in git: followed inside `cluster/`,
+    refused when they leave it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> None:
         path = Path(path)
         if not path.is_dir():
             raise ConfigError(f"{path} is not a directory")
         self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
+        self.follow_symlinks = follow_symlinks
         self._tree: ConfigTree | None = None
         # Re-entrant: one derived value may be made from another (render order lists directories).
         self._lock = threading.RLock()
@@ -172,7 +245,12 @@ class DirectoryConfigSource:
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:
             if self._tree is None:
-                self._tree = ConfigTree(str(self.root), dict(self._walk()))
+                if self.follow_symlinks:
+                    files, links = self._scan()
+                    tree = follow_links(files, links) if links else files
+                else:
+                    tree = dict(self._walk())
+                self._tree = ConfigTree(str(self.root), dict(sorted(tree.items())))
             return self._tree
 
     def _walk(self) -> Iterator[tuple[str, bytes]]:
@@ -182,8 +260,26 @@ class DirectoryConfigSource:
             for name in sorted(filenames):
                 full = Path(dirpath, name)
                 if full.is_file():
-                    path = posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
-                    yield path, full.read_bytes()
+                    yield self._path(rel, name), full.read_bytes()
+
+    def _scan(self) -> tuple[dict[str, bytes], dict[str, str]]:
+        """(regular files, links → their targets as written), links not followed."""
+        files: dict[str, bytes] = {}
+        links: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            for name in [*dirnames, *filenames]:
+                full = Path(dirpath, name)
+                if full.is_symlink():  # os.walk does not descend into a linked directory
+                    links[self._path(rel, name)] = os.readlink(full)
+                elif name in filenames and full.is_file():
+                    files[self._path(rel, name)] = full.read_bytes()
+        return files, links
+
+    @staticmethod
+    def _path(rel: str, name: str) -> str:
+        return posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
 
 
 class StaticConfigSource:

@@ -22,25 +22,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clmgit.config.deletions import Deletion, Deletions
-from clmgit.config.render import ClusterRenderer, cluster_renderer, stack_name
+from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
 from clmgit.engine.clock import Clock, SystemClock
+from clmgit.engine.karpenter import remove_orphans
 from clmgit.engine.kube import KubeClient
-from clmgit.engine.manifests import apply_deletions, apply_manifests
+from clmgit.engine.manifests import ObjectChange, apply_deletions, apply_manifests
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.engine.stacks import (
     StackBackend,
     StackResult,
     apply_stacks,
+    clm_extra_stack,
     decommission_stacks,
+    etcd_stack,
     extra_stack,
     main_stack,
     node_pool_stack,
 )
 from clmgit.errors import ClmgitError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import REQUESTED, Cluster
+from clmgit.stacknames import etcd_stack_name
 
 
 @dataclass
@@ -69,14 +74,17 @@ class Report:
 
 class Engine:
     def __init__(
-        self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None
+        self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None,
+        layout: Layout = DEFAULT,
     ) -> None:
         self.source = source
         self.backends = backends
         self.clock = clock or SystemClock()
+        #: The config repo's layout (`clmgit.yaml`): where templates are and how stacks are named.
+        self.layout = layout
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
-        renderer = cluster_renderer(self.source, sha, cluster)
+        renderer = cluster_renderer(self.source, sha, cluster, self.layout)
         run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run)
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
@@ -89,7 +97,10 @@ class Engine:
         run.roll_node_pools()
         if dry_run and cluster.lifecycle_status == REQUESTED:
             # A new cluster has no API server to ask until its main stack exists.
-            count = sum(len(c.objects) for c in renderer.render_manifests(run.values(outputs)))
+            values = run.values(outputs)
+            count = sum(len(c.objects) for c in renderer.render_manifests(values)) + sum(
+                len(renderer.render_karpenter_pool(p.name, values).objects)
+                for p in renderer.karpenter_pools())
             run.report.add(f"would create {count} Kubernetes object(s) once the cluster is up")
         else:
             run.kubernetes(deletions, outputs)
@@ -105,7 +116,8 @@ class Engine:
                 report.add(f"{'would scale' if dry_run else 'scaled'} {name} to 0")
         except ClmgitError as e:
             report.add(f"kube-system not scaled down: {e}")
-        for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run):
+        for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run,
+                                          layout=self.layout):
             if result.changed:
                 report.add(_stack_line(result))
         return report
@@ -163,18 +175,29 @@ class _Run:
                             dry_run=self.dry_run)
             self.report.add(f"node pool {pool}: drained (removed from the registry)")
 
+        layout = renderer.layout
         main_path, *extra_paths = renderer.stack_paths()
+        etcd_path = renderer.etcd_stack_path()
+        etcd = None if etcd_path is None else etcd_stack(
+            etcd_stack_name(cluster.config_items), stack_text(etcd_path))
+        pools = renderer.stack_pools()
+        karpenter = renderer.karpenter_pools()
         results = apply_stacks(
             self.to.stacks,
             cluster=cluster,
             main=main_stack(cluster, stack_text(main_path)),
-            extra=[extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
-            node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name))
-                        for p in cluster.node_pools],
+            extra=[clm_extra_stack(p, stack_text(p)) if layout.clm
+                   else extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
+            node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name), profile=p.profile,
+                                        layout=layout) for p in pools],
             deletions_pre=_stack_names(self.to.stacks, cf_deletions.pre_apply),
             deletions_post=_stack_names(self.to.stacks, cf_deletions.post_apply),
             on_pool_removed=removed_pool,
             dry_run=self.dry_run,
+            layout=layout,
+            etcd=etcd,
+            # Master pools CLM leaves alone (EKS) keep their stacks.
+            keep_pools=[p.name for p in cluster.node_pools if p not in pools + karpenter],
         )
         outputs: dict[str, str] = {}
         for result in results:
@@ -184,8 +207,8 @@ class _Run:
         return outputs
 
     def roll_node_pools(self) -> None:
-        """Step 6."""
-        for pool in self.cluster.node_pools:
+        """Step 6 (for the pools with a stack: masters first in CLM's layout)."""
+        for pool in self.renderer.stack_pools():
             rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
                                     clock=self.clock, dry_run=self.dry_run)
             if rolled.replaced:
@@ -200,11 +223,30 @@ class _Run:
         for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
-                # "created"/"configured" would claim a change a dry run did not make
-                action = f"would {change.action.removesuffix('d')}" if self.dry_run else (
-                    change.action)
-                self.report.add(f"{change.kind} {where}{change.name}: {action}")
+                self.report.add(f"{change.kind} {where}{change.name}: {self._action(change)}")
         self._delete(deletions.post_apply, "post_apply")
+        self.karpenter(outputs, manifests)
+
+    def karpenter(self, outputs: Mapping[str, str], manifests: Sequence[Component]) -> None:
+        """CLM's Karpenter pools, after the manifests (which install Karpenter's CRDs): each
+        pool's `provisioners.yaml` applied, the objects of removed pools deleted."""
+        if not self.renderer.layout.clm:
+            return
+        values = self.values(outputs)
+        pools = self.renderer.karpenter_pools()
+        components = [self.renderer.render_karpenter_pool(p.name, values) for p in pools]
+        for change in apply_manifests(self.to.kube, components, dry_run=self.dry_run,
+                                      after=manifests):
+            if change.action != "unchanged":
+                self.report.add(f"{change.component}: {change.kind} {change.name}: "
+                                f"{self._action(change)}")
+        verb = "would delete" if self.dry_run else "deleted"
+        for gone in remove_orphans(self.to.kube, {p.name for p in pools}, dry_run=self.dry_run):
+            self.report.add(f"Karpenter pool removed from the registry: {verb} {gone}")
+
+    def _action(self, change: ObjectChange) -> str:
+        # "created"/"configured" would claim a change a dry run did not make
+        return f"would {change.action.removesuffix('d')}" if self.dry_run else change.action
 
     def _delete(self, entries: Sequence[Deletion], phase: str) -> None:
         if not entries:

@@ -94,11 +94,14 @@ def ordered(components: Sequence[Component]) -> list[tuple[str, ManifestObject]]
 
 
 def apply_manifests(kube: KubeClient, components: Sequence[Component], *, dry_run: bool = False,
-                    clock: Clock | None = None) -> list[ObjectChange]:
-    """Apply every manifest object; what happened to each, in the order applied."""
+                    clock: Clock | None = None,
+                    after: Sequence[Component] = ()) -> list[ObjectChange]:
+    """Apply every manifest object; what happened to each, in the order applied. `after`: the
+    components applied just before, whose CRDs a dry run has not really created."""
     clock = clock or SystemClock()
     objects = ordered(components)
-    pending_crds = {t for _, m in objects if (t := _crd_target(m.obj)) is not None}
+    pending_crds = {t for _, m in [*objects, *ordered(after)]
+                    if (t := _crd_target(m.obj)) is not None}
     changes = []
     new_namespaces: set[str] = set()  # created by this dry run, so not there to ask
     for component, m in objects:

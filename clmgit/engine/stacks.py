@@ -9,7 +9,9 @@ Order of `apply_stacks`: `cf-deletions.yaml` pre_apply, the main stack (name = `
 `cf-manifests` stacks by name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of
 node pools no longer in the registry, `cf-deletions.yaml` post_apply. Each stack's outputs are
 handed to the templates of the stacks after it, so a template may be given as a function of those
-outputs.
+outputs. In CLM's layout (`clmgit.layout`) the etcd stack comes before the main stack, the
+`cf-manifests` stacks keep the caller's order and are named by their templates, and stacks are
+tagged, protected and found as CLM does (`clmgit.engine.clmstacks`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from clmgit.config import yamlfiles
+from clmgit.engine import clmstacks
 from clmgit.errors import ApplyError, ConfigError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.stacknames import main_stack_name, node_pool_stack_name
 
@@ -31,6 +35,7 @@ TAG_NODE_POOL = "clmgit/node-pool"
 ROLE_MAIN = "main"
 ROLE_EXTRA = "cf-manifest"
 ROLE_NODE_POOL = "node-pool"
+ROLE_ETCD = "etcd"
 
 
 Operation = Literal["create", "update", "delete", "none"]
@@ -74,6 +79,8 @@ class StackTemplate:
     body: str
     tags: Mapping[str, str]
     termination_protection: bool = False
+    #: A stack policy (JSON) set before an update is executed; "" leaves the stack's as it is.
+    stack_policy: str = ""
 
 
 class StackBackend(Protocol):
@@ -101,6 +108,11 @@ class RenderedStack:
     role: str = ROLE_EXTRA
     tags: Mapping[str, str] = field(default_factory=dict)
     node_pool: str = ""
+    profile: str = ""
+    stack_policy: str = ""
+    #: CLM's `cf-manifests`: `name` is the template's path until the rendered template names
+    #: its stack (`Metadata.StackName`); a template that renders empty makes no stack.
+    named_in_template: bool = False
 
     def text(self, outputs: Outputs) -> str:
         return self.template if isinstance(self.template, str) else self.template(outputs)
@@ -115,16 +127,41 @@ def extra_stack(name: str, template: str | Renderer) -> RenderedStack:
     return RenderedStack(name, template, ROLE_EXTRA)
 
 
-def node_pool_stack(cluster: Cluster, pool: str, template: str | Renderer) -> RenderedStack:
-    return RenderedStack(node_pool_stack_name(cluster, pool), template, ROLE_NODE_POOL,
-                         node_pool=pool)
+def clm_extra_stack(path: str, template: str | Renderer) -> RenderedStack:
+    """A stack of `cf-manifests/` in CLM's layout, named by its rendered template."""
+    return RenderedStack(path, template, ROLE_EXTRA, named_in_template=True)
 
 
-def stack_tags(cluster: Cluster, stack: RenderedStack) -> dict[str, str]:
+def etcd_stack(name: str, template: str | Renderer) -> RenderedStack:
+    """CLM's etcd stack, with CLM's stack policy."""
+    return RenderedStack(name, template, ROLE_ETCD, stack_policy=clmstacks.ETCD_STACK_POLICY)
+
+
+def node_pool_stack(cluster: Cluster, pool: str, template: str | Renderer, *,
+                    profile: str = "", layout: Layout = DEFAULT) -> RenderedStack:
+    return RenderedStack(node_pool_stack_name(cluster, pool, layout), template, ROLE_NODE_POOL,
+                         node_pool=pool, profile=profile)
+
+
+def stack_tags(cluster: Cluster, stack: RenderedStack, layout: Layout = DEFAULT,
+               template_tags: Mapping[str, str] | None = None) -> dict[str, str]:
+    """clmgit's tags, or in CLM's layout the template's `Metadata.Tags` with CLM's on top."""
+    if layout.clm:
+        return {**(template_tags or {}), **stack.tags, **_clm_tags(cluster, stack)}
     tags = {**stack.tags, TAG_CLUSTER: cluster.id, TAG_ROLE: stack.role}
     if stack.node_pool:
         tags[TAG_NODE_POOL] = stack.node_pool
     return tags
+
+
+def _clm_tags(cluster: Cluster, stack: RenderedStack) -> dict[str, str]:
+    if stack.role == ROLE_MAIN:
+        return clmstacks.main_tags(cluster)
+    if stack.role == ROLE_ETCD:
+        return dict(clmstacks.ETCD_TAGS)
+    if stack.role == ROLE_NODE_POOL:
+        return clmstacks.node_pool_tags(cluster, stack.node_pool, stack.profile)
+    return clmstacks.cluster_tag(cluster)
 
 
 def apply_stacks(
@@ -138,41 +175,74 @@ def apply_stacks(
     deletions_post: Sequence[str] = (),
     on_pool_removed: Callable[[str], None] | None = None,
     dry_run: bool = False,
+    layout: Layout = DEFAULT,
+    etcd: RenderedStack | None = None,
+    keep_pools: Sequence[str] = (),
 ) -> list[StackResult]:
     """Apply a cluster's stacks in DESIGN order; the first failure raises `ApplyError`.
 
     Templates given as functions are rendered just before their stack is applied, with the
     outputs of every stack applied before (later stacks win on a name clash; in a dry run, the
     outputs the stacks have now). `on_pool_removed(pool)` is called before the stack of a node
-    pool that is no longer in `node_pools` is deleted — the place to drain it — in dry runs too.
+    pool that is no longer in `node_pools` (nor in `keep_pools`) is deleted — the place to drain
+    it — in dry runs too. `layout` and `etcd`: see the module's docstring.
     """
-    results = [_delete(backend, name, dry_run=dry_run) for name in deletions_pre]
+    results = [_delete(backend, name, dry_run=dry_run, layout=layout) for name in deletions_pre]
     outputs: dict[str, str] = {}
-    for stack in [main, *sorted(extra, key=lambda s: s.name), *node_pools]:
-        template = StackTemplate(stack.name, stack.text(outputs), stack_tags(cluster, stack),
-                                 termination_protection=stack.role == ROLE_MAIN)
+    extras = list(extra) if layout.clm else sorted(extra, key=lambda s: s.name)
+    for stack in [*([etcd] if etcd else []), main, *extras, *node_pools]:
+        template = _template(cluster, stack, outputs, layout)
+        if template is None:
+            continue
         result = backend.apply_stack(template, dry_run=dry_run)
         outputs.update(result.outputs)
         results.append(result)
-    keep = {stack.name for stack in node_pools}
-    for info in _node_pool_stacks(backend, cluster):
-        if info.name not in keep:
+    keep = {stack.node_pool for stack in node_pools} | set(keep_pools)
+    for info, pool in _node_pool_stacks(backend, cluster, layout):
+        if pool not in keep:
             if on_pool_removed is not None:
-                on_pool_removed(info.tags.get(TAG_NODE_POOL, info.name))
-            results.append(_delete(backend, info.name, dry_run=dry_run))
-    results += [_delete(backend, name, dry_run=dry_run) for name in deletions_post]
+                on_pool_removed(pool)
+            # CLM protects every stack it makes and lifts that for a removed pool's stack.
+            results.append(backend.delete_stack(info.name, lift_protection=layout.clm,
+                                                dry_run=dry_run))
+    results += [_delete(backend, name, dry_run=dry_run, layout=layout)
+                for name in deletions_post]
     return results
 
 
+def _template(cluster: Cluster, stack: RenderedStack, outputs: Outputs,
+              layout: Layout) -> StackTemplate | None:
+    """What the backend gets for `stack`; None for a CLM `cf-manifests` template that renders
+    empty (CLM skips those)."""
+    body = stack.text(outputs)
+    name, template_tags = stack.name, dict[str, str]()
+    if layout.clm:
+        named, template_tags = clmstacks.template_metadata(body, stack.name)
+        if stack.named_in_template:
+            if not body.strip() or yamlfiles.load_template(body, stack.name) is None:
+                return None
+            if not named:
+                raise ApplyError(f"{stack.name} names no stack: CLM's layout needs "
+                                 "Metadata.StackName in every cf-manifests template")
+            name = named
+    return StackTemplate(name, body, stack_tags(cluster, stack, layout, template_tags),
+                         termination_protection=layout.clm or stack.role == ROLE_MAIN,
+                         stack_policy=stack.stack_policy)
+
+
 def decommission_stacks(
-    backend: StackBackend, *, cluster: Cluster, dry_run: bool = False
+    backend: StackBackend, *, cluster: Cluster, dry_run: bool = False,
+    layout: Layout = DEFAULT,
 ) -> list[StackResult]:
     """Delete every stack of the cluster, lifting termination protection: the node-pool stacks,
     the other stacks in reverse name order (a later one may use an earlier one's exports), then
-    the main stack. Stacks already gone are fine."""
+    the main stack. Stacks already gone are fine. (CLM's etcd stack is not the cluster's: it
+    carries no cluster tag and stays, as with CLM.)"""
     main = main_stack_name(cluster)
-    found = [s for s in backend.find_stacks({TAG_CLUSTER: cluster.id}) if s.name != main]
-    pools = sorted(s.name for s in found if s.tags.get(TAG_ROLE) == ROLE_NODE_POOL)
+    query = clmstacks.cluster_tag(cluster) if layout.clm else {TAG_CLUSTER: cluster.id}
+    found = [s for s in backend.find_stacks(query)
+             if s.name != main and clmstacks.MAIN_STACK_TAG not in s.tags]
+    pools = sorted(info.name for info, _ in _node_pool_stacks(backend, cluster, layout))
     others = sorted((s.name for s in found if s.name not in pools), reverse=True)
     return [
         backend.delete_stack(name, lift_protection=True, dry_run=dry_run)
@@ -180,15 +250,23 @@ def decommission_stacks(
     ]
 
 
-def _node_pool_stacks(backend: StackBackend, cluster: Cluster) -> list[StackInfo]:
-    found = backend.find_stacks({TAG_CLUSTER: cluster.id, TAG_ROLE: ROLE_NODE_POOL})
-    return sorted(found, key=lambda s: s.name)
+def _node_pool_stacks(backend: StackBackend, cluster: Cluster,
+                      layout: Layout) -> list[tuple[StackInfo, str]]:
+    """The cluster's node-pool stacks, by name, with the pool each one says it belongs to."""
+    if layout.clm:
+        found = backend.find_stacks(clmstacks.node_pool_query(cluster))
+        pool_tag = clmstacks.NODE_POOL_TAG
+    else:
+        found = backend.find_stacks({TAG_CLUSTER: cluster.id, TAG_ROLE: ROLE_NODE_POOL})
+        pool_tag = TAG_NODE_POOL
+    return [(s, s.tags.get(pool_tag, s.name)) for s in sorted(found, key=lambda s: s.name)]
 
 
-def _delete(backend: StackBackend, name: str, *, dry_run: bool) -> StackResult:
-    # Deletions from cf-deletions.yaml and of removed pools never lift termination protection:
-    # a protected stack named there is a mistake that must not take the cluster down.
-    return backend.delete_stack(name, lift_protection=False, dry_run=dry_run)
+def _delete(backend: StackBackend, name: str, *, dry_run: bool, layout: Layout) -> StackResult:
+    # clmgit's deletions from cf-deletions.yaml never lift termination protection: a protected
+    # stack named there is a mistake that must not take the cluster down. CLM protects every
+    # stack and lifts it for any deletion; its layout does as CLM does.
+    return backend.delete_stack(name, lift_protection=layout.clm, dry_run=dry_run)
 
 
 def template_resources(body: str) -> dict[str, Any]:

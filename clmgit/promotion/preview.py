@@ -18,6 +18,7 @@ from clmgit.config.diff import ClusterDiff, rendered_diff
 from clmgit.config.secrets import masker_for
 from clmgit.config.source import GitConfigSource
 from clmgit.errors import ClmgitError, ConfigError
+from clmgit.layout import Layout
 from clmgit.model import Cluster
 from clmgit.promotion.promote import CONFIG_DIR, source_sha
 from clmgit.workspace import Workspace
@@ -54,7 +55,7 @@ def preview(
     src, dst = ws.channel(source), ws.channel(target)
     new = source_sha(ws, src, sha)
     selected, chosen = _selection(ws, dst, groups, cluster)
-    config = GitConfigSource(ws.repo)
+    config = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
     out = []
     for g in selected:
         old = g.sha
@@ -65,21 +66,22 @@ def preview(
         if total == PREVIEW_LIMIT:
             total = ws.repo.count(rev_range, paths=[CONFIG_DIR])
         record = chosen or _representative(ws, dst, g)
-        diff, note = _rendered(config, record, dst, g, old=old, new=new)
+        diff, note = _rendered(config, record, dst, g, old=old, new=new, layout=ws.layout)
         out.append(GroupPreview(g.name, old, new, commits, total, forward,
                                 diff and diff.capped(rendered_limit), note))
     return out
 
 
 def _rendered(config: GitConfigSource, record: Cluster | None, dst: Channel, group: Group, *,
-              old: str | None, new: str) -> tuple[ClusterDiff | None, str]:
+              old: str | None, new: str, layout: Layout) -> tuple[ClusterDiff | None, str]:
     """The group's rendered diff, or why there is none. A template that fails at the new SHA is
     reported in the preview rather than aborting it: the commits are still worth reading, and a
     reviewer of the promotion must see the failure."""
     if record is None:
         return None, f"no cluster of {dst.name!r} is in group {group.name!r}: nothing rendered"
     try:
-        return rendered_diff(config, record, old_sha=old, new_sha=new, label=group.name), ""
+        return rendered_diff(config, record, old_sha=old, new_sha=new, label=group.name,
+                             layout=layout), ""
     except ClmgitError as e:
         failure = f"rendering {new[:7]} for cluster {record.id} failed: {e}"
         return None, masker_for(record)(failure)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory, Backends
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 
 
 def aws_backends(
-    *, token: str | None = None, kubeconfig: str | None = None, clock: Clock | None = None
+    *, token: str | None = None, kubeconfig: str | None = None, clock: Clock | None = None,
+    layout: Layout = DEFAULT,
 ) -> BackendFactory:
     """A factory of real backends. boto3 and the Kubernetes client are imported on first use: a
     run with every cluster in sync needs neither."""
@@ -27,7 +29,7 @@ def aws_backends(
         net = network(session, cluster.region)
         return Backends(
             stacks=CloudFormationStacks(session, clock=clock),
-            pools=AutoScalingPools(session, clock=clock),
+            pools=AutoScalingPools(session, clock=clock, layout=layout),
             kube=connect(cluster, token=token, kubeconfig=kubeconfig),
             values=cloud_values(cluster, zones=net.zones, subnets=net.subnets,
                                 vpc_cidr=net.vpc_cidr),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from clmgit.engine.clock import Clock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
+from clmgit.layout import Layout
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.plan import (
     BLOCKED,
@@ -61,9 +62,11 @@ class _LazyEngine:
     """The engine, built when the first cluster needs it: a run with every cluster in sync
     never imports the renderer, boto3 or the Kubernetes client."""
 
-    def __init__(self, source: Callable[[], ConfigSource], options: Options) -> None:
+    def __init__(self, source: Callable[[], ConfigSource], options: Options,
+                 layout: Layout) -> None:
         self._source = source
         self._options = options
+        self._layout = layout
         self._engine: Engine | None = None
         self._lock = threading.Lock()
 
@@ -75,8 +78,9 @@ class _LazyEngine:
 
                 o = self._options
                 backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,
-                                                      clock=o.clock)
-                self._engine = Engine(self._source(), backends, clock=o.clock)
+                                                      clock=o.clock, layout=self._layout)
+                self._engine = Engine(self._source(), backends, clock=o.clock,
+                                      layout=self._layout)
             return self._engine
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
@@ -90,7 +94,8 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
     def make() -> ConfigSource:
         from clmgit.config.source import GitConfigSource
 
-        return GitConfigSource(ws.repo)
+        # CLM's layout follows symbolic links inside cluster/, as CLM's checkout does.
+        return GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
 
     return make
 
@@ -101,7 +106,9 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
-    with engine_workers(_LazyEngine(source, options), processes=processes,
+    # Read before any work: a malformed clmgit.yaml fails the run, not each cluster.
+    layout = ws.layout
+    with engine_workers(_LazyEngine(source, options, layout), processes=processes,
                         threads=threads) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
                                 on_start=options.on_start, on_result=options.on_result)
@@ -135,7 +142,9 @@ def provision(ws: Workspace, options: Options, *, name: str, directory: Path) ->
     target = Target(cluster, action, at, applied_version(at, cluster))
     from clmgit.config.source import DirectoryConfigSource
 
-    return _run(ws, lambda: DirectoryConfigSource(directory), [target], options)[0]
+    follow = ws.layout.clm  # CLM's layout follows links inside cluster/, as in git
+    return _run(ws, lambda: DirectoryConfigSource(directory, follow_symlinks=follow), [target],
+                options)[0]
 
 
 def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool = False

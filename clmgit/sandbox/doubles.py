@@ -43,6 +43,7 @@ from clmgit.engine.stacks import (
     diff_resources,
 )
 from clmgit.errors import ApplyError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi.patch import merge_patch
 from clmgit.sandbox.kubeapi.selectors import matches_labels, parse_label_selector
@@ -227,6 +228,7 @@ class FakeStack:
     body: str
     tags: Mapping[str, str]
     protected: bool = False
+    policy: str = ""
 
 
 class FakeStacks:
@@ -262,7 +264,9 @@ class FakeStacks:
             raise ApplyError(f"stack {stack.name} failed: {self.failures[stack.name]}")
         if not dry_run:
             protected = stack.termination_protection or (current is not None and current.protected)
-            self.stacks[stack.name] = FakeStack(stack.body, dict(stack.tags), protected)
+            # As on CloudFormation: a policy is set before an update, a new stack has none.
+            policy = (stack.stack_policy or current.policy) if current is not None else ""
+            self.stacks[stack.name] = FakeStack(stack.body, dict(stack.tags), protected, policy)
             if operation != "none":
                 self.calls.append((operation, stack.name))
         exists = stack.name in self.stacks
@@ -299,14 +303,15 @@ class FakeNodePools:
     AZs, with the launch settings they have at that moment. `roll` changes those settings, as a
     changed node-pool template would. `calls` records every change, as (operation, target)."""
 
-    def __init__(self) -> None:
+    def __init__(self, layout: Layout = DEFAULT) -> None:
+        self.layout = layout  # which name a pool's stack has
         self.groups: dict[str, tuple[str, ASG]] = {}  # name -> (stack name, group)
         self.instances: dict[str, Instance] = {}
         self.calls: list[tuple[str, str]] = []
         self._ids = itertools.count(1)
 
     def add_group(self, cluster: Cluster, pool: str, asg: ASG) -> None:
-        stack = node_pool_stack_name(cluster, pool)
+        stack = node_pool_stack_name(cluster, pool, self.layout)
         self.groups[asg.name] = (stack, replace(asg, desired_capacity=0))
         self._scale(asg.name, asg.desired_capacity)
 
@@ -318,7 +323,7 @@ class FakeNodePools:
         ))
 
     def pool_state(self, cluster: Cluster, pool: str) -> PoolState:
-        stack = node_pool_stack_name(cluster, pool)
+        stack = node_pool_stack_name(cluster, pool, self.layout)
         asgs = tuple(group for s, group in self.groups.values() if s == stack)
         names = {a.name: a for a in asgs}
         instances = tuple(

@@ -14,6 +14,7 @@ from pathlib import Path
 import boto3
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.kubeconfig import cluster_entry, write_kubeconfig
@@ -21,8 +22,10 @@ from clmgit.sandbox.kubelet import Kubelet
 
 
 class LocalFleet:
-    def __init__(self, clusters: Sequence[Cluster], kubeconfig: Path) -> None:
+    def __init__(self, clusters: Sequence[Cluster], kubeconfig: Path, *,
+                 layout: Layout = DEFAULT) -> None:
         self.clusters = list(clusters)
+        self.layout = layout  # where the simulator finds a pool's instances
         self.kubeconfig = kubeconfig
         self.servers: dict[str, KubeAPIServer] = {}  # by cluster id
         self.kubelets: dict[str, Kubelet] = {}
@@ -32,7 +35,8 @@ class LocalFleet:
             server = KubeAPIServer()
             server.start()
             self.servers[cluster.id] = server
-            pools = AutoScalingPools(boto3.Session(region_name=cluster.region))
+            pools = AutoScalingPools(boto3.Session(region_name=cluster.region),
+                                     layout=self.layout)
             self.kubelets[cluster.id] = Kubelet(server, pools, cluster).start()
         self._write_kubeconfig()
         return self

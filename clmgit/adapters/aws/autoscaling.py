@@ -23,6 +23,7 @@ from clmgit.engine.nodepools import (
     is_outdated,
 )
 from clmgit.errors import ApplyError
+from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.stacknames import node_pool_stack_name
 
@@ -35,8 +36,9 @@ class AutoScalingPools:
 
     def __init__(
         self, session: boto3.Session, *, clock: Clock | None = None,
-        backoff: Backoff = INSTANCE_BACKOFF,
+        backoff: Backoff = INSTANCE_BACKOFF, layout: Layout = DEFAULT,
     ) -> None:
+        self._layout = layout  # which name a pool's stack has
         self._cf = make_client(session, "cloudformation")
         self._asg = make_client(session, "autoscaling")
         self._ec2 = make_client(session, "ec2")
@@ -44,7 +46,7 @@ class AutoScalingPools:
         self._backoff = backoff
 
     def pool_state(self, cluster: Cluster, pool: str) -> PoolState:
-        stack = node_pool_stack_name(cluster, pool)
+        stack = node_pool_stack_name(cluster, pool, self._layout)
         with aws_errors(f"reading node pool {pool} (stack {stack})"):
             raw_groups = self._groups(self._group_names(stack))
             templates = LaunchTemplates(self._ec2)

@@ -113,6 +113,8 @@ class CloudFormationStacks:
             self._discard(stack.name, change_set, operation)
             outputs = current.outputs if current else {}
             return StackResult(stack.name, operation, outputs, changes, dry_run=True)
+        if stack.stack_policy and current is not None:
+            self._set_policy(stack)
         final = self._execute(stack.name, change_set)
         if stack.termination_protection:
             self._protect(final)
@@ -171,6 +173,12 @@ class CloudFormationStacks:
         final = self._settled(stack.id)
         if final is not None and final.status != "DELETE_COMPLETE":
             raise ApplyError(f"deleting stack {stack.name} failed: {self._failure(final)}")
+
+    def _set_policy(self, stack: StackTemplate) -> None:
+        # A change set takes no policy for its update alone (UpdateStack's
+        # StackPolicyDuringUpdateBody, which CLM uses): the stack's own policy is set instead.
+        with aws_errors(f"setting the stack policy of {stack.name}"):
+            self._cf.set_stack_policy(StackName=stack.name, StackPolicyBody=stack.stack_policy)
 
     def _protect(self, stack: _Stack) -> None:
         if not stack.protected:
