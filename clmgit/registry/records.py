@@ -82,6 +82,13 @@ def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
     _unique(clusters, name, "alias", lambda c: c.alias or None)
     _unique(clusters, name, "infrastructure_account and local_id",
             lambda c: (c.infrastructure_account, c.local_id) if c.local_id else None)
+    # A name (`reconcile NAME`, a kubeconfig context) is an id or an alias: it must name one.
+    ids = {c.id for c in clusters}
+    for c in clusters:
+        if c.alias and c.alias != c.id and c.alias in ids:
+            raise RegistryError(
+                f"{name}: the alias of cluster {c.id} is {c.alias}, the id of another cluster; "
+                "a name must name one cluster (field alias)")
     return clusters
 
 

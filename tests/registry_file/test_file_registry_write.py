@@ -178,7 +178,9 @@ def _writer(path: str, ids: list[str], holder: str) -> None:
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     ids = [f"c{i}" for i in range(40)]
-    text = "# many\nclusters:\n" + "".join(f"- id: {i}\n  api_server_url: https://{i}.example.org\n  channel: dev  # {i}\n" for i in ids)
+    text = "# many\nclusters:\n" + "".join(
+        f"- id: {i}\n  api_server_url: https://{i}.example.org\n  channel: dev  # {i}\n"
+        for i in ids)
     path = tmp_path / "clusters.yaml"
     path.write_text(text)
     ctx = multiprocessing.get_context("fork")
