@@ -175,7 +175,7 @@ def desired_version(sha: str, cluster: Cluster) -> str:
 
 def with_lifecycle(cluster: Cluster, lifecycle_status: str) -> Cluster:
     """The record once `lifecycle_status` is written into it (then written and effective agree)."""
-    if lifecycle_status == cluster.lifecycle_status:
+    if lifecycle_status == cluster.lifecycle_status and cluster.written_lifecycle_status is None:
         return cluster
     return replace(cluster, lifecycle_status=lifecycle_status, written_lifecycle_status=None)
 
