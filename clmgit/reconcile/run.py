@@ -1,7 +1,7 @@
 """Reconcile the planned clusters: leases, the registry protocol of DESIGN.md §5, concurrency.
 
 Per cluster that needs work: take its lease (and the record as it is now); write
-`next_version` (and `creating`) first — that is what lets a killed run resume; run the engine;
+`next_version` first — that is what lets a killed run resume; run the engine;
 then record the result and give the lease up in one write. On success `last_version` takes the
 old `current_version`, `current_version` the new one, `next_version` and `problems` are cleared;
 on failure a problem is appended (at most 25) and `next_version` stays, so the next run tries
@@ -164,7 +164,8 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
     """Another run applied `version` between the plan and the lease. (A provision of a version
     already applied is not skipped: its record showed that version when it was planned.)"""
     status = now.status
-    return (not status.next_version and status.current_version == version
+    return (status.next_version in ("", status.current_version)
+            and status.current_version == version
             and planned.status.current_version != version)
 
 
