@@ -350,14 +350,23 @@ def status_to_dict(status: ClusterStatus) -> dict[str, Any]:
         "current_version": status.current_version,
         "last_version": status.last_version,
         "next_version": status.next_version,
-        "problems": [
-            {"type": p.type, "title": p.title, "detail": p.detail, "status": p.status,
-             "instance": p.instance}
-            for p in status.problems
-        ],
+        "problems": [_problem_dict(p) for p in status.problems],
     }
     if status.applied_at:
         out["applied_at"] = status.applied_at
+    return out
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    """A problem's wire form; `status` and `instance` only when set (CLM's registry models
+    leave them out when empty, and so a registry that knows only the first three fields takes
+    the problems clmgit writes)."""
+    out: dict[str, Any] = {"type": problem.type, "title": problem.title,
+                           "detail": problem.detail}
+    if problem.status:
+        out["status"] = problem.status
+    if problem.instance:
+        out["instance"] = problem.instance
     return out
 
 
