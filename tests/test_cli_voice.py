@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from tests.conftest import Fleet, run_cli
@@ -25,3 +28,12 @@ def test_usage_errors_exit_2(fleet: Fleet, args: tuple[str, ...]) -> None:
     r = fleet.cli(*args)
     assert r.code == 2, (r.out, r.err)
     assert "Traceback" not in r.err and "Usage:" in r.err
+
+
+def test_an_unreachable_registry_is_one_line_after_the_retries(fleet: Fleet) -> None:
+    proc = subprocess.run([sys.executable, "-m", "clmgit", "--repo", str(fleet.path),
+                           "--registry", "http://127.0.0.1:9/", "status"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1, proc.stderr  # no urllib3 retry warnings before it
+    assert proc.stderr.startswith("error: cannot reach the cluster registry at http://127.0.0.1:9")

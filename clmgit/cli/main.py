@@ -55,6 +55,8 @@ def common(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not verbose:  # a retried request is reported once, by clmgit, when the retries run out
+        logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
 for _group in (promotion.COMMANDS, reconcile.COMMANDS):
