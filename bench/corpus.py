@@ -11,21 +11,19 @@ Without the corpus the benchmark says so and returns nothing.
 
 from __future__ import annotations
 
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from bench.promotion import promote_and_status
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit.sandbox.corpus import corpus_bundle
 
 PROJECT = Path(__file__).resolve().parents[1]
-BUNDLE = Path(os.environ.get("CLMGIT_CORPUS", PROJECT.parent / "shared" / "corpus")) / \
-    "kubernetes-on-aws.bundle"
+BUNDLE = corpus_bundle()
 CHANNELS = ("dev", "alpha", "beta", "stable")
 SOURCE = {"alpha": "dev", "beta": "alpha", "stable": "beta"}
 CLUSTERS = 1_000
@@ -57,15 +55,6 @@ def build(tmp: Path) -> ConfigRepoBuilder:
     return b
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[3:])} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return elapsed
-
-
 def run() -> list[dict[str, object]]:
     if not BUNDLE.exists():
         print(f"skip corpus: {BUNDLE} is absent", file=sys.stderr)
@@ -73,15 +62,7 @@ def run() -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory(prefix="clmgit-bench-corpus-") as tmp:
         b = build(Path(tmp))
         commits = int(b.git("rev-list", "--count", "dev"))
-        clmgit = [sys.executable, "-m", "clmgit", "--repo", str(b.path)]
-        main, alpha = b.sha("main"), b.sha("alpha")
-        promote = []
-        for _ in range(RUNS):
-            promote.append(timed([*clmgit, "promote", "dev", "alpha"], b.path))
-            b.git("read-tree", "-m", "-u", b.sha("main"), main)
-            b.git("update-ref", "refs/heads/main", main)
-            b.git("update-ref", "refs/heads/alpha", alpha)
-        status = [timed([*clmgit, "status"], b.path) for _ in range(RUNS)]
+        promote, status = promote_and_status(b, RUNS)
     detail = (f"kubernetes-on-aws, {commits:,} commits on dev, {CLUSTERS:,} clusters; median of "
               f"{RUNS} whole commands")
     return [

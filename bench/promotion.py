@@ -75,18 +75,23 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return elapsed
 
 
+def promote_and_status(b: ConfigRepoBuilder, runs: int) -> tuple[list[float], list[float]]:
+    """Seconds of `runs` whole `promote dev alpha` commands (each undone, so every run does the
+    full work) and of `runs` `status` commands."""
+    clmgit = [sys.executable, "-m", "clmgit", "--repo", str(b.path)]
+    main, alpha = b.sha("main"), b.sha("alpha")
+    promote = []
+    for _ in range(runs):
+        promote.append(timed([*clmgit, "promote", "dev", "alpha"], b.path))
+        b.git("read-tree", "-m", "-u", b.sha("main"), main)
+        b.git("update-ref", "refs/heads/main", main)
+        b.git("update-ref", "refs/heads/alpha", alpha)
+    return promote, [timed([*clmgit, "status"], b.path) for _ in range(runs)]
+
+
 def run() -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory(prefix="clmgit-bench-") as tmp:
-        b = build(Path(tmp))
-        clmgit = [sys.executable, "-m", "clmgit", "--repo", str(b.path)]
-        main, alpha = b.sha("main"), b.sha("alpha")
-        promote = []
-        for _ in range(RUNS):
-            promote.append(timed([*clmgit, "promote", "dev", "alpha"], b.path))
-            b.git("read-tree", "-m", "-u", b.sha("main"), main)
-            b.git("update-ref", "refs/heads/main", main)
-            b.git("update-ref", "refs/heads/alpha", alpha)
-        status = [timed([*clmgit, "status"], b.path) for _ in range(RUNS)]
+        promote, status = promote_and_status(build(Path(tmp)), RUNS)
     detail = f"{COMMITS:,} commits on dev, {CLUSTERS:,} clusters, median of {RUNS} runs"
     return [
         {

@@ -180,7 +180,7 @@ def compile_ahead(env: jinja2.Environment, sources: Sequence[tuple[str, str]], *
     for n in range(helpers):
         pid = os.fork()
         if pid == 0:
-            _compile_share(env, backwards[n::helpers], disk.directory, COMPILED.fingerprint)
+            _compile_share(env, backwards[n::helpers], disk, COMPILED.fingerprint)
         threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
                          name="clmgit-compile-reaper").start()
     return helpers
@@ -192,15 +192,13 @@ def _bucket(env: jinja2.Environment, name: str, text: str) -> jinja2.bccache.Buc
                                  COMPILED.get_source_checksum(text))
 
 
-def _compile_share(env: jinja2.Environment, share: Sequence[tuple[str, str]], directory: str,
+def _compile_share(env: jinja2.Environment, share: Sequence[tuple[str, str]], disk: _DiskCode,
                    fingerprint: str) -> NoReturn:
     """A helper's whole life: compile what is not on disk yet, write it, leave at once (no
     cleanup of the parent's objects, no flushing of its buffers)."""
     try:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)  # ends the helper, even if stuck on a lock
         signal.alarm(AHEAD_LIMIT)
-        disk = _DiskCode(directory)
-        disk._ready = True  # the parent prepared the directory
         for name, text in share:
             bucket = _bucket(env, name, text)
             if disk.has(bucket, fingerprint):

@@ -89,7 +89,7 @@ class ClusterRenderer:
     def __init__(self, tree: ConfigTree, cluster: Cluster) -> None:
         self.tree = tree
         self.templates = template_set(tree)
-        self.templates.compile_ahead(render_order(tree))
+        self.templates.compile_ahead(tree.derived("render_order", render_order))
         self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)

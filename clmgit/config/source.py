@@ -35,7 +35,8 @@ class ConfigTree(Mapping[str, bytes]):
         self.ref = ref
         self._files = dict(files)
         self._derived: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        # Re-entrant: one derived value may be made from another (render order lists directories).
+        self._lock = threading.RLock()
 
     def __getitem__(self, path: str) -> bytes:
         return self._files[path]
@@ -165,7 +166,8 @@ class DirectoryConfigSource:
             raise ConfigError(f"{path} is not a directory")
         self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
         self._tree: ConfigTree | None = None
-        self._lock = threading.Lock()
+        # Re-entrant: one derived value may be made from another (render order lists directories).
+        self._lock = threading.RLock()
 
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:

@@ -19,10 +19,11 @@ from clmgit.config.clmfuncs import clm_functions
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.corpus import corpus_bundle
 
 from .goconvert import GO_BUILTINS, convert
 
-BUNDLE = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "kubernetes-on-aws.bundle"
+BUNDLE = corpus_bundle()
 
 
 def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:

@@ -131,6 +131,9 @@ def test_tree_listing_helpers() -> None:
     assert tree.derived("k", lambda t: made.append(1) or len(t)) == 4
     assert tree.derived("k", lambda t: made.append(1) or 0) == 4
     assert made == [1]
+    # A derived value made from another (on a fresh tree, so neither exists yet) does not deadlock.
+    fresh = ConfigTree("y", {"cluster/a.yaml": b""})
+    assert fresh.derived("outer", lambda t: t.listdir("cluster")) == ["cluster/a.yaml"]
 
 
 @pytest.mark.parametrize("with_cluster_dir", [True, False])

@@ -11,12 +11,9 @@ import pytest
 
 from clmgit.config.templates import make_environment
 from clmgit.convert.tree import convert_tree
+from clmgit.sandbox.corpus import corpus_bundle
 
-ROOT = Path(__file__).resolve().parents[2]
-# ../shared/corpus beside the project (a worktree nested one level deeper looks further up)
-BUNDLE = next((p / "shared" / "corpus" / "kubernetes-on-aws.bundle" for p in ROOT.parents
-               if (p / "shared" / "corpus" / "kubernetes-on-aws.bundle").exists()),
-              ROOT.parent / "shared" / "corpus" / "kubernetes-on-aws.bundle")
+BUNDLE = corpus_bundle()
 if not BUNDLE.exists():
     pytest.skip(f"the corpus is missing: {BUNDLE}", allow_module_level=True)
 

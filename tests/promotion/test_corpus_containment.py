@@ -3,7 +3,6 @@ are promoted by merge commits, so they are contained in dev by content, not by a
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -12,15 +11,10 @@ import pytest
 
 from clmgit.adapters.git import GitRepo
 from clmgit.promotion.content import contains
+from clmgit.sandbox.corpus import corpus_bundle
 from tests.conftest import run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
-#: ../shared/corpus beside the checkout (CI), or CLMGIT_CORPUS; a worktree sits one level deeper.
-_CANDIDATES = [Path(os.environ.get("CLMGIT_CORPUS", ROOT.parent / "shared" / "corpus")),
-               ROOT.parent.parent / "shared" / "corpus"]
-BUNDLE = next((c / "kubernetes-on-aws.bundle" for c in _CANDIDATES
-               if (c / "kubernetes-on-aws.bundle").exists()),
-              _CANDIDATES[0] / "kubernetes-on-aws.bundle")
+BUNDLE = corpus_bundle()
 
 pytestmark = [
     pytest.mark.slow,
