@@ -78,6 +78,13 @@ def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
     that names the record and the field."""
     for c in clusters:
         check_record(c, name)
+    check_names(clusters, name)
+    return clusters
+
+
+def check_names(clusters: list[Cluster], name: str) -> None:
+    """clmgit's safety rules: no two records share an id, an alias, or an infrastructure
+    account and local id, and no alias is another record's id (a RegistryError names both)."""
     _unique(clusters, name, "id", lambda c: c.id)
     _unique(clusters, name, "alias", lambda c: c.alias or None)
     _unique(clusters, name, "infrastructure_account and local_id",
@@ -89,7 +96,6 @@ def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
             raise RegistryError(
                 f"{name}: the alias of cluster {c.id} is {c.alias}, the id of another cluster; "
                 "a name must name one cluster (field alias)")
-    return clusters
 
 
 def check_record(cluster: Cluster, name: str) -> None:
