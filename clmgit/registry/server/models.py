@@ -67,6 +67,11 @@ ClusterLifecycleFilter = Literal[
     "requested", "creating", "ready", "decommission-requested", "decommissioned"
 ]
 AccountLifecycle = Literal["requested", "creating", "ready", "decommissioned"]
+#: CLM derives the cluster's hosted zone from this URL's host; a schema cannot say that the
+#: rule depends on the provider, so `validate` checks it (400) and the document says it.
+ApiServerUrl = Annotated[SafeStr, Field(description=(
+    "The API server's URL. Unless the provider is zalando-eks its host must have a dot "
+    "(CLM derives the hosted zone from it); a record without one is refused with 400."))]
 InstanceTypes = Annotated[
     list[Name],
     Field(min_length=1, json_schema_extra={"uniqueItems": True}),
@@ -150,7 +155,7 @@ class Cluster(Strict):
     region: SafeStr
     local_id: SafeStr
     provider: SafeStr
-    api_server_url: SafeStr
+    api_server_url: ApiServerUrl
     channel: SafeStr
     environment: SafeStr
     criticality_level: Int32
@@ -185,7 +190,7 @@ class ClusterUpdate(Strict):
     region: SafeStr = None  # type: ignore[assignment]
     local_id: SafeStr = None  # type: ignore[assignment]
     provider: SafeStr = None  # type: ignore[assignment]
-    api_server_url: SafeStr = None  # type: ignore[assignment]
+    api_server_url: ApiServerUrl = None  # type: ignore[assignment]
     channel: SafeStr = None  # type: ignore[assignment]
     environment: SafeStr = None  # type: ignore[assignment]
     criticality_level: Int32 = None  # type: ignore[assignment]
