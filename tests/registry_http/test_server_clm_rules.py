@@ -6,6 +6,7 @@ and on PostgreSQL."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -144,3 +145,25 @@ def test_concurrent_creates_with_one_alias_store_one(
     assert all(sorted(a) == [201] + [409] * (writers - 1) for a in answers.values()), answers
     aliases = sorted(c.alias for c in HttpRegistry(url, token=TOKEN).clusters())
     assert aliases == [f"shared-{r}" for r in range(rounds)]
+
+
+def test_a_record_stored_as_creating_before_still_reads_and_moves_on(
+    make_registry: MakeRegistry, session: requests.Session, tmp_path: Path
+) -> None:
+    """Servers before this rule stored `creating`; such a record is not lost or stuck."""
+    import json
+    import sqlite3
+
+    url = make_registry("sqlite", records(1))
+    [db] = tmp_path.glob("registry-*.db")
+    with sqlite3.connect(db) as conn:
+        (doc,) = conn.execute("SELECT doc FROM clusters").fetchone()
+        conn.execute("UPDATE clusters SET doc = ?, lifecycle_status = 'creating'",
+                     [json.dumps({**json.loads(doc), "lifecycle_status": "creating"})])
+    conn.close()
+    assert session.get(url + at(C0)).json()["lifecycle_status"] == "creating"
+    [cluster] = HttpRegistry(url, token=TOKEN).clusters()
+    assert cluster.lifecycle_status == "creating"
+    assert session.patch(url + at(C0), json={"channel": "dev"}).status_code == 200
+    moved = session.patch(url + at(C0), json={"lifecycle_status": "requested"})
+    assert moved.status_code == 200 and moved.json()["lifecycle_status"] == "requested"
