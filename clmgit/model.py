@@ -10,7 +10,7 @@ import hashlib
 import re
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clmgit.errors import ConfigError
@@ -28,7 +28,13 @@ UPDATE_BLOCK = "cluster_update_block"
 #: A full commit id, as pins and versions hold it.
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
+#: CLM's cap on the problems of a status; past it the oldest go and the first place says so.
 MAX_PROBLEMS = 25
+#: The problem types CLM writes (controller.go): a general failure, and the cap's placeholder.
+GENERAL_PROBLEM = "https://cluster-lifecycle-manager.zalando.org/problems/general-error"
+TOO_MANY_PROBLEMS = "https://cluster-lifecycle-manager.zalando.org/problems/too-many-problems"
+#: The lifecycle values CLM's controller acts on; anything else it refuses to process.
+CLM_LIFECYCLE = frozenset({REQUESTED, READY, DECOMMISSION_REQUESTED, DECOMMISSIONED})
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class NodePool:
     name: str
     profile: str
     instance_types: tuple[str, ...] = ()
+    #: As written; "" when missing (CLM hashes and templates it so; a spot pool says "spot...").
     discount_strategy: str = "none"
     min_size: int = 0
     max_size: int = 0
@@ -44,9 +51,13 @@ class NodePool:
 
 @dataclass(frozen=True)
 class Problem:
+    """An RFC 7807 problem as CLM keeps it in a status: every field survives a write-back."""
+
     type: str
     title: str
     detail: str = ""
+    status: int = 0
+    instance: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,11 @@ class Cluster:
     config_items: Mapping[str, str] = field(default_factory=dict)
     node_pools: tuple[NodePool, ...] = ()
     status: ClusterStatus = ClusterStatus()
+    #: `provider` and `lifecycle_status` as the record writes them ("" when missing or null),
+    #: None when the effective value above is also what is written. CLM hashes the written text;
+    #: the defaults above only steer clmgit's own behaviour.
+    written_provider: str | None = None
+    written_lifecycle_status: str | None = None
 
     @property
     def applied_sha(self) -> str:
@@ -121,6 +137,9 @@ def cluster_hash(cluster: Cluster) -> str:
     node-pool sizes as int64), config items sorted by key; base64 URL encoding without padding.
     """
     state = bytearray()
+    provider = cluster.provider if cluster.written_provider is None else cluster.written_provider
+    lifecycle = (cluster.lifecycle_status if cluster.written_lifecycle_status is None
+                 else cluster.written_lifecycle_status)
     for text in (
         cluster.id,
         cluster.infrastructure_account,
@@ -131,7 +150,7 @@ def cluster_hash(cluster: Cluster) -> str:
     ):
         state += text.encode()
     state += struct.pack("<i", cluster.criticality_level)
-    for text in (cluster.lifecycle_status, cluster.provider, cluster.region):
+    for text in (lifecycle, provider, cluster.region):
         state += text.encode()
     _add_items(state, cluster.config_items)
     for pool in cluster.node_pools:
@@ -154,96 +173,174 @@ def desired_version(sha: str, cluster: Cluster) -> str:
     return f"{sha}#{cluster_hash(cluster)}"
 
 
+def with_lifecycle(cluster: Cluster, lifecycle_status: str) -> Cluster:
+    """The record once `lifecycle_status` is written into it (then written and effective agree)."""
+    if lifecycle_status == cluster.lifecycle_status and cluster.written_lifecycle_status is None:
+        return cluster
+    return replace(cluster, lifecycle_status=lifecycle_status, written_lifecycle_status=None)
+
+
 # --- parsing raw records -------------------------------------------------------------------------
+#
+# Records are read the way CLM reads them: into string fields the text as written (a `Scalar`
+# from the file registry's loader carries it; yaml.v2 keeps a scalar's source text for a string
+# field), null or missing as "", no defaults; whole numbers into the integer fields; anything of
+# another type is refused naming the record and the field, as CLM's decoders refuse it.
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
-def _text(value: Any) -> str:
-    """CLM's config items are strings; YAML may hand us booleans or numbers for them."""
+class Scalar(str):
+    """A YAML scalar as written: the string is its text, `resolved` the value YAML 1.1 gives it
+    (None for null). Only the registry's YAML loader makes these."""
+
+    resolved: Any
+
+    def __new__(cls, text: str, resolved: Any) -> Scalar:
+        self = super().__new__(cls, text)
+        self.resolved = resolved
+        return self
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return type(value).__name__
+
+
+def _string(value: Any, where: str, name: str) -> str:
+    """A string field: the text as written; "" for null or missing. A lone UTF-16 surrogate
+    (JSON `\\ud800`) becomes U+FFFD, as Go's JSON decoder makes it."""
     if type(value) is str:  # nearly always: registries of thousands of records come here
-        return value
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    if isinstance(value, Scalar):
+        return "" if value.resolved is None else str.__str__(value)
+    raise ConfigError(f"{where}: {name} must be a string, not {_type_name(value)}")
 
 
-def _items(raw: Any, where: str) -> dict[str, str]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: config_items must be a mapping of strings")
-    return {k if type(k) is str else str(k): v if type(v) is str else _text(v)
-            for k, v in raw.items()}
-
-
-def _int(raw: Any, where: str, name: str) -> int:
-    if raw is None or raw == "":
+def _whole(value: Any, where: str, name: str, bounds: tuple[int, int] = _INT64) -> int:
+    """An integer field. YAML: any scalar YAML reads as a number (yaml.v2 truncates a float);
+    JSON: an integer. A string (`"3"`), a boolean or a collection is refused, as CLM does."""
+    if isinstance(value, Scalar):
+        value = value.resolved
+        if isinstance(value, float) and value == value and abs(value) != float("inf"):
+            value = int(value)
+    if value is None:
         return 0
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: {name} must be a whole number, not {raw!r}") from None
+    if type(value) is not int:
+        shown = f"{value!r}" if isinstance(value, (str, float)) else _type_name(value)
+        raise ConfigError(f"{where}: {name} must be a whole number, not {shown}")
+    if not bounds[0] <= value <= bounds[1]:
+        raise ConfigError(f"{where}: {name} {value} is out of range")
+    return value
+
+
+def _list(value: Any, where: str, name: str) -> list[Any]:
+    if value is None or (isinstance(value, Scalar) and value.resolved is None):
+        return []
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: {name} must be a list, not {_type_name(value)}")
+    return value
+
+
+def _mapping(value: Any, where: str, name: str) -> Mapping[Any, Any]:
+    if value is None or (isinstance(value, Scalar) and value.resolved is None):
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: {name} must be a mapping, not {_type_name(value)}")
+    return value
+
+
+def _items(raw: Any, where: str, name: str = "config_items") -> dict[str, str]:
+    items = _mapping(raw, where, name)
+    return {_string(k, where, f"a key of {name}"): _string(v, where, f"{name}.{k}")
+            for k, v in items.items()}
 
 
 def parse_node_pool(raw: Any, where: str) -> NodePool:
-    if not isinstance(raw, Mapping) or not raw.get("name"):
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: a node pool must be a mapping, not {_type_name(raw)}")
+    name = _string(raw.get("name"), where, "node pool name")
+    if not name:
         raise ConfigError(f"{where}: every node pool needs a name")
-    where = f"{where}, node pool {raw['name']}"
-    types = raw.get("instance_types") or []
-    if isinstance(types, str):
-        types = [types]
+    where = f"{where}, node pool {name}"
     return NodePool(
-        name=str(raw["name"]),
-        profile=_text(raw.get("profile")),
-        instance_types=tuple(str(t) for t in types),
-        discount_strategy=_text(raw.get("discount_strategy") or "none"),
-        min_size=_int(raw.get("min_size"), where, "min_size"),
-        max_size=_int(raw.get("max_size"), where, "max_size"),
+        name=name,
+        profile=_string(raw.get("profile"), where, "profile"),
+        instance_types=tuple(_string(t, where, "instance_types[]")
+                             for t in _list(raw.get("instance_types"), where, "instance_types")),
+        discount_strategy=_string(raw.get("discount_strategy"), where, "discount_strategy"),
+        min_size=_whole(raw.get("min_size"), where, "min_size"),
+        max_size=_whole(raw.get("max_size"), where, "max_size"),
         config_items=_items(raw.get("config_items"), where),
     )
 
 
-def parse_status(raw: Any) -> ClusterStatus:
-    if not isinstance(raw, Mapping):
-        return ClusterStatus()
-    problems = tuple(
-        Problem(
-            type=_text(p.get("type")), title=_text(p.get("title")), detail=_text(p.get("detail"))
-        )
-        for p in raw.get("problems") or ()
-        if isinstance(p, Mapping)
+def parse_problem(raw: Any, where: str) -> Problem:
+    problem = _mapping(raw, where, "a problem")
+    return Problem(
+        type=_string(problem.get("type"), where, "problem type"),
+        title=_string(problem.get("title"), where, "problem title"),
+        detail=_string(problem.get("detail"), where, "problem detail"),
+        status=_whole(problem.get("status"), where, "problem status", _INT32),
+        instance=_string(problem.get("instance"), where, "problem instance"),
     )
+
+
+def parse_status(raw: Any, where: str = "status") -> ClusterStatus:
+    status = _mapping(raw, where, "status")
+    where = f"{where}, status"
     return ClusterStatus(
-        current_version=_text(raw.get("current_version")),
-        last_version=_text(raw.get("last_version")),
-        next_version=_text(raw.get("next_version")),
-        problems=problems,
-        applied_at=_text(raw.get("applied_at")),
+        current_version=_string(status.get("current_version"), where, "current_version"),
+        last_version=_string(status.get("last_version"), where, "last_version"),
+        next_version=_string(status.get("next_version"), where, "next_version"),
+        problems=tuple(parse_problem(p, where)
+                       for p in _list(status.get("problems"), where, "problems")),
+        applied_at=_string(status.get("applied_at"), where, "applied_at"),
     )
 
 
 def parse_cluster(raw: Any, where: str) -> Cluster:
     """One registry record; `where` names it in errors (file and position)."""
-    if not isinstance(raw, Mapping) or not raw.get("id"):
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: a cluster must be a mapping, not {_type_name(raw)}")
+    cid = _string(raw.get("id"), where, "id")
+    if not cid:
         raise ConfigError(f"{where}: every cluster needs an id")
-    where = f"{where} ({raw['id']})"
+    where = f"{where} ({cid})"
+    provider = _string(raw.get("provider"), where, "provider")
+    lifecycle = _string(raw.get("lifecycle_status"), where, "lifecycle_status")
     return Cluster(
-        id=str(raw["id"]),
-        alias=_text(raw.get("alias")),
-        infrastructure_account=_text(raw.get("infrastructure_account")),
-        region=_text(raw.get("region")),
-        local_id=_text(raw.get("local_id")),
-        provider=_text(raw.get("provider") or "zalando-aws"),
-        api_server_url=_text(raw.get("api_server_url")),
-        channel=_text(raw.get("channel")),
-        environment=_text(raw.get("environment")),
-        criticality_level=_int(raw.get("criticality_level"), where, "criticality_level"),
-        lifecycle_status=_text(raw.get("lifecycle_status") or READY),
-        owner=_text(raw.get("owner")),
+        id=cid,
+        alias=_string(raw.get("alias"), where, "alias"),
+        infrastructure_account=_string(
+            raw.get("infrastructure_account"), where, "infrastructure_account"),
+        region=_string(raw.get("region"), where, "region"),
+        local_id=_string(raw.get("local_id"), where, "local_id"),
+        provider=provider or "zalando-aws",
+        api_server_url=_string(raw.get("api_server_url"), where, "api_server_url"),
+        channel=_string(raw.get("channel"), where, "channel"),
+        environment=_string(raw.get("environment"), where, "environment"),
+        criticality_level=_whole(raw.get("criticality_level"), where, "criticality_level",
+                                 _INT32),
+        lifecycle_status=lifecycle or READY,
+        owner=_string(raw.get("owner"), where, "owner"),
         config_items=_items(raw.get("config_items"), where),
-        node_pools=tuple(parse_node_pool(p, where) for p in raw.get("node_pools") or ()),
-        status=parse_status(raw.get("status")),
+        node_pools=tuple(parse_node_pool(p, where)
+                         for p in _list(raw.get("node_pools"), where, "node_pools")),
+        status=parse_status(raw.get("status"), where),
+        written_provider=None if provider else "",
+        written_lifecycle_status=None if lifecycle else "",
     )
 
 
@@ -253,12 +350,23 @@ def status_to_dict(status: ClusterStatus) -> dict[str, Any]:
         "current_version": status.current_version,
         "last_version": status.last_version,
         "next_version": status.next_version,
-        "problems": [
-            {"type": p.type, "title": p.title, "detail": p.detail} for p in status.problems
-        ],
+        "problems": [_problem_dict(p) for p in status.problems],
     }
     if status.applied_at:
         out["applied_at"] = status.applied_at
+    return out
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    """A problem's wire form; `status` and `instance` only when set (CLM's registry models
+    leave them out when empty, and so a registry that knows only the first three fields takes
+    the problems clmgit writes)."""
+    out: dict[str, Any] = {"type": problem.type, "title": problem.title,
+                           "detail": problem.detail}
+    if problem.status:
+        out["status"] = problem.status
+    if problem.instance:
+        out["instance"] = problem.instance
     return out
 
 
@@ -269,12 +377,14 @@ def cluster_to_dict(cluster: Cluster) -> dict[str, Any]:
         "infrastructure_account": cluster.infrastructure_account,
         "region": cluster.region,
         "local_id": cluster.local_id,
-        "provider": cluster.provider,
+        "provider": (cluster.provider if cluster.written_provider is None
+                     else cluster.written_provider),
         "api_server_url": cluster.api_server_url,
         "channel": cluster.channel,
         "environment": cluster.environment,
         "criticality_level": cluster.criticality_level,
-        "lifecycle_status": cluster.lifecycle_status,
+        "lifecycle_status": (cluster.lifecycle_status if cluster.written_lifecycle_status is None
+                             else cluster.written_lifecycle_status),
         "owner": cluster.owner,
         "config_items": dict(cluster.config_items),
         "node_pools": [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from clmgit.errors import ConfigError
 from clmgit.model import (
@@ -23,6 +23,7 @@ from clmgit.model import (
     UPDATE_BLOCK,
     Cluster,
     desired_version,
+    with_lifecycle,
 )
 
 IN_SYNC = "in-sync"
@@ -58,7 +59,7 @@ def final_lifecycle(cluster: Cluster) -> str:
 def applied_version(sha: str, cluster: Cluster) -> str:
     """What `current_version` becomes when `sha` is applied: the hash of the record as the run
     leaves it."""
-    return desired_version(sha, replace(cluster, lifecycle_status=final_lifecycle(cluster)))
+    return desired_version(sha, with_lifecycle(cluster, final_lifecycle(cluster)))
 
 
 def plan(cluster: Cluster, pin: Pin) -> Target:
@@ -72,7 +73,9 @@ def plan(cluster: Cluster, pin: Pin) -> Target:
     if sha is None:
         return Target(cluster, BLOCKED, reason=why)
     status = cluster.status
-    if not status.next_version and status.current_version == desired_version(sha, cluster):
+    # CLM counts a cluster as updating only while next_version names another version.
+    if (status.next_version in ("", status.current_version)
+            and status.current_version == desired_version(sha, cluster)):
         return Target(cluster, IN_SYNC, sha, status.current_version)
     action = CREATE if cluster.lifecycle_status in (REQUESTED, CREATING) else UPDATE
     return Target(cluster, action, sha, applied_version(sha, cluster))

@@ -1,7 +1,7 @@
 """Reconcile the planned clusters: leases, the registry protocol of DESIGN.md §5, concurrency.
 
 Per cluster that needs work: take its lease (and the record as it is now); write
-`next_version` (and `creating`) first — that is what lets a killed run resume; run the engine;
+`next_version` first — that is what lets a killed run resume; run the engine;
 then record the result and give the lease up in one write. On success `last_version` takes the
 old `current_version`, `current_version` the new one, `next_version` and `problems` are cleared;
 on failure a problem is appended (at most 25) and `next_version` stays, so the next run tries
@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from clmgit.errors import ClmgitError
-from clmgit.model import CREATING, MAX_PROBLEMS, REQUESTED, Cluster, ClusterStatus, Problem
+from clmgit.model import MAX_PROBLEMS, TOO_MANY_PROBLEMS, Cluster, ClusterStatus, Problem
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
 from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
 from clmgit.timestamps import format_timestamp
@@ -134,10 +134,9 @@ class Reconciler:
                 self.registry.record(cluster.id, self.holder, release=True)
                 return _result(target, IN_SYNC)
         starting = replace(cluster.status, next_version=target.version)
-        self.registry.record(
-            cluster.id, self.holder, status=starting,
-            lifecycle_status=CREATING if cluster.lifecycle_status == REQUESTED else None,
-        )
+        # The lifecycle stays `requested` until the cluster is created: CLM knows no other
+        # value for a cluster in the making (it refuses `creating` as an invalid status).
+        self.registry.record(cluster.id, self.holder, status=starting)
         try:
             if target.action == DECOMMISSION:
                 report = self.engine.decommission(cluster)
@@ -165,7 +164,8 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
     """Another run applied `version` between the plan and the lease. (A provision of a version
     already applied is not skipped: its record showed that version when it was planned.)"""
     status = now.status
-    return (not status.next_version and status.current_version == version
+    return (status.next_version in ("", status.current_version)
+            and status.current_version == version
             and planned.status.current_version != version)
 
 
@@ -192,13 +192,16 @@ def _problem(error: Exception) -> Problem:
 
 
 def _add_problem(problems: tuple[Problem, ...], new: Problem) -> tuple[Problem, ...]:
-    """At most MAX_PROBLEMS: the last place says how many more there were."""
-    merged = (*problems, new)
-    if len(merged) <= MAX_PROBLEMS:
-        return merged
-    kept = tuple(p for p in merged if p.type != "clmgit/too-many")[:MAX_PROBLEMS - 1]
-    return (*kept, Problem("clmgit/too-many", "too many problems",
-                           "later problems were not recorded; the first ones are kept"))
+    """As CLM keeps them: `new` appended, runs of equal problems folded into one, and past
+    MAX_PROBLEMS only the newest kept, the first of them replaced by CLM's placeholder."""
+    merged: list[Problem] = []
+    for problem in (*problems, new):
+        if not merged or merged[-1] != problem:
+            merged.append(problem)
+    if len(merged) > MAX_PROBLEMS:
+        merged = merged[-MAX_PROBLEMS:]
+        merged[0] = Problem(type=TOO_MANY_PROBLEMS, title="<multiple problems>")
+    return tuple(merged)
 
 
 class _Renewal:

@@ -131,13 +131,17 @@ def reconcile(
     return _run(ws, _git_source(ws), targets, options)
 
 
+#: The config version CLM gives a directory it provisions from (channel.Directory.ID).
+DIRECTORY_VERSION = "<dir>"
+
+
 def provision(ws: Workspace, options: Options, *, name: str, directory: Path) -> Result:
     """Apply a working tree to one cluster, without git and without the in-sync shortcut (CLM's
-    provisioning mode). The version recorded is `<absolute directory>#<hash>`."""
+    provisioning mode). The version recorded is `<dir>#<hash>`, as CLM forms a directory's."""
     if not (directory / "cluster").is_dir():
         raise ConfigError(f"{directory} has no cluster/ directory to provision from")
     cluster = ws.cluster(name)
-    at = str(directory.resolve())
+    at = DIRECTORY_VERSION
     action = CREATE if cluster.lifecycle_status in (REQUESTED, CREATING) else UPDATE
     target = Target(cluster, action, at, applied_version(at, cluster))
     from clmgit.config.source import DirectoryConfigSource

@@ -25,11 +25,11 @@ from typing import Any
 
 from filelock import FileLock
 
-from clmgit.cache import load_yaml
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, parse_cluster, status_to_dict
 from clmgit.registry import LeaseLost, holder_is_dead
 from clmgit.registry.filedoc import read_record, set_fields
+from clmgit.registry.records import check_record, parse_file
 
 
 class FileRegistry:
@@ -57,21 +57,7 @@ class FileRegistry:
             raise RegistryError(f"cannot read the registry {self.path}: {e.strerror}") from None
 
     def _parse(self, text: bytes) -> list[Cluster]:
-        data = load_yaml(text, str(self.path))
-        if data is None:
-            return []
-        if not isinstance(data, dict) or not isinstance(data.get("clusters", []), list):
-            raise RegistryError(f"{self.path}: expected a mapping with a `clusters:` list")
-        records = data.get("clusters") or []
-        clusters = [
-            parse_cluster(r, f"{self.path}: cluster #{i + 1}") for i, r in enumerate(records)
-        ]
-        seen: set[str] = set()
-        for c in clusters:
-            if c.id in seen:
-                raise RegistryError(f"{self.path}: cluster {c.id!r} is listed twice")
-            seen.add(c.id)
-        return clusters
+        return parse_file(text, str(self.path))
 
     # --- leases and writes -----------------------------------------------------------------
 
@@ -86,6 +72,7 @@ class FileRegistry:
             # One record, not the whole file: after each write the parse cache is cold.
             record = read_record(self._read().decode(), cluster_id, name=str(self.path))
             cluster = parse_cluster(record, f"{self.path}: cluster {cluster_id}")
+            check_record(cluster, str(self.path))
             leases[cluster_id] = {"holder": holder, "expires": now + ttl}
             self._write_leases(leases)
             return cluster

@@ -49,12 +49,16 @@ def set_fields(
     return new
 
 
-def read_record(text: str, cluster_id: str, *, name: str = "clusters.yaml") -> dict[str, Any]:
-    """One record as data: the file is only composed (libyaml, no Python objects built for the
-    other records), then the record's own lines are loaded."""
+def read_record(text: str, cluster_id: str, *, name: str = "clusters.yaml") -> Any:
+    """One record as CLM reads it (scalars as written, `records.load_written`): the file is only
+    composed (libyaml, no Python objects built for the other records), then the record's own
+    lines are loaded."""
+    from clmgit.registry.records import load_written
+
     text, record = _located(text, cluster_id, name)
     start, stop = _region(text, record)
-    return _data(text[start:stop])
+    data = load_written(text[start:stop], name)
+    return data[0] if isinstance(data, list) and len(data) == 1 else data
 
 
 # --- finding -----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from urllib3.util.retry import Retry
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, cluster_to_dict, parse_cluster, status_to_dict
 from clmgit.registry import LeaseLost, holder_is_dead
+from clmgit.registry.records import check_record, check_registry
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
 
 TOKEN_ENV = "CLMGIT_REGISTRY_TOKEN"
@@ -92,7 +93,9 @@ class HttpRegistry:
         items = _json(response, self.location).get("items")
         if not isinstance(items, list):
             raise RegistryError(f"the registry at {self.location} answered without an item list")
-        return [parse_cluster(r, f"{self.location}: cluster #{i + 1}") for i, r in enumerate(items)]
+        return check_registry(
+            [parse_cluster(r, f"{self.location}: cluster #{i + 1}") for i, r in enumerate(items)],
+            self.location)
 
     def cluster(self, cluster_id: str) -> Cluster:
         response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
@@ -226,7 +229,9 @@ class HttpRegistry:
         )
 
     def _parse(self, response: requests.Response) -> Cluster:
-        return parse_cluster(_json(response, self.location), self.location)
+        cluster = parse_cluster(_json(response, self.location), self.location)
+        check_record(cluster, self.location)
+        return cluster
 
 
 def _retried(response: requests.Response) -> bool:

@@ -123,7 +123,8 @@ def test_next_version_is_written_before_the_engine_runs(tmp_path):
         def apply(self, cluster, sha, *, dry_run=False):
             [now] = reg.clusters()
             seen.append(now.status)
-            assert now.lifecycle_status == "creating"
+            # CLM knows no `creating`: the record says `requested` until the cluster exists.
+            assert now.lifecycle_status == "requested"
             return super().apply(cluster, sha, dry_run=dry_run)
 
     run(reg, Peeking())
@@ -144,17 +145,24 @@ def test_a_failing_cluster_records_a_problem_keeps_next_version_and_others_go_on
     assert b.status.current_version
 
 
-def test_problems_are_capped_with_a_last_entry_saying_so(tmp_path):
+def test_problems_are_capped_as_clm_caps_them(tmp_path):
+    """CLM keeps the newest 25 and puts its "<multiple problems>" entry in the first place;
+    every field of the problems kept survives the write-back."""
     r = record("a")
-    r["status"] = {"problems": [{"type": "t", "title": f"p{i}"} for i in range(MAX_PROBLEMS)]}
+    r["status"] = {"problems": [
+        {"type": "t", "title": f"p{i}", "detail": f"d{i}", "status": 500 + i,
+         "instance": f"/i/{i}"} for i in range(MAX_PROBLEMS)]}
     reg = make_registry(tmp_path, [r])
     engine = FakeEngine(fail={"aws:123456789012:eu-central-1:a": "again"})
     run(reg, engine)
-    run(reg, engine)
+    run(reg, engine)  # the same problem twice in a row is kept once, as CLM compacts it
     problems = reg.clusters()[0].status.problems
     assert len(problems) == MAX_PROBLEMS
-    assert problems[-1].title == "too many problems"
-    assert [p.title for p in problems[:3]] == ["p0", "p1", "p2"]
+    assert problems[0] == Problem(
+        "https://cluster-lifecycle-manager.zalando.org/problems/too-many-problems",
+        "<multiple problems>")
+    assert problems[1] == Problem("t", "p2", "d2", 502, "/i/2")
+    assert [p.title for p in problems[-2:]] == ["p24", "again"]
 
 
 def test_a_dry_run_takes_no_lease_and_writes_nothing(tmp_path):

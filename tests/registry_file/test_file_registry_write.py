@@ -22,6 +22,7 @@ HAND_WRITTEN = """\
 clusters:
   - id: aws:1:eu-central-1:a     # the first one
     alias: 'a'
+    api_server_url: https://a.example.org
     channel: dev
     lifecycle_status: "requested"   # quoted on purpose
     config_items:
@@ -29,9 +30,11 @@ clusters:
     node_pools:
       - name: default
         profile: worker-default
+        instance_types: [m5.large]
     # no status yet
   - id: aws:1:eu-central-1:b
     alias: b
+    api_server_url: https://b.example.org
     channel: beta
     status:
       current_version: ''
@@ -71,7 +74,7 @@ def test_a_missing_status_and_a_lifecycle_change_keep_quotes_and_comments(tmp_pa
 
     new = reg.path.read_text()
     assert 'lifecycle_status: "ready"   # quoted on purpose\n' in new
-    assert "profile: worker-default\n    status:\n      current_version: " in new
+    assert "instance_types: [m5.large]\n    status:\n      current_version: " in new
     assert "\n    # no status yet\n  - id: aws:1:eu-central-1:b\n" in new
     assert new.count("# Our clusters. Keep this comment.") == 1
     assert new.endswith("# trailing comment\n")
@@ -85,7 +88,7 @@ def test_a_missing_status_and_a_lifecycle_change_keep_quotes_and_comments(tmp_pa
 
 
 def test_a_record_in_flow_style_is_refused_and_the_file_is_left_alone(tmp_path):
-    text = "clusters:\n- {id: c, channel: dev}\n"
+    text = "clusters:\n- {id: c, channel: dev, api_server_url: 'https://c.example.org'}\n"
     reg = registry(tmp_path, text)
     reg.acquire("c", "me", 60)
     with pytest.raises(RegistryError, match="flow style"):
@@ -175,7 +178,9 @@ def _writer(path: str, ids: list[str], holder: str) -> None:
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     ids = [f"c{i}" for i in range(40)]
-    text = "# many\nclusters:\n" + "".join(f"- id: {i}\n  channel: dev  # {i}\n" for i in ids)
+    text = "# many\nclusters:\n" + "".join(
+        f"- id: {i}\n  api_server_url: https://{i}.example.org\n  channel: dev  # {i}\n"
+        for i in ids)
     path = tmp_path / "clusters.yaml"
     path.write_text(text)
     ctx = multiprocessing.get_context("fork")

@@ -54,8 +54,13 @@ def compare(theirs_doc: dict[str, Any], theirs: Any, ours_doc: dict[str, Any], o
     ours = ours_schema(ours_doc, ours)
     out = []
     for key in ("type", "format", "enum", "pattern", "minItems", "uniqueItems"):
-        if key in theirs and theirs[key] != ours.get(key):
-            out.append(f"{where}: {key} is {ours.get(key)!r}, CLM says {theirs[key]!r}")
+        expected = theirs.get(key)
+        if key == "enum" and _a_cluster_lifecycle_in_a_body(where):
+            # The one deliberate difference: `creating`, which CLM's controller refuses as an
+            # invalid cluster status, is refused (README, Registry); every other value stays.
+            expected = [v for v in expected if v != "creating"]
+        if key in theirs and expected != ours.get(key):
+            out.append(f"{where}: {key} is {ours.get(key)!r}, CLM says {expected!r}")
     missing = set(theirs.get("required", ())) - set(ours.get("required", ()))
     if missing:
         out.append(f"{where}: does not require {sorted(missing)}")
@@ -72,6 +77,13 @@ def compare(theirs_doc: dict[str, Any], theirs: Any, ours_doc: dict[str, Any], o
         out += compare(theirs_doc, extra, ours_doc, ours.get("additionalProperties", {}),
                        f"{where}{{}}")
     return out
+
+
+def _a_cluster_lifecycle_in_a_body(where: str) -> bool:
+    """A cluster's `lifecycle_status` in a request or answer body (not a query filter, and not
+    an infrastructure account's)."""
+    return (where.split(" ")[1].startswith("/kubernetes-clusters")
+            and where.endswith(".lifecycle_status"))
 
 
 def test_the_generated_openapi_matches_clms_on_every_path_clm_has(

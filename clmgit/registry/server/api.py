@@ -32,10 +32,13 @@ from clmgit.registry.server.problems import (
 )
 from clmgit.registry.server.rows import (
     COLUMNS,
+    NAMING,
     Row,
+    check_clashes,
     dumps,
     insert,
     item_json,
+    lock_names,
     save,
     timestamp,
 )
@@ -100,6 +103,8 @@ class RegistryAPI:
         stamp = timestamp(self.clock()) if created_at is None else _iso(created_at)
         cid = full["id"]
         with self.db.transaction() as tx:
+            lock_names(tx)
+            check_clashes(tx, full)
             if not insert(tx, full, created_at=stamp):
                 raise conflict(f"cluster {cid} exists already; PATCH it instead")
             row = self._read(tx, cid, lock=False)
@@ -125,7 +130,7 @@ class RegistryAPI:
             if has_lease:
                 self._set_lease(row, lease, cond)
 
-        row = self._modify(cid, cond, change)
+        row = self._modify(cid, cond, change, renames=not NAMING.isdisjoint(patch))
         return json_response(200, row.as_json(), etag=row.etag)
 
     def delete_cluster(self, cid: str, cond: Conditions) -> Response:
@@ -288,13 +293,20 @@ class RegistryAPI:
             raise not_found(f"no cluster {cid} in the registry")
         return Row.from_db(found)
 
-    def _modify(self, cid: str, cond: Conditions, change: Callable[[Row], object]) -> Row:
-        """Lock the row, check the request's preconditions, change, normalise and save it."""
+    def _modify(self, cid: str, cond: Conditions, change: Callable[[Row], object], *,
+                renames: bool = False) -> Row:
+        """Lock the row, check the request's preconditions, change, normalise and save it.
+        `renames`: the change may touch a field records are told apart by (checked against
+        the others)."""
         with self.db.transaction() as tx:
+            if renames:
+                lock_names(tx)
             row = self._read(tx, cid, lock=True)
             self._check(cond, row)
             change(row)
             row.normalise()
+            if renames:
+                check_clashes(tx, {**row.doc, "id": row.id})
             save(tx, row)
         return row
 

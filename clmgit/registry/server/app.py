@@ -385,7 +385,7 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         criticality_level: Level = None,  # type: ignore[assignment]
         environment: Filter = None,  # type: ignore[assignment]
         infrastructure_account: Filter = None,  # type: ignore[assignment]
-        lifecycle_status: Annotated[models.ClusterLifecycle, Query()] = None,  # type: ignore[assignment]
+        lifecycle_status: Annotated[models.ClusterLifecycleFilter, Query()] = None,  # type: ignore[assignment]
         local_id: Filter = None,  # type: ignore[assignment]
         provider: Filter = None,  # type: ignore[assignment]
         region: Filter = None,  # type: ignore[assignment]

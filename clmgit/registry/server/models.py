@@ -5,8 +5,10 @@ with its types, patterns, int32 bounds and required fields, plus clmgit's additi
 
 Where clmgit is stricter than CLM's spec, it is so on purpose: unknown fields are refused (a
 typo must not be dropped silently), a cluster id must match the path pattern (else the record
-could never be read back), sizes are not negative, and every string is free of NUL and lone
-surrogates (see `limits`).
+could never be read back), sizes are not negative, every string is free of NUL and lone
+surrogates (see `limits`), and a cluster's lifecycle is never `creating` (see ClusterLifecycle).
+What a schema cannot say (CLM's acceptance rules, clashes between records) `validate` checks
+with the client's own code.
 """
 
 from __future__ import annotations
@@ -56,10 +58,20 @@ Int32 = Annotated[
 ]
 Size = Annotated[StrictInt, Field(ge=0, le=INT32_MAX)]
 Items = dict[SafeStr, SafeStr]
-ClusterLifecycle = Literal[
+#: The lifecycle values CLM's controller acts on (`model.CLM_LIFECYCLE`). CLM's spec also lists
+#: `creating`, which its controller refuses as an invalid cluster status; clmgit keeps
+#: `requested` until a cluster is created, so the server refuses `creating` too.
+ClusterLifecycle = Literal["requested", "ready", "decommission-requested", "decommissioned"]
+#: A list filter may still ask for every value of CLM's spec (it finds no `creating` record).
+ClusterLifecycleFilter = Literal[
     "requested", "creating", "ready", "decommission-requested", "decommissioned"
 ]
 AccountLifecycle = Literal["requested", "creating", "ready", "decommissioned"]
+#: CLM derives the cluster's hosted zone from this URL's host; a schema cannot say that the
+#: rule depends on the provider, so `validate` checks it (400) and the document says it.
+ApiServerUrl = Annotated[SafeStr, Field(description=(
+    "The API server's URL. Unless the provider is zalando-eks its host must have a dot "
+    "(CLM derives the hosted zone from it); a record without one is refused with 400."))]
 InstanceTypes = Annotated[
     list[Name],
     Field(min_length=1, json_schema_extra={"uniqueItems": True}),
@@ -143,7 +155,7 @@ class Cluster(Strict):
     region: SafeStr
     local_id: SafeStr
     provider: SafeStr
-    api_server_url: SafeStr
+    api_server_url: ApiServerUrl
     channel: SafeStr
     environment: SafeStr
     criticality_level: Int32
@@ -178,7 +190,7 @@ class ClusterUpdate(Strict):
     region: SafeStr = None  # type: ignore[assignment]
     local_id: SafeStr = None  # type: ignore[assignment]
     provider: SafeStr = None  # type: ignore[assignment]
-    api_server_url: SafeStr = None  # type: ignore[assignment]
+    api_server_url: ApiServerUrl = None  # type: ignore[assignment]
     channel: SafeStr = None  # type: ignore[assignment]
     environment: SafeStr = None  # type: ignore[assignment]
     criticality_level: Int32 = None  # type: ignore[assignment]

@@ -118,5 +118,30 @@ def save(tx: Tx, row: Row) -> None:
     )
 
 
+#: The fields a record is named or told apart by (see `validate.check_clashes`).
+NAMING = frozenset({"id", "alias", "infrastructure_account", "local_id"})
+#: The PostgreSQL advisory lock that writes changing NAMING fields take first, so that two of
+#: them cannot both pass the clash check. (SQLite serialises every write transaction anyway.)
+_NAMES_LOCK = 0x636C6D67
+
+
+def lock_names(tx: Tx) -> None:
+    """Taken before any row is read, so its order against row locks is always the same."""
+    if tx.postgres:
+        tx.run("SELECT pg_advisory_xact_lock(?)", [_NAMES_LOCK])
+
+
+def check_clashes(tx: Tx, doc: dict[str, Any]) -> None:
+    """A 409 if the normalised record `doc` would clash with a stored one (only the records
+    that could clash are read)."""
+    found = tx.all(
+        "SELECT doc FROM clusters WHERE id <> ? AND (alias = ? OR alias = ? OR id = ?"
+        " OR (infrastructure_account = ? AND local_id = ? AND local_id <> ''))",
+        [doc["id"], doc["alias"], doc["id"], doc["alias"], doc["infrastructure_account"],
+         doc["local_id"]],
+    )
+    validate.check_clashes(doc, (json.loads(other) for (other,) in found))
+
+
 def _filter_values(doc: dict[str, Any]) -> list[Any]:
     return [doc[name] for name in validate.FILTERS]

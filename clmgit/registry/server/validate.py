@@ -1,16 +1,24 @@
-"""Normalisation of checked records: every stored record has every field, with CLM's defaults,
-in one order. Bodies arrive here already checked against `models` (types, patterns, bounds);
-what is left is filling in defaults through the domain model, and keeping what the model does
-not carry (a problem's `status` and `instance`, which CLM writes and reads back).
+"""Normalisation and checking of records: every stored record has every field, in one order,
+and passes the rules clmgit's client reads it by. Bodies arrive here already checked against
+`models` (types, patterns, bounds); what is left goes through the client's own code, so that
+what the server accepts the client reads back: the domain model parses it as CLM reads a record
+(a missing string field is "", no parse defaults), `registry.records.check_record` holds it to
+CLM's acceptance rules (400 with CLM's reason), and `registry.records.check_names` to
+clmgit's safety rules against the records it could clash with (409).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from clmgit.errors import ConfigError
-from clmgit.model import cluster_to_dict, parse_cluster
-from clmgit.registry.server.problems import bad_request
+from clmgit.errors import ConfigError, RegistryError
+from clmgit.model import Cluster, cluster_to_dict, parse_cluster
+from clmgit.registry.records import check_names, check_record
+from clmgit.registry.server.problems import bad_request, conflict
+
+#: How the checks name a record that came in a request.
+BODY = "the body"
 
 #: Query parameters of `GET /kubernetes-clusters`, each a column of the clusters table.
 FILTERS = (
@@ -39,9 +47,31 @@ ACCOUNT_FILTERS = (
 
 
 def normal_cluster(raw: dict[str, Any]) -> dict[str, Any]:
-    """Every field, CLM's defaults filled in, in the model's order."""
+    """Every field, in the model's order, of a record CLM accepts (else a 400 with CLM's
+    reason)."""
+    cluster = _parse(raw)
     try:
-        return cluster_to_dict(parse_cluster(raw, "the body"))
+        check_record(cluster, BODY)
+    except RegistryError as e:
+        raise bad_request(str(e)) from None
+    return cluster_to_dict(cluster)
+
+
+def check_clashes(record: dict[str, Any], others: Iterable[dict[str, Any]]) -> None:
+    """A 409 if `record` shares an id, alias, or account and local id with one of `others`
+    (stored records), or its alias is one of their ids or theirs its id: the client would
+    refuse the whole registry. The caller picks `others` as the stored records that could
+    clash."""
+    clusters = [_parse(other) for other in others]
+    try:
+        check_names([*clusters, _parse(record)], "the registry")
+    except RegistryError as e:
+        raise conflict(str(e)) from None
+
+
+def _parse(raw: dict[str, Any]) -> Cluster:
+    try:
+        return parse_cluster(raw, BODY)
     except ConfigError as e:
         raise bad_request(str(e)) from None
 
@@ -57,5 +87,6 @@ def keep_problems(normal: dict[str, Any], raw: dict[str, Any] | None) -> dict[st
 
 
 def normal_node_pool(raw: dict[str, Any]) -> dict[str, Any]:
-    """A node pool with every field, normalised as part of a cluster would be."""
-    return dict(normal_cluster({"id": "-", "node_pools": [raw]})["node_pools"][0])
+    """A node pool with every field, normalised as part of a cluster would be (its cluster is
+    checked as a whole when it is saved)."""
+    return dict(cluster_to_dict(_parse({"id": "-", "node_pools": [raw]}))["node_pools"][0])

@@ -1,0 +1,134 @@
+"""Reading and checking a registry as CLM does: scalars as written, and the whole registry at once.
+
+CLM's file registry decodes `clusters.yaml` with yaml.v2 into string fields, and yaml.v2 puts a
+scalar's source text into a string field whatever YAML 1.1 would make of it: `1.20` stays
+`"1.20"` (not 1.2), `0755` stays `"0755"`, `yes` stays `"yes"`, `1:30` stays `"1:30"`, a date
+stays as written; only null (`~`, `null`, nothing) becomes `""`. The loader here hands every
+scalar over as a `model.Scalar` (its text plus the resolved value), and `model.parse_cluster`
+takes the text for string fields and the value for integer fields.
+
+`check_registry` then holds the registry as a whole to CLM's acceptance rules (a node pool needs
+instance types unless it is a Karpenter pool; a non-EKS cluster's `api_server_url` needs a
+dotted host) and to clmgit's safety rules (no two records share an id, an alias, or an
+infrastructure account and local id), before anything reaches a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from clmgit.errors import RegistryError
+from clmgit.model import Cluster, Scalar, parse_cluster
+
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
+
+
+class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]
+    """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
+
+
+def _keeping_text(tag: str) -> Any:
+    construct = _BASE.yaml_constructors[f"tag:yaml.org,2002:{tag}"]
+
+    def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
+        resolved = construct(loader, node)
+        return Scalar("" if resolved is None else node.value, resolved)
+
+    return construct_written
+
+
+for _tag in _SCALAR_TAGS:
+    _WrittenLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _keeping_text(_tag))
+
+
+def load_written(text: bytes | str, name: str) -> Any:
+    """The YAML document with scalars as `Scalar`s; a syntax error names the file and line."""
+    try:
+        return yaml.load(text, Loader=_WrittenLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise RegistryError(f"{name}: malformed YAML{where}") from None
+
+
+def parse_file(text: bytes | str, name: str) -> list[Cluster]:
+    """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`)."""
+    data = load_written(text, name)
+    if data is None or (isinstance(data, Scalar) and data.resolved is None):
+        return []  # an empty file: a registry with no clusters yet
+    if not isinstance(data, dict) or "clusters" not in data:
+        raise RegistryError(
+            f"{name}: not a cluster registry: expected a mapping with a `clusters:` list")
+    records = data["clusters"]
+    if isinstance(records, Scalar) and records.resolved is None:
+        records = []
+    if not isinstance(records, list):
+        raise RegistryError(f"{name}: `clusters:` must be a list of records")
+    return check_registry(
+        [parse_cluster(r, f"{name}: cluster #{i + 1}") for i, r in enumerate(records)], name)
+
+
+def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
+    """`clusters` if every record passes CLM's checks and no two clash; else a RegistryError
+    that names the record and the field."""
+    for c in clusters:
+        check_record(c, name)
+    check_names(clusters, name)
+    return clusters
+
+
+def check_names(clusters: list[Cluster], name: str) -> None:
+    """clmgit's safety rules: no two records share an id, an alias, or an infrastructure
+    account and local id, and no alias is another record's id (a RegistryError names both)."""
+    _unique(clusters, name, "id", lambda c: c.id)
+    _unique(clusters, name, "alias", lambda c: c.alias or None)
+    _unique(clusters, name, "infrastructure_account and local_id",
+            lambda c: (c.infrastructure_account, c.local_id) if c.local_id else None)
+    # A name (`reconcile NAME`, a kubeconfig context) is an id or an alias: it must name one.
+    ids = {c.id for c in clusters}
+    for c in clusters:
+        if c.alias and c.alias != c.id and c.alias in ids:
+            raise RegistryError(
+                f"{name}: the alias of cluster {c.id} is {c.alias}, the id of another cluster; "
+                "a name must name one cluster (field alias)")
+
+
+def check_record(cluster: Cluster, name: str) -> None:
+    """What CLM's file registry refuses when it lists a record, with CLM's reason."""
+    for pool in cluster.node_pools:
+        if not pool.instance_types and pool.profile != "worker-karpenter":
+            raise RegistryError(
+                f"{name}: no instance types for cluster {cluster.id}, pool {pool.name} "
+                "(field node_pools[].instance_types)")
+    provider = cluster.provider if cluster.written_provider is None else cluster.written_provider
+    if provider != "zalando-eks" and len(_host(cluster.api_server_url).split(".")) < 2:
+        raise RegistryError(
+            f"{name}: cluster {cluster.id}: can't derive hosted zone from URL "
+            f"{cluster.api_server_url!r} (field api_server_url needs a dotted host)")
+
+
+def _host(url: str) -> str:
+    """The host[:port] part of a URL as Go's url.Parse finds it ("" when there is none)."""
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:
+        return ""
+
+
+def _unique(clusters: Iterable[Cluster], name: str, field: str, key: Any) -> None:
+    seen: dict[Any, str] = {}
+    for c in clusters:
+        value = key(c)
+        if value is None:
+            continue
+        if value in seen:
+            shown = " / ".join(value) if isinstance(value, tuple) else value
+            raise RegistryError(
+                f"{name}: clusters {seen[value]} and {c.id} have the same {field} ({shown}); "
+                "each cluster needs its own")
+        seen[value] = c.id

@@ -1,0 +1,396 @@
+"""Registry records read, hashed and written as CLM reads, hashes and writes them.
+
+The expected versions come from two places: the shared vectors (`clm-hash-vectors.json`, measured
+by running CLM's own `api.Cluster.Version`), and, for this project's own records, a reference
+encoder written here from CLM's byte layout (api/cluster.go) over the values CLM's decoders
+produce — the table of each record states those values explicitly, so the parser under test is
+checked against what yaml.v2 / encoding/json make of the record, not against itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clmgit.errors import ClmgitError
+from clmgit.model import desired_version, parse_cluster
+from clmgit.registry.file import FileRegistry
+from clmgit.registry.records import check_registry
+
+VECTORS = json.loads(
+    (Path(__file__).parents[3] / "shared" / "reference" / "clm-hash-vectors.json").read_text()
+    if (Path(__file__).parents[3] / "shared").is_dir()
+    else Path("/work/shared/reference/clm-hash-vectors.json").read_text()
+)["vectors"]
+SHA = "9f1b3697c6f1d2a1e0c4b7d8e9f0a1b2c3d4e5f6"
+
+
+# --- the reference: CLM's Version over CLM's decoded struct --------------------------------------
+
+
+def clm_version(sha: str, go: dict[str, Any]) -> str:
+    """`api.Cluster.Version` over a record as CLM holds it after decoding (every field present,
+    "" / 0 / empty for what was missing or null)."""
+    state = bytearray()
+    for key in ("id", "infrastructure_account", "local_id", "api_server_url", "channel",
+                "environment"):
+        state += go[key].encode()
+    state += struct.pack("<i", go["criticality_level"])
+    for key in ("lifecycle_status", "provider", "region"):
+        state += go[key].encode()
+    for key in sorted(go["config_items"]):
+        state += key.encode() + go["config_items"][key].encode()
+    for pool in go["node_pools"]:
+        state += pool["name"].encode() + pool["profile"].encode()
+        for instance_type in pool["instance_types"]:
+            state += instance_type.encode()
+        state += pool["discount_strategy"].encode()
+        state += struct.pack("<q", pool["min_size"]) + struct.pack("<q", pool["max_size"])
+        for key in sorted(pool["config_items"]):
+            state += key.encode() + pool["config_items"][key].encode()
+    digest = base64.urlsafe_b64encode(hashlib.sha1(state).digest()).rstrip(b"=").decode()
+    return f"{sha}#{digest}"
+
+
+def test_the_reference_encoder_agrees_with_clm_on_the_shared_vectors():
+    for v in VECTORS:
+        go = decoded(v["record"])
+        assert clm_version(v["sha"], go) == v["clm_version"], v["name"]
+
+
+def decoded(record: dict[str, Any]) -> dict[str, Any]:
+    """What Go's encoding/json makes of a plain JSON record with string values (missing → "")."""
+    pools = [{"name": p.get("name") or "", "profile": p.get("profile") or "",
+              "instance_types": list(p.get("instance_types") or []),
+              "discount_strategy": p.get("discount_strategy") or "",
+              "min_size": p.get("min_size") or 0, "max_size": p.get("max_size") or 0,
+              "config_items": dict(p.get("config_items") or {})}
+             for p in record.get("node_pools") or []]
+    go = {k: record.get(k) or "" for k in (
+        "id", "infrastructure_account", "local_id", "api_server_url", "channel", "environment",
+        "lifecycle_status", "provider", "region")}
+    go["criticality_level"] = record.get("criticality_level") or 0
+    go["config_items"] = dict(record.get("config_items") or {})
+    go["node_pools"] = pools
+    return go
+
+
+# --- the shared vectors, both paths --------------------------------------------------------------
+
+
+def json_path(record: dict[str, Any]) -> str:
+    """The HTTP registry's path: the record as JSON on the wire, parsed and checked."""
+    [cluster] = check_registry([parse_cluster(json.loads(json.dumps(record)), "http")], "http")
+    return cluster  # type: ignore[return-value]
+
+
+def file_path(tmp_path: Path, record: dict[str, Any]) -> Any:
+    """The file registry's path: a YAML dump of the record in a clusters.yaml."""
+    path = tmp_path / "clusters.yaml"
+    path.write_text(yaml.safe_dump({"clusters": [record]}, allow_unicode=True, sort_keys=False))
+    [cluster] = FileRegistry(path).clusters()
+    return cluster
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
+def test_shared_vectors_on_both_paths(vector, tmp_path):
+    assert desired_version(vector["sha"], json_path(vector["record"])) == vector["clm_version"]
+    expected = vector["clm_version_file_registry"]
+    if expected is None:
+        with pytest.raises(ClmgitError):
+            file_path(tmp_path, vector["record"])
+    else:
+        assert desired_version(vector["sha"], file_path(tmp_path, vector["record"])) == expected
+
+
+# --- this project's records: ≥ 40, both paths -----------------------------------------------------
+
+BASE: dict[str, Any] = {
+    "id": "aws:123456789012:eu-central-1:kube-9",
+    "alias": "kube-9",
+    "infrastructure_account": "aws:123456789012",
+    "region": "eu-central-1",
+    "local_id": "kube-9",
+    "provider": "zalando-aws",
+    "api_server_url": "https://kube-9.foo.example.org/",
+    "channel": "beta",
+    "environment": "test",
+    "criticality_level": 2,
+    "lifecycle_status": "ready",
+    "config_items": {"team": "platform"},
+    "node_pools": [{"name": "worker", "profile": "worker-default",
+                    "instance_types": ["m5.large"], "discount_strategy": "none",
+                    "min_size": 1, "max_size": 3, "config_items": {}}],
+}
+
+
+def _drop(key: str):
+    return lambda r: r.pop(key)
+
+
+def _set(key: str, value: Any):
+    return lambda r: r.__setitem__(key, value)
+
+
+def _pool(key: str, value: Any):
+    return lambda r: r["node_pools"][0].__setitem__(key, value)
+
+
+def _pool_drop(key: str):
+    return lambda r: r["node_pools"][0].pop(key)
+
+
+def _item(key: str, value: str):
+    return lambda r: r["config_items"].__setitem__(key, value)
+
+
+def _extra_pool(r):
+    r["node_pools"].append({"name": "spot", "profile": "worker-splitaz",
+                            "instance_types": ["c5.xlarge", "c5a.xlarge", "m5.xlarge"],
+                            "discount_strategy": "spot_max_price", "min_size": 0,
+                            "max_size": 100, "config_items": {"taints": "a=b:NoSchedule"}})
+
+
+def _karpenter(r):
+    r["node_pools"].append({"name": "karp", "profile": "worker-karpenter", "instance_types": [],
+                            "min_size": 0, "max_size": 0})
+
+
+# name → how the record differs from BASE (every record must stay one CLM accepts).
+OWN: dict[str, Any] = {
+    "base": lambda r: None,
+    "no-provider": _drop("provider"),
+    "null-provider": _set("provider", None),
+    "empty-provider": _set("provider", ""),
+    "no-lifecycle": _drop("lifecycle_status"),
+    "null-lifecycle": _set("lifecycle_status", None),
+    "requested": _set("lifecycle_status", "requested"),
+    "decommission-requested": _set("lifecycle_status", "decommission-requested"),
+    "no-discount": _pool_drop("discount_strategy"),
+    "null-discount": _pool("discount_strategy", None),
+    "spot-discount": _pool("discount_strategy", "spot"),
+    "no-alias": _drop("alias"),
+    "no-environment": _drop("environment"),
+    "no-channel": _drop("channel"),
+    "no-region": _drop("region"),
+    "no-local-id": _drop("local_id"),
+    "criticality-0": _set("criticality_level", 0),
+    "criticality-missing": _drop("criticality_level"),
+    "criticality-max-int32": _set("criticality_level", 2**31 - 1),
+    "criticality-negative": _set("criticality_level", -1),
+    "sizes-large": _pool("max_size", 2**40),
+    "sizes-missing": _pool_drop("min_size"),
+    "pool-items-missing": _pool_drop("config_items"),
+    "pool-items-null": _pool("config_items", None),
+    "items-null": _set("config_items", None),
+    "items-empty": _set("config_items", {}),
+    "items-many": lambda r: r["config_items"].update({f"k{i:02}": f"v{i}" for i in range(30)}),
+    "item-empty-value": _item("empty", ""),
+    "item-unicode": _item("greeting", "grüße ☃ 日本語 😀"),
+    "item-newlines": _item("script", "line1\nline2\n"),
+    "item-hash": _item("h", "a#b#c"),
+    "item-key-order-bytes": lambda r: r["config_items"].update({"Z": "1", "a": "2", "é": "3",
+                                                                "_": "4"}),
+    "item-json-text": _item("json", '{"a": [1, 2]}'),
+    "item-looks-like-number": _item("v", "1.20"),
+    "item-looks-like-bool": _item("flag", "yes"),
+    "two-pools": _extra_pool,
+    "karpenter-pool-without-types": _karpenter,
+    "pools-empty": _set("node_pools", []),
+    "pools-null": _set("node_pools", None),
+    "many-types": _pool("instance_types", [f"m{i}.large" for i in range(5, 9)]),
+    "eks-without-url": lambda r: (r.update(provider="zalando-eks"), r.pop("api_server_url")),
+    "url-with-port": _set("api_server_url", "https://kube-9.example.org:8443"),
+    "owner-set": _set("owner", "team-x"),
+    "unknown-field": _set("account_name", "prod-1"),
+    "status-present": _set("status", {"current_version": "x#y", "next_version": "",
+                                      "problems": [{"type": "t", "title": "u", "status": 500}]}),
+}
+
+
+def own_record(name: str) -> dict[str, Any]:
+    record = copy.deepcopy(BASE)
+    OWN[name](record)
+    return record
+
+
+def test_there_are_at_least_forty_own_records():
+    assert len(OWN) >= 40
+
+
+@pytest.mark.parametrize("name", sorted(OWN))
+def test_own_records_on_both_paths(name, tmp_path):
+    record = own_record(name)
+    expected = clm_version(SHA, decoded(record))
+    assert desired_version(SHA, json_path(record)) == expected
+    assert desired_version(SHA, file_path(tmp_path, record)) == expected
+
+
+def test_a_lone_surrogate_in_json_hashes_as_u_fffd_and_does_not_crash():
+    wire = json.dumps(BASE).replace('"platform"', '"plat\\ud800form"')
+    cluster = parse_cluster(json.loads(wire), "http")
+    assert cluster.config_items["team"] == "plat\ufffdform"
+    go = decoded(BASE)
+    go["config_items"]["team"] = "plat\ufffdform"
+    assert desired_version(SHA, cluster) == clm_version(SHA, go)
+
+
+# --- scalars as written: yaml.v2 into string fields ----------------------------------------------
+
+# (as written in clusters.yaml, what yaml.v2 puts into a Go string field). yaml.v2's decoder sets
+# a string field to the scalar's text whenever the scalar resolves to anything but null.
+SCALARS = [
+    ("1.20", "1.20"),  # a float to YAML 1.1, 1.2 to PyYAML
+    ("0755", "0755"),  # octal 493 to YAML 1.1
+    ("0x1F", "0x1F"),
+    ("1_000", "1_000"),
+    ("yes", "yes"),
+    ("on", "on"),
+    ("No", "No"),
+    ("true", "true"),
+    ("1:30", "1:30"),  # sexagesimal 90 to YAML 1.1
+    ("2021-01-01", "2021-01-01"),
+    ("2021-01-01 10:00:00+02:00", "2021-01-01 10:00:00+02:00"),
+    ("1e3", "1e3"),
+    (".inf", ".inf"),
+    ("-0", "-0"),
+    ("'quoted 1.20'", "quoted 1.20"),
+    ('"yes"', "yes"),
+    ("~", ""),
+    ("null", ""),
+    ("", ""),
+    ("plain text", "plain text"),
+]
+
+
+def _file(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "clusters.yaml"
+    path.write_text("clusters:\n" + body)
+    return path
+
+
+RECORD_HEAD = """\
+- id: aws:1:eu-central-1:c
+  api_server_url: https://c.example.org
+  channel: {channel}
+  config_items:
+    value: {value}
+    {value}: as-key
+  node_pools:
+  - name: {name}
+    profile: worker-default
+    instance_types: [{value}]
+"""
+
+
+@pytest.mark.parametrize(("written", "expected"), SCALARS, ids=[s[0] or "empty" for s in SCALARS])
+def test_scalars_are_read_as_written_like_yaml_v2(written, expected, tmp_path):
+    value = written or "''"
+    name = value if expected else "pool"  # a pool needs a name (clmgit's rule)
+    text = RECORD_HEAD.format(channel=value, value=value, name=name)
+    [c] = FileRegistry(_file(tmp_path, text)).clusters()
+    assert c.channel == expected
+    assert c.config_items["value"] == expected
+    assert c.config_items[expected] == "as-key"
+    assert c.node_pools[0].name == (expected or "pool")
+    assert c.node_pools[0].instance_types == (expected,)
+
+
+def test_a_lease_reads_the_record_with_the_same_scalars(tmp_path):
+    text = RECORD_HEAD.format(channel="1.20", value="0755", name="p")
+    reg = FileRegistry(_file(tmp_path, text))
+    fresh = reg.acquire("aws:1:eu-central-1:c", "me", 60)
+    assert fresh is not None and fresh == reg.clusters()[0]
+    assert (fresh.channel, fresh.config_items["value"]) == ("1.20", "0755")
+
+
+def test_integer_fields_take_yaml_numbers_and_refuse_strings(tmp_path):
+    ok = RECORD_HEAD.format(channel="a", value="b", name="p") + "  criticality_level: 0x10\n"
+    assert FileRegistry(_file(tmp_path, ok)).clusters()[0].criticality_level == 16
+    bad = RECORD_HEAD.format(channel="a", value="b", name="p") + "  criticality_level: '3'\n"
+    with pytest.raises(ClmgitError, match="criticality_level must be a whole number"):
+        FileRegistry(_file(tmp_path, bad)).clusters()
+
+
+# --- CLM's acceptance rules ----------------------------------------------------------------------
+
+
+def test_a_pool_without_instance_types_is_refused_with_clms_reason():
+    record = own_record("base")
+    record["node_pools"][0]["instance_types"] = []
+    with pytest.raises(ClmgitError, match="no instance types for cluster .*kube-9, pool worker"):
+        json_path(record)
+
+
+@pytest.mark.parametrize("url", ["", "https://localhost/", "not a url"])
+def test_an_api_server_url_without_a_dotted_host_is_refused(url):
+    with pytest.raises(ClmgitError, match="can't derive hosted zone from URL"):
+        json_path({**own_record("base"), "api_server_url": url})
+
+
+# --- through the real CLI: the registry is checked as a whole, exit 1 -----------------------------
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "clmgit", *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def _registry_file(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "clusters.yaml"
+    path.write_text(yaml.safe_dump({"clusters": records}, sort_keys=False))
+    return path
+
+
+def _two(**second: Any) -> list[dict[str, Any]]:
+    a = own_record("base")
+    b = copy.deepcopy(a)
+    b.update(id="aws:123456789012:eu-central-1:kube-10", alias="kube-10", local_id="kube-10",
+             api_server_url="https://kube-10.foo.example.org/")
+    b.update(second)
+    return [a, b]
+
+
+@pytest.mark.parametrize(("records", "words"), [
+    (_two(id=BASE["id"]), ["same id", BASE["id"]]),
+    (_two(alias="kube-9"), ["same alias", "kube-9"]),
+    (_two(local_id="kube-9"), ["same infrastructure_account and local_id", "kube-9"]),
+    (_two(alias=BASE["id"]), ["alias", BASE["id"]]),
+    (_two(node_pools=5), ["kube-10", "node_pools must be a list"]),
+    (_two(alias=["x"]), ["kube-10", "alias must be a string"]),
+    (_two(channel={"a": 1}), ["kube-10", "channel must be a string"]),
+    (_two(config_items={"team": ["x"]}), ["kube-10", "config_items.team must be a string"]),
+    (_two(criticality_level="high"), ["kube-10", "criticality_level must be a whole number"]),
+], ids=["dup-id", "dup-alias", "dup-account-local-id", "alias-is-another-id", "node_pools-5",
+        "alias-list", "channel-mapping", "selector-item-list", "criticality-string"])
+def test_a_bad_registry_exits_1_naming_record_and_field(records, words, tmp_path):
+    result = cli("registry", "export", "--registry", str(_registry_file(tmp_path, records)))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stderr
+
+
+def test_a_file_without_a_clusters_list_exits_1(tmp_path):
+    channel = tmp_path / "beta.yaml"
+    channel.write_text("channel: beta\nbranch: beta\n")
+    result = cli("registry", "export", "--registry", str(channel))
+    assert result.returncode == 1
+    assert "not a cluster registry" in result.stderr and "clusters:" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_good_registry_exports_through_the_cli(tmp_path):
+    result = cli("registry", "export", "--registry", str(_registry_file(tmp_path, _two())))
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["clusters"][1]["id"].endswith("kube-10")
