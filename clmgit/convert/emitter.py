@@ -379,7 +379,10 @@ class _Emitter:
                 return "(" + " or ".join(f"{values[0]} == {v}" for v in values[1:]) + ")"
             return f"({values[0]} {op} {values[1]})"
         if name == "index":
-            return values[0] + "".join(f"[{v}]" for v in values[1:])
+            target = f"({values[0]})"
+            for key in values[1:]:
+                target = _index(target, key)
+            return target
         if name == "len":
             return f"({values[0]}|length)"
         if name == "printf":
@@ -435,6 +438,14 @@ def _names(op: Operand) -> tuple[str, ...]:
 
 def _macro_name(name: str) -> str:
     return "tpl_" + re.sub(r"\W", "_", name)
+
+
+def _index(target: str, key: str) -> str:
+    """Go's `index`: a missing map key gives the map's zero value (`""` in a map of strings such
+    as `ConfigItems`, nil otherwise), where Jinja's subscript would be undefined."""
+    zero = (f'("" if {target} and ({target}.values()|reject("string")|list|length) == 0 '
+            "else none)")
+    return f"({target}[{key}] if {target} is not mapping or {key} in {target} else {zero})"
 
 
 def _literal(op: Literal) -> str:
