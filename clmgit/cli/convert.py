@@ -106,7 +106,7 @@ def _convert_all(sources: list[Source]) -> list[Migration]:
 
 def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source) -> None:
     from clmgit.convert import migrate
-    from clmgit.convert.clmdata import SAMPLE_DESCRIPTION, sample_clusters
+    from clmgit.convert.clmdata import describe_sample, sample_clusters
 
     listed: list[Cluster] | None = None
     if registry:
@@ -119,7 +119,7 @@ def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source
             profiles = frozenset(p.split("/")[2] for p in m.conversion.files
                                  if p.startswith("cluster/node-pools/") and p.count("/") >= 3)
             clusters = sample_clusters(m.source.label, profiles)
-            m.check_sample = SAMPLE_DESCRIPTION
+            m.check_sample = describe_sample(clusters)
         else:
             clusters = listed
         m.check = migrate.check(m.source, m.conversion, clusters, ec2=answers)

@@ -168,23 +168,37 @@ SAMPLE_POOLS = (
     NodePool("spot", "worker-splitaz", ("m5.xlarge", "m6g.large"), "spot", 0, 3, {}),
     NodePool("karpenter", "worker-karpenter", ("m5.large",), "none", 0, 0, {}),
 )
-SAMPLE_DESCRIPTION = (
-    "3 sample clusters (environments test, production and e2e; each with a master pool, an "
-    "on-demand worker pool, a spot worker pool and a Karpenter pool)")
 
 
 def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None,
                     ) -> list[Cluster]:
     """One cluster per environment of `SAMPLE_ENVIRONMENTS`, with the config items a registry
-    holds for a kubernetes-on-aws cluster (certificates made here). Pools whose profile the
-    tree has not (`profiles`) are left out."""
-    pools = tuple(p for p in SAMPLE_POOLS if profiles is None or p.profile in profiles)
+    holds for a kubernetes-on-aws cluster (certificates made here). Node pools: those of
+    `SAMPLE_POOLS` whose profile the tree has (`profiles`; None: all), then one on-demand pool
+    for every other profile of the tree, and a spot pool when no spot pool is left."""
+    pools = [p for p in SAMPLE_POOLS if profiles is None or p.profile in profiles]
+    covered = {p.profile for p in pools}
+    pools += [NodePool(f"pool-{profile}", profile, ("m5.large",), "none", 1, 3, {})
+              for profile in sorted((profiles or frozenset()) - covered)]
+    workers = [p for p in pools if not p.profile.startswith("master")
+               and p.profile != "worker-karpenter"]
+    if workers and not any(p.discount_strategy == "spot" for p in pools):
+        pools.append(NodePool("spot", workers[0].profile, ("m5.xlarge", "m6g.large"), "spot",
+                              0, 3, {}))
     return [Cluster(id=f"aws:123456789012:eu-central-1:kube-{env}", alias=f"kube-{env}",
                     infrastructure_account="aws:123456789012", region="eu-central-1",
                     local_id=f"kube-{env}", api_server_url=f"https://kube-{env}.example.org",
                     channel=channel, environment=env, config_items=_registry_items(),
-                    node_pools=pools)
+                    node_pools=tuple(pools))
             for env in SAMPLE_ENVIRONMENTS]
+
+
+def describe_sample(clusters: list[Cluster]) -> str:
+    """What a check without a registry rendered, in a phrase."""
+    envs = ", ".join(c.environment for c in clusters)
+    pools = ", ".join(f"{p.name} ({p.profile}{', spot' if p.discount_strategy == 'spot' else ''})"
+                      for p in clusters[0].node_pools) if clusters else "none"
+    return f"{len(clusters)} sample clusters (environments {envs}; node pools {pools})"
 
 
 @functools.cache
