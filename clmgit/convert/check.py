@@ -53,6 +53,11 @@ class CheckResult:
         return not self.differences
 
 
+def _render_order(path: str) -> tuple[int, str]:
+    """The order `_check_cluster` renders in: the defaults, the rest, node pools last."""
+    return (0 if path == DEFAULTS else 2 if path.startswith(NODE_POOLS) else 1, path)
+
+
 class Checker:
     """One converted tree against its original: parsed and compiled once, any number of
     clusters rendered."""
@@ -70,6 +75,8 @@ class Checker:
     def check(self, clusters: Sequence[Cluster], result: CheckResult | None = None,
               ) -> CheckResult:
         result = result or CheckResult()
+        if clusters:  # the other cores compile the conversion from the end meanwhile
+            self.templates.compile_ahead(sorted(self.paths, key=_render_order))
         for cluster in clusters:
             result.clusters.append(cluster.id)
             self._check_cluster(cluster, result)
