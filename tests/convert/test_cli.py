@@ -217,3 +217,58 @@ def test_an_existing_branch_is_never_overwritten(clm_repo: ConfigRepoBuilder) ->
     assert convert(clm_repo, "--from", "dev").code == 0
     again = convert(clm_repo, "--from", "dev")
     assert again.code == 1 and "branch dev-jinja exists already" in again.err
+
+
+def commit_link(b: ConfigRepoBuilder, branch: str, path: str, target: str) -> None:
+    """A symbolic link `path` → `target` committed on `branch` (git plumbing: mode 120000)."""
+    index = str(b.path / ".git" / "test-link-index")
+    env = {"GIT_INDEX_FILE": index}
+    run = lambda *a, data=None: run_git(a, cwd=b.path, stdin=data, env=env)  # noqa: E731
+    run("read-tree", branch)
+    blob = run("hash-object", "-w", "--stdin", data=target.encode()).stdout.decode().strip()
+    run("update-index", "--add", "--cacheinfo", f"120000,{blob},{path}")
+    tree = run("write-tree").stdout.decode().strip()
+    new = run("commit-tree", tree, "-p", branch, "-m", f"Link {path}").stdout.decode().strip()
+    b.git("update-ref", f"refs/heads/{branch}", new)
+    Path(index).unlink()
+
+
+def test_a_linked_profile_file_becomes_the_file_it_points_to(
+        clm_repo: ConfigRepoBuilder) -> None:
+    commit_link(clm_repo, "dev", "cluster/node-pools/worker-spot/stack.yaml",
+                "../worker-default/stack.yaml")
+    result = convert(clm_repo, "--from", "dev", "--check", "--ec2", "offline")
+    assert result.code == 0, result.err
+    assert "6 files converted" in result.out and "pool-worker-spot (worker-spot)" in result.out
+    listing = clm_repo.git("ls-tree", "dev-jinja", "cluster/node-pools/worker-spot/stack.yaml")
+    assert listing.startswith("100644 blob ")
+    assert clm_repo.git("show", "dev-jinja:cluster/node-pools/worker-spot/stack.yaml") == \
+        clm_repo.git("show", "dev-jinja:cluster/node-pools/worker-default/stack.yaml")
+
+
+def test_a_link_to_nothing_is_refused(clm_repo: ConfigRepoBuilder) -> None:
+    commit_link(clm_repo, "dev", "cluster/node-pools/worker-spot/stack.yaml", "../gone.yaml")
+    result = convert(clm_repo, "--from", "dev")
+    assert result.code == 1
+    assert "cluster/node-pools/worker-spot/stack.yaml is a link to cluster/node-pools/gone.yaml"\
+        in result.err
+    assert not branch_exists(clm_repo, "dev-jinja")
+
+
+def test_a_directory_onto_a_branch_replaces_cluster_of_head(clm_repo: ConfigRepoBuilder,
+                                                            tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    for path, text in CLM_FILES.items():
+        if "manifests/app/config.yaml" not in path:  # one file fewer than main's cluster/
+            (checkout / path).parent.mkdir(parents=True, exist_ok=True)
+            (checkout / path).write_text(text)
+    clm_repo.commit("main", {"cluster/cluster.yaml": "old\n",
+                             "cluster/manifests/app/config.yaml": "old\n"}, "An older cluster/")
+    head = clm_repo.sha("main")
+    result = convert(clm_repo, "--from", str(checkout))
+    assert result.code == 1 and "pass --out DIR, or --onto BRANCH" in result.err
+    result = convert(clm_repo, "--from", str(checkout), "--onto", "converted")
+    assert result.code == 0, result.err
+    assert clm_repo.git("rev-parse", "converted^") == head
+    files = clm_repo.git("ls-tree", "-r", "--name-only", "converted", "cluster").split()
+    assert sorted(files) == sorted(p for p in CLM_FILES if "manifests/app/config.yaml" not in p)
