@@ -383,8 +383,10 @@ class _Emitter:
             for key in values[1:]:
                 target = _index(target, key)
             return target
-        if name == "len":
-            return f"({values[0]}|length)"
+        if name == "len":  # Go counts a string's bytes
+            v = values[0]
+            return (f'(({v}).encode("utf-8", "surrogateescape")|length if ({v}) is string '
+                    f"else ({v})|length)")
         if name == "printf":
             verbs = set(_PRINTF_VERBS.findall(values[0])) if values else set()
             if not values or not values[0].startswith('"') or verbs - {"s", "d", "%"}:
