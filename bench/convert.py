@@ -7,7 +7,8 @@ commands in fresh processes, as a user runs them:
   clusters.yaml holding one production cluster (4 node pools, one spot) and the offline EC2
   stand-in — the conversion, then every template rendered from the Go original (evaluator) and
   from the conversion (clmgit's renderer, compile cache empty: the converted text is new) and
-  compared;
+  compared; and the same command again, the compiled conversion in the cache (a check re-run
+  after review);
 - the conversion alone in this process (`convert_tree`, the files already read).
 
 Without the corpus the benchmark says so and returns nothing.
@@ -75,12 +76,13 @@ def run() -> list[dict[str, object]]:
         record = cluster_to_dict(replace(production, id="aws:123456789012:eu-central-1:bench"))
         registry = top / "clusters.yaml"
         registry.write_text(clusters_yaml([record]))
-        check_runs = []
+        check = ["--repo", str(repo), "convert", "--from", "dev", "--dry-run", "--check",
+                 "--registry", str(registry), "--ec2", "offline"]
+        check_runs, warm_runs = [], []
         for i in range(RUNS):
             cold = {**env, "CLMGIT_CACHE_DIR": str(top / f"cold-{i}")}
-            check_runs.append(_timed(
-                ["--repo", str(repo), "convert", "--from", "dev", "--dry-run", "--check",
-                 "--registry", str(registry), "--ec2", "offline"], cold))
+            check_runs.append(_timed(check, cold))
+            warm_runs.append(_timed(check, cold))  # the compiled conversion kept on disk
     files = len(conversion.files)
     pools = len(production.node_pools)
     return [
@@ -97,4 +99,8 @@ def run() -> list[dict[str, object]]:
                    "pools, one spot) rendered by the Go evaluator and by clmgit's renderer "
                    "(compile cache empty) and compared; offline EC2; fresh process; "
                    f"median of {RUNS}"},
+        {"benchmark": "convert --check of one cluster again (whole command)", "target": "≤ 2 s",
+         "median_s": statistics.median(warm_runs),
+         "detail": "as above, run a second time: the converted templates' compiled code read "
+                   f"from the compile cache the first run filled; median of {RUNS}"},
     ]
