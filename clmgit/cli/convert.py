@@ -57,12 +57,15 @@ def convert(
 
     opts = settings(ctx)
     if all_channels == (source is not None):
-        raise RefusedError("pass either --from REF_OR_DIR or --all-channels")
+        raise typer.BadParameter("pass either --from REF_OR_DIR or --all-channels",
+                                 param_hint="'--from'")
     if onto is not None and out is not None:
-        raise RefusedError("pass either --onto BRANCH or --out DIR, not both")
+        raise typer.BadParameter("pass either --onto BRANCH or --out DIR, not both",
+                                 param_hint="'--onto'")
     if all_channels and onto is not None:
-        raise RefusedError("--all-channels writes each channel onto <channel>-jinja; "
-                           "drop --onto (or convert one channel with --from)")
+        raise typer.BadParameter("--all-channels writes each channel onto <channel>-jinja; "
+                                 "drop --onto (or convert one channel with --from)",
+                                 param_hint="'--onto'")
     refs = list(migrate.ALL_CHANNELS) if all_channels else [source or ""]
     sources = [migrate.read_source(opts.repo, ref) for ref in refs]
     migrations = _convert_all(sources)

@@ -189,8 +189,6 @@ def test_a_differing_render_is_refused_with_the_first_differing_lines(
 @pytest.mark.parametrize(("args", "message"), [
     (("--from", "nope"), "nope is neither a directory nor a branch, tag or commit"),
     (("--from", "main"), "has no cluster/ directory, so it is not a CLM repository"),
-    (("--all-channels", "--onto", "x"), "drop --onto"),
-    ((), "pass either --from REF_OR_DIR or --all-channels"),
 ])
 def test_bad_input_is_one_sentence(clm_repo: ConfigRepoBuilder, args: tuple[str, ...],
                                    message: str) -> None:
@@ -272,3 +270,18 @@ def test_a_directory_onto_a_branch_replaces_cluster_of_head(clm_repo: ConfigRepo
     assert clm_repo.git("rev-parse", "converted^") == head
     files = clm_repo.git("ls-tree", "-r", "--name-only", "converted", "cluster").split()
     assert sorted(files) == sorted(p for p in CLM_FILES if "manifests/app/config.yaml" not in p)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--all-channels", "--onto", "x"), "drop --onto"),
+    ((), "pass either --from REF_OR_DIR or --all-channels"),
+    (("--from", "dev", "--all-channels"), "pass either --from REF_OR_DIR or --all-channels"),
+    (("--from", "dev", "--onto", "x", "--out", "y"), "pass either --onto BRANCH or --out DIR"),
+    (("--from", "dev", "--ec2", "cloud"), "'--ec2'"),
+])
+def test_usage_errors_exit_2(clm_repo: ConfigRepoBuilder, args: tuple[str, ...],
+                             message: str) -> None:
+    result = convert(clm_repo, *args)
+    assert result.code == 2, (result.out, result.err)
+    assert message in result.err and "Traceback" not in result.err
+    assert not branch_exists(clm_repo, "dev-jinja") and not branch_exists(clm_repo, "x")
