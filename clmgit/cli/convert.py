@@ -153,6 +153,7 @@ def _write(repo: Any, migrations: list[Migration]) -> None:
     if repo is None:
         for m in migrations:
             migrate.write_directory(Path(m.out or ""), m.conversion)
+            m.written = True
         return
     commits = {}
     for m in migrations:
@@ -162,6 +163,8 @@ def _write(repo: Any, migrations: list[Migration]) -> None:
         m.commit = migrate.commit_conversion(repo, m, parent=parent)
         commits[m.onto or ""] = m.commit
     migrate.create_branches(repo, commits)
+    for m in migrations:
+        m.written = True
 
 
 def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool) -> None:
@@ -171,7 +174,8 @@ def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool) -> None:
     for m in migrations:
         s = m.summary()
         where = f"branch {m.onto}" if m.onto else f"directory {m.out}"
-        made = f" ({m.commit[:7]})" if m.commit else " (dry run: not written)" if dry_run else ""
+        made = (f" ({m.commit[:7]})" if m.commit and m.written else "" if m.written
+                else " (dry run: not written)" if dry_run else " (not written)")
         sha = f" ({m.source.sha[:7]})" if m.source.sha else ""
         output.line(f"{m.source.label}{sha} → {where}{made}: "
                     f"{s['files_converted']} files converted")

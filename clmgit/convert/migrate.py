@@ -46,6 +46,7 @@ class Migration:
     onto: str | None = None  # the branch written (or that would be)
     out: str | None = None  # the directory written (or that would be)
     commit: str | None = None  # the converted commit, once written
+    written: bool = False
     check: CheckResult | None = None
     check_sample: str | None = None  # what was rendered when there is no registry
 
@@ -53,7 +54,7 @@ class Migration:
         usage = self.conversion.usage
         data: dict[str, Any] = {
             "from": self.source.label, "from_sha": self.source.sha,
-            "onto": self.onto, "out": self.out, "commit": self.commit,
+            "onto": self.onto, "out": self.out, "commit": self.commit, "written": self.written,
             "files_converted": len(self.conversion.files),
             "constructs": dict(usage.constructs.most_common()),
             "functions": dict(usage.functions.most_common()),

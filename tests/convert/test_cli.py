@@ -107,6 +107,7 @@ def test_json_report_and_registry_clusters(clm_repo: ConfigRepoBuilder, tmp_path
     assert result.code == 0, result.err
     report = json.loads(result.out)["conversions"][0]
     assert report["onto"] == "jinja" and report["commit"] == clm_repo.sha("jinja")
+    assert report["written"] is True
     assert report["files_converted"] == 5
     assert report["functions"]["manifestHash"] == 1
     check = report["check"]
@@ -177,6 +178,7 @@ def test_a_differing_render_is_refused_with_the_first_differing_lines(
                     "Print the zones")
     result = convert(clm_repo, "--from", "dev", "--check", "--ec2", "offline")
     assert result.code == 1
+    assert "→ branch dev-jinja (not written)" in result.out
     assert "cluster/manifests/app/zones.yaml:" in result.out
     assert "-zones: [eu-central-1a eu-central-1b eu-central-1c]" in result.out
     assert "+zones: ['eu-central-1a', 'eu-central-1b', 'eu-central-1c']" in result.out
