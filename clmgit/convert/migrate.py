@@ -15,14 +15,16 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.config.source import GitConfigSource
-from clmgit.convert.check import Checker, CheckResult
 from clmgit.convert.tree import Conversion, convert_tree
 from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.model import Cluster
+
+if TYPE_CHECKING:
+    from clmgit.convert.check import CheckResult
 
 CLUSTER_DIR = "cluster"
 MAIN_STACK = "cluster/cluster.yaml"  # CLM's main stack: what makes `cluster/` CLM's
@@ -149,6 +151,8 @@ def convert(source: Source) -> Conversion:
 def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *,
           ec2: Any) -> CheckResult:
     """Every cluster rendered from the original and from the conversion (see `check`)."""
+    from clmgit.convert.check import Checker  # the renderer, CLM's functions, boto3: only here
+
     original = {}
     for path, data in source.files.items():
         if path in conversion.files:
