@@ -78,7 +78,8 @@ def read_source(repo_path: str, source: str) -> Source:
     if directory.is_dir():
         return _read_directory(directory)
     repo = GitRepo(repo_path)
-    sha = repo.rev(source)
+    # A fresh clone has one local branch: the others are read from origin's.
+    sha = repo.rev(source) or repo.rev(f"refs/remotes/origin/{source}")
     if sha is None:
         raise GitError(f"{source} is neither a directory nor a branch, tag or commit of "
                        f"{repo.location}")
@@ -163,8 +164,12 @@ def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *
 # -- writing ------------------------------------------------------------------------------------
 
 def branch_for(ref: str) -> str:
-    """The default branch a ref converts onto: `dev` → `dev-jinja`."""
-    return ref.removeprefix("refs/heads/") + BRANCH_SUFFIX
+    """The default branch a ref converts onto: `dev`, `refs/heads/dev`, `origin/dev` →
+    `dev-jinja`."""
+    name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    if name.startswith("origin/"):
+        name = name.removeprefix("origin/")
+    return name + BRANCH_SUFFIX
 
 
 def refuse_existing(repo: GitRepo, branches: Sequence[str]) -> None:

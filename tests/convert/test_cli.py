@@ -287,3 +287,13 @@ def test_usage_errors_exit_2(clm_repo: ConfigRepoBuilder, args: tuple[str, ...],
     assert result.code == 2, (result.out, result.err)
     assert message in result.err and "Traceback" not in result.err
     assert not branch_exists(clm_repo, "dev-jinja") and not branch_exists(clm_repo, "x")
+
+
+def test_a_channel_only_on_origin_is_read_from_there(clm_repo: ConfigRepoBuilder) -> None:
+    clm_repo.git("branch", "-D", "alpha")  # a fresh clone has only its default branch
+    for ref in ("alpha", "origin/beta", "refs/heads/dev"):
+        result = convert(clm_repo, "--from", ref)
+        assert result.code == 0, result.err
+    assert clm_repo.git("rev-parse", "alpha-jinja^") == clm_repo.sha("origin/alpha")
+    assert clm_repo.git("rev-parse", "beta-jinja^") == clm_repo.sha("origin/beta")
+    assert clm_repo.git("rev-parse", "dev-jinja^") == clm_repo.sha("dev")
