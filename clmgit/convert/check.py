@@ -63,11 +63,12 @@ class Checker:
     clusters rendered."""
 
     def __init__(self, original: Mapping[str, str], converted: Mapping[str, str], *,
-                 ec2: Ec2Info | Any) -> None:
+                 ec2: Ec2Info | Any, parsed: Mapping[str, Parsed] | None = None) -> None:
+        """`parsed`: syntax trees of the originals already made (by the conversion)."""
         self.ec2 = ec2
         self.paths = sorted(p for p in original if p.endswith(TEMPLATE_SUFFIXES))
         self._sources = original
-        self._parsed: dict[str, Parsed] = {}
+        self._parsed: dict[str, Parsed] = dict(parsed or {})
         self.templates = TemplateSet(ConfigTree("converted", {
             p: text.encode() for p, text in converted.items()}))
         self.functions = clm_functions(ec2=ec2)

@@ -158,7 +158,8 @@ def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *
     for path, data in source.files.items():
         if path in conversion.files:
             original[path] = data.decode()
-    return Checker(original, conversion.files, ec2=ec2).check(clusters)
+    return Checker(original, conversion.files, ec2=ec2,
+                   parsed=conversion.parsed).check(clusters)
 
 
 # -- writing ------------------------------------------------------------------------------------
