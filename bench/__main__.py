@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-MODULES = ["promotion", "corpus", "render", "rolling", "reconcile", "registry"]
+MODULES = ["promotion", "corpus", "render", "rolling", "reconcile", "registry", "convert"]
 HERE = Path(__file__).parent
 
 

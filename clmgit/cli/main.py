@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from clmgit.cli import promotion, reconcile
+from clmgit.cli import convert, promotion, reconcile
 from clmgit.cli.common import Settings
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
@@ -61,7 +61,7 @@ def common(
         logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
-for _group in (promotion.COMMANDS, reconcile.COMMANDS):
+for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS):
     for _name, _command in _group.items():
         app.command(_name)(_command)
 app.add_typer(registry_app, name="registry")

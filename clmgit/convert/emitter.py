@@ -379,9 +379,14 @@ class _Emitter:
                 return "(" + " or ".join(f"{values[0]} == {v}" for v in values[1:]) + ")"
             return f"({values[0]} {op} {values[1]})"
         if name == "index":
-            return values[0] + "".join(f"[{v}]" for v in values[1:])
-        if name == "len":
-            return f"({values[0]}|length)"
+            target = f"({values[0]})"
+            for key in values[1:]:
+                target = _index(target, key)
+            return target
+        if name == "len":  # Go counts a string's bytes
+            v = values[0]
+            return (f'(({v}).encode("utf-8", "surrogateescape")|length if ({v}) is string '
+                    f"else ({v})|length)")
         if name == "printf":
             verbs = set(_PRINTF_VERBS.findall(values[0])) if values else set()
             if not values or not values[0].startswith('"') or verbs - {"s", "d", "%"}:
@@ -435,6 +440,14 @@ def _names(op: Operand) -> tuple[str, ...]:
 
 def _macro_name(name: str) -> str:
     return "tpl_" + re.sub(r"\W", "_", name)
+
+
+def _index(target: str, key: str) -> str:
+    """Go's `index`: a missing map key gives the map's zero value (`""` in a map of strings such
+    as `ConfigItems`, nil otherwise), where Jinja's subscript would be undefined."""
+    zero = (f'("" if {target} and ({target}.values()|reject("string")|list|length) == 0 '
+            "else none)")
+    return f"({target}[{key}] if {target} is not mapping or {key} in {target} else {zero})"
 
 
 def _literal(op: Literal) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from clmgit.convert.emitter import Usage, to_jinja
+from clmgit.convert.nodes import Parsed
 from clmgit.convert.parser import GoTemplateError, parse
 
 TEMPLATE_PREFIX = "cluster/"
@@ -17,6 +18,8 @@ class Conversion:
     files: dict[str, str] = field(default_factory=dict)  # path → Jinja text
     refused: list[str] = field(default_factory=list)  # one "file:line: construct ..." each
     usage: Usage = field(default_factory=Usage)
+    #: Each converted file's Go syntax tree, kept for the check (which renders the original).
+    parsed: dict[str, Parsed] = field(default_factory=dict, repr=False)
 
     def report(self) -> str:
         lines = [f"files converted: {len(self.files)}", f"files refused: {len(self.refused)}"]
@@ -40,7 +43,9 @@ def convert_tree(files: Mapping[str, bytes]) -> Conversion:
             result.refused.append(f"{path}: is not UTF-8 text")
             continue
         try:
-            result.files[path] = to_jinja(parse(text, path), result.usage)
+            parsed = parse(text, path)
+            result.files[path] = to_jinja(parsed, result.usage)
+            result.parsed[path] = parsed
         except GoTemplateError as e:
             result.refused.append(str(e))
     return result

@@ -50,3 +50,15 @@ def test_a_variable_assigned_in_a_loop_keeps_its_value_after_it() -> None:
               '{{ $s = printf "%s%s" $s . }}{{ end }}[{{ $s }}]')
     go, converted = render_both(source, {"L": ["a", "b"]}, {})
     assert converted == go == "[a, b]"
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ('{{ index .Cluster.ConfigItems "missing" }}|{{ if index .Cluster.ConfigItems "x" }}y{{ end }}',
+     "|"),  # Go's zero value of a map of strings; Jinja's subscript would be undefined
+    ('{{ index .Cluster.ConfigItems "x" }}{{ index .Cluster.Zones 1 }}', "b"),
+    ('{{ len "héllo" }} {{ len .Cluster.Zones }} {{ len .Cluster.ConfigItems }}', "6 2 1"),
+])
+def test_index_and_len_as_go_computes_them(source: str, expected: str) -> None:
+    data = {"Cluster": {"ConfigItems": {"x": ""}, "Zones": ["a", "b"]}}
+    go, converted = render_both(source, data, {})
+    assert converted == go == expected
