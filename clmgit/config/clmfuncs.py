@@ -35,15 +35,24 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from clmgit.adapters.aws.ec2info import Ec2Info
+from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config import helpers, quantity
 from clmgit.config.helpers import HelperError
+
+
+class Ec2Info(Protocol):
+    """What the EC2-asking functions ask: `clmgit.adapters.aws.ec2info.Ec2Info` (or anything
+    answering the same, such as a session's `ClmAccount`)."""
+
+    def ami_id(self, name: str, owner: str) -> str: ...
+    def instance_info(self, instance_type: str) -> InstanceInfo: ...
+
 
 _EC2: ContextVar[Ec2Info | None] = ContextVar("clmgit_clm_ec2", default=None)
 _PEM_RE = re.compile(r"-----BEGIN ([^\n-]*)-----\r?\n(.*?)-----END \1-----", re.DOTALL)

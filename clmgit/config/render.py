@@ -7,7 +7,9 @@ re-renders each stack with `render_stack`, passing the outputs of the stacks bef
 (`values.with_outputs`), because later templates may use them.
 
 Templates see `cluster` (every registry field, `config_items` with the defaults merged,
-`node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`.
+`node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`. Converted
+CLM templates see CLM's data, `Cluster`, `Values` and `NodePool`, with the values CLM computes
+(`computed`).
 
 Order is part of the contract: components in sorted directory order, files inside a component in
 sorted order, documents in file order; empty files and empty documents are skipped.
@@ -21,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.config import yamlfiles
+from clmgit.config.clmfuncs import aws_session
+from clmgit.config.computed import ClmAccount, ClmSession, clm_pool
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -86,14 +90,19 @@ class ClusterRenderer:
     """One cluster's templates at one SHA, its defaults merged. `values` left out (None) means the
     offline placeholders; values without `stack_outputs` get placeholder outputs."""
 
-    def __init__(self, tree: ConfigTree, cluster: Cluster) -> None:
+    def __init__(self, tree: ConfigTree, cluster: Cluster, *,
+                 account: ClmAccount | None = None) -> None:
+        """`account`: what CLM's computed values ask (`computed`); None renders offline."""
         self.tree = tree
         self.templates = template_set(tree)
         self.templates.compile_ahead(tree.derived("render_order", render_order))
-        self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
+        self.account = account
+        with aws_session(account):
+            self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
         self._pools = {p["name"]: p for p in self._context["node_pools"]}
+        self.clm = ClmSession(self.cluster, account)  # CLM's `Cluster`, `Values`, `NodePool`
 
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         values = self._values(values)
@@ -117,7 +126,7 @@ class ClusterRenderer:
         return [MAIN_STACK_PATH, *extra]
 
     def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
-        text = _checked_stack(self.templates.render(path, self._variables(values)), path)
+        text = _checked_stack(self._render(path, self._variables(values)), path)
         return RenderedStack(stack_name(self.cluster, path), path, text)
 
     def render_node_pool_stack(self, pool_name: str,
@@ -127,8 +136,11 @@ class ClusterRenderer:
         if path not in self.tree:
             raise ConfigError(f"node pool {pool.name} has profile {pool.profile!r}, but {path} "
                               f"is missing at {self.tree.ref}")
-        variables = {**self._variables(values), "node_pool": self._pools[pool.name]}
-        text = _checked_stack(self.templates.render(path, variables), path)
+        variables = self._variables(values)
+        variables.update(node_pool=self._pools[pool.name], NodePool=clm_pool(pool),
+                         Values=self.clm.pool_values(pool, self._values(values), tree=self.tree,
+                                                     render=self._render_clm))
+        text = _checked_stack(self._render(path, variables), path)
         return RenderedStack(node_pool_stack_name(self.cluster, pool.name), path, text, pool.name)
 
     def render_manifests(self, values: Mapping[str, Any] | None = None) -> tuple[Component, ...]:
@@ -142,7 +154,7 @@ class ClusterRenderer:
         variables = self._variables(values)
         found = []
         for path, stacks in ((DELETIONS_PATH, False), (CF_DELETIONS_PATH, True)):
-            text = self.templates.render(path, variables) if path in self.tree else ""
+            text = self._render(path, variables) if path in self.tree else ""
             found.append(parse_deletions(text, path, stacks=stacks))
         return found[0], found[1]
 
@@ -151,7 +163,7 @@ class ClusterRenderer:
         objects: list[ManifestObject] = []
         for path in self.tree.listdir(f"{MANIFESTS_DIR}/{name}"):
             if path.endswith(YAML_SUFFIXES):
-                text = self.templates.render(path, variables, rendered=rendered)
+                text = self._render(path, variables, rendered=rendered)
                 objects += manifest_objects(text, path)
         return Component(name, tuple(objects))
 
@@ -169,7 +181,19 @@ class ClusterRenderer:
         return values
 
     def _variables(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {"cluster": self._context, "values": self._values(values)}
+        values = self._values(values)
+        clm_values = self.clm.values(values, tree=self.tree, render=self._render_clm)
+        return {"cluster": self._context, "values": values,
+                "Cluster": self.clm.cluster_data(), "Values": clm_values, "NodePool": None}
+
+    def _render(self, path: str, variables: Mapping[str, Any], *,
+                rendered: dict[str, str] | None = None) -> str:
+        with aws_session(self.account):  # CLM's functions that ask EC2 (`amiID`, ...)
+            return self.templates.render(path, variables, rendered=rendered)
+
+    def _render_clm(self, path: str, data: Mapping[str, Any]) -> str:
+        """A file CLM renders to compute a value (`files.yaml`, `userdata.yaml`)."""
+        return self._render(path, {"cluster": self._context, **data})
 
 
 def render_order(tree: ConfigTree) -> list[str]:
@@ -184,15 +208,17 @@ def render_order(tree: ConfigTree) -> list[str]:
     return list(order)
 
 
-def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster) -> ClusterRenderer:
+def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster, *,
+                     account: ClmAccount | None = None) -> ClusterRenderer:
     """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged."""
-    return ClusterRenderer(source.files(sha), cluster)
+    return ClusterRenderer(source.files(sha), cluster, account=account)
 
 
 def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
-                   values: Mapping[str, Any] | None = None) -> RenderedCluster:
+                   values: Mapping[str, Any] | None = None,
+                   account: ClmAccount | None = None) -> RenderedCluster:
     """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
-    return cluster_renderer(source, sha, cluster).render_all(values)
+    return cluster_renderer(source, sha, cluster, account=account).render_all(values)
 
 
 def stack_name(cluster: Cluster, path: str) -> str:
