@@ -41,7 +41,13 @@ import yaml
 
 from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
-from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, hosted_zone
+from clmgit.config.helpers import HelperError
+from clmgit.config.values import (
+    STACK_OUTPUTS,
+    PlaceholderOutputs,
+    hosted_zone,
+    placeholder_values,
+)
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
 
@@ -196,6 +202,25 @@ def defaults_data(cluster: Cluster) -> dict[str, Any]:
     return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": None}
 
 
+class NeedsAws:
+    """A value only the account can tell, read offline: any use says so."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _fail(self) -> HelperError:
+        return HelperError(f"{self._name} asks AWS (EC2 instance types), and this render has "
+                           "no AWS account")
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        raise self._fail()
+
+    def __str__(self) -> str:
+        raise self._fail()
+
+
 # -- the network ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -317,6 +342,10 @@ class ClmSession:
                     network = self.network()
                     items.setdefault("vpc_id", network.vpc.id)
                     items.setdefault("subnets", network.nodes.by_zone().get(ALL_ZONES, ""))
+                else:  # offline: stand-ins, as clmgit's placeholder values are
+                    items.setdefault("vpc_id", "vpc-placeholder")
+                    items.setdefault("subnets",
+                                     placeholder_values(self.cluster)["subnets"][ALL_ZONES])
                 self._items = items
             return self._items
 
@@ -344,8 +373,23 @@ class ClmSession:
         """`Cluster`, built once per session (templates only read it)."""
         with self._lock:
             if self._cluster_data is None:
-                self._cluster_data = clm_cluster(self.cluster, self.items())
+                data = clm_cluster(self.cluster, self.items())
+                data["NodePools"] = [self.pool_data(p) for p in self.cluster.node_pools]
+                self._cluster_data = data
             return self._cluster_data
+
+    def pool_data(self, pool: NodePool) -> dict[str, Any]:
+        """`NodePool`. Items the pool inherited from the cluster are read decrypted, as CLM
+        decrypts before pools inherit; the discovered `vpc_id` and `subnets` are not inherited
+        (CLM discovers them after)."""
+        data = clm_pool(pool)
+        if self.account is not None:
+            items = self.items()
+            own = self.cluster.config_items
+            data["ConfigItems"] = ConfigItems({
+                k: items[k] if own.get(k) == v and v.startswith(KMS_PREFIX) else v
+                for k, v in pool.config_items.items()})
+        return data
 
     def values(self, values: Mapping[str, Any], *,
                tree: Container[str] = (), render: Render | None = None) -> dict[str, Any]:
@@ -418,9 +462,9 @@ class ClmSession:
         if not karpenter:
             pool_values["supports_t2_unlimited"] = all(t.startswith("t2.")
                                                        for t in pool.instance_types)
-            if self.account is not None:
-                pool_values["InstanceInfo"] = synthetic_instance(
-                    [self.account.instance_info(t) for t in pool.instance_types])
+            pool_values["InstanceInfo"] = (
+                NeedsAws("Values.InstanceInfo") if self.account is None else
+                synthetic_instance([self.account.instance_info(t) for t in pool.instance_types]))
             zones = pool.config_items.get("availability_zones")
             if zones is not None:
                 if self.account is not None:
@@ -436,7 +480,7 @@ class ClmSession:
                     pool_values["availability_zones"] = sorted(wanted)
         directory = f"{NODE_POOLS_DIR}/{pool.profile}"
         data = {"Cluster": self.cluster_data(), "Values": pool_values,
-                "NodePool": clm_pool(pool)}
+                "NodePool": self.pool_data(pool)}
         if f"{directory}/files.yaml" in tree:
             kind = "master" if "master" in pool.profile else "worker"
             kms_key = str(outputs.get(FILES_KEY_OUTPUTS[kind], "")

@@ -24,7 +24,7 @@ from typing import Any
 
 from clmgit.config import yamlfiles
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmAccount, ClmSession, clm_pool
+from clmgit.config.computed import ClmAccount, ClmSession
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -137,7 +137,7 @@ class ClusterRenderer:
             raise ConfigError(f"node pool {pool.name} has profile {pool.profile!r}, but {path} "
                               f"is missing at {self.tree.ref}")
         variables = self._variables(values)
-        variables.update(node_pool=self._pools[pool.name], NodePool=clm_pool(pool),
+        variables.update(node_pool=self._pools[pool.name], NodePool=self.clm.pool_data(pool),
                          Values=self.clm.pool_values(pool, self._values(values), tree=self.tree,
                                                      render=self._render_clm))
         text = _checked_stack(self._render(path, variables), path)

@@ -1,0 +1,270 @@
+"""The values CLM computes before rendering (`clmgit.config.computed`), through the project's
+renderer: on an in-memory account, and every AWS path once on moto."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import io
+import tarfile
+from typing import Any
+
+import pytest
+
+from clmgit.adapters.aws.clmaccount import Subnet, Vpc
+from clmgit.config.computed import (
+    ClmInstance,
+    best_certificate,
+    clm_pool,
+    files_archive,
+    select_subnets,
+    synthetic_instance,
+)
+from clmgit.config.render import ClusterRenderer, render_cluster
+from clmgit.config.source import ConfigTree, StaticConfigSource
+from clmgit.config.values import placeholder_values
+from clmgit.errors import ConfigError, TemplateError
+from clmgit.model import NodePool
+from clmgit.sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
+
+from .conftest import cluster
+
+POOLS = (
+    NodePool("master", "master-default", ("m5.large",), "none", 1, 2, {}),
+    NodePool("spot", "worker-default", ("m5.xlarge", "m6g.large"), "spot", 0, 3,
+             {"taints": "dedicated=ml:NoSchedule,broken,k:Wrong",
+              "availability_zones": "eu-central-1b"}),
+    NodePool("karp", "worker-karpenter", ("default-for-karpenter",), "none", 0, 0,
+             {"requirements": "- key: kubernetes.io/arch\n  operator: In\n  values: [arm64]\n"}),
+)
+FILES = ("files:\n"
+         "- path: /etc/kubernetes/ca.pem\n"
+         "  data: {{ ('ca of ' ~ Cluster.LocalID) | base64 }}\n"
+         "  encrypted: false\n"
+         "  permissions: 0644\n"
+         "- path: /etc/kubernetes/key.pem\n"
+         "  data: {{ Cluster.ConfigItems.secret_key | base64 }}\n"
+         "  encrypted: true\n"
+         "  permissions: 0600\n")
+TREE = {
+    "cluster/config-defaults.yaml": (
+        "etcd_instance_type: m5.large\n"
+        "region_default: '{{ Cluster.Region }}-{{ Cluster.ConfigItems[\"nothing\"] }}'\n"),
+    "cluster/stack.yaml": (
+        "Description: '{{ Cluster.ConfigItems.vpc_id }} {{ Values.subnets[\"*\"] }}'\n"
+        "Metadata:\n"
+        "  missing: '{{ Cluster.ConfigItems[\"not_set\"] }}'\n"
+        "  secret: '{{ Cluster.ConfigItems.secret_key }}'\n"
+        "  etcd: '{{ Values.etcd_kms_key_arn }} {{ Values.S3GeneratedFilesPath }}'\n"
+        "  cert: '{{ Values.load_balancer_certificate }}'\n"
+        "  ipv6: '{{ Values.vpc_ipv6_cidrs | join(\",\") }} {{ Values.subnet_ipv6_cidrs }}'\n"
+        "Resources: {Vpc: {Type: 'AWS::EC2::VPC'}}\n"),
+    "cluster/etcd/stack.yaml": "Resources: {}\n",
+    "cluster/etcd/files.yaml": "files: []\n",
+    "cluster/node-pools/master-default/stack.yaml": (
+        "Description: '{{ NodePool.Name }} {{ NodePool.IsMaster }} {{ Values.UserData }}'\n"),
+    "cluster/node-pools/master-default/userdata.yaml": (
+        "#cloud-config\n"
+        "files: {{ Values.S3GeneratedFilesPath }}\n"
+        "memory: {{ Values.InstanceInfo.MemoryFraction(50) }}\n"),
+    "cluster/node-pools/master-default/files.yaml": FILES,
+    "cluster/node-pools/worker-default/stack.yaml": (
+        "Description: '{{ NodePool.IsSpot }} {{ NodePool.Taints | length }} "
+        "{{ Values.InstanceInfo.InstanceType }} {{ Values.InstanceInfo.VCPU }} "
+        "{{ Values.InstanceInfo.Architecture }} {{ Values.availability_zones | join(\",\") }} "
+        "{{ Values.subnets[\"*\"] }} {{ Values.supports_t2_unlimited }} "
+        "{{ NodePool.ConfigItems.secret_key }} {{ NodePool.ConfigItems[\"vpc_id\"] }}.'\n"),
+    "cluster/node-pools/worker-default/userdata.yaml": "worker {{ NodePool.Name }}\n",
+    "cluster/node-pools/worker-karpenter/stack.yaml": (
+        "Description: '{{ NodePool.KarpenterRequirements[0].Values[0] }} "
+        "{{ NodePool.KarpenterInstanceTypeStrategy }} {{ Values.InstanceInfo is defined }}'\n"
+        "Metadata:\n"
+        "  userdata: {{ Values.UserData | tojson }}\n"),
+    "cluster/node-pools/worker-karpenter/userdata.yaml": "karpenter {{ NodePool.Name }}\n",
+}
+SECRET = "the-secret-key-value"
+OUTPUTS = {"MasterFilesEncryptionKey": "arn:aws:kms:eu-central-1:123456789012:key/master",
+           "WorkerFilesEncryptionKey": "arn:aws:kms:eu-central-1:123456789012:key/worker"}
+
+
+def memory_account(**overrides: Any) -> MemoryClmAccount:
+    fields: dict[str, Any] = {
+        "vpcs": (Vpc("vpc-1", "10.10.0.0/16", ("2a05:d014::/56",)),
+                 Vpc("vpc-default", "172.31.0.0/16")),
+        "default_vpc_id": "vpc-1",
+        "subnet_list": (
+            Subnet("subnet-a2", "eu-central-1a", {"kubernetes.io/role/node": ""},
+                   ("2a05:d014::/64",)),
+            Subnet("subnet-a1", "eu-central-1a"),
+            Subnet("subnet-b1", "eu-central-1b", {"kubernetes.io/role/elb": ""}),
+            Subnet("subnet-c1", "eu-central-1c"),
+            Subnet("subnet-custom", "eu-central-1c", {"zalando.org/custom-subnet": "x"}),
+        ),
+        "keys": {"alias/etcd-cluster": "arn:aws:kms:eu-central-1:123456789012:key/etcd"},
+        "certificate_list": (
+            certificate("arn:cert/wild", "*.example.org"),
+            certificate("arn:cert/exact-old", "kube-1.example.org", days=30),
+            certificate("arn:cert/exact-new", "other.example.org", "kube-1.example.org"),
+        ),
+    }
+    fields.update(overrides)
+    return MemoryClmAccount(**fields)
+
+
+def encrypted(account: MemoryClmAccount, text: str) -> str:
+    return "aws:kms:" + base64.b64encode(account.encrypt("alias/items", text.encode(),
+                                                         what="test")).decode()
+
+
+def renderer(account: MemoryClmAccount | None, **items: str) -> ClusterRenderer:
+    tree = ConfigTree("sha1", {p: t.encode() for p, t in TREE.items()})
+    return ClusterRenderer(tree, cluster(node_pools=POOLS, config_items=items), account=account)
+
+
+def test_pool_methods_are_attributes_as_clm_computes_them() -> None:
+    spot, karp = clm_pool(POOLS[1]), clm_pool(POOLS[2])
+    assert (spot["IsSpot"], spot["IsMaster"], spot["IsKarpenter"]) == (True, False, False)
+    assert clm_pool(NodePool("x", "master-x", discount_strategy="spot_max_price"))["IsSpot"]
+    assert clm_pool(POOLS[0])["IsMaster"] and karp["IsKarpenter"]
+    # `broken` has no effect, `k:Wrong` an unknown one: CLM drops both
+    assert spot["Taints"] == [{"Key": "dedicated", "Value": "ml", "Effect": "NoSchedule"}]
+    assert clm_pool(POOLS[0])["Taints"] is None
+    assert karp["KarpenterRequirements"] == [{"Key": "kubernetes.io/arch", "Operator": "In",
+                                              "Values": ["arm64"], "MinValues": None}]
+    assert karp["KarpenterInstanceTypeStrategy"] == "default-for-karpenter"
+    assert spot["KarpenterInstanceTypeStrategy"] == "custom"
+
+
+def test_instance_info_of_several_types_is_the_least_of_each() -> None:
+    info = synthetic_instance([INSTANCE_TYPES["m5.xlarge"], INSTANCE_TYPES["c5d.2xlarge"],
+                               INSTANCE_TYPES["m6g.large"]])
+    assert (info.InstanceType, info.VCPU, info.Memory, info.Architecture) == (
+        "<multiple>", 2, 8192 * 2**20, "amd64")
+    assert info.InstanceStorageDevices == 0
+    disk = ClmInstance.of(INSTANCE_TYPES["c5d.2xlarge"])
+    assert disk.AvailableStorage(0.9, 50, 0.5) == 180 * 10**9  # instance storage, scaled
+    assert info.AvailableStorage(0.9, 50 * 2**30, 0.8) == int(50 * 2**30 * 0.8)  # root volume
+    assert disk.MemoryFraction(25) == 4096 * 2**20
+    with pytest.raises(ConfigError):
+        synthetic_instance([])
+
+
+def test_subnets_are_chosen_per_zone_as_clm_does() -> None:
+    subnets = memory_account().subnet_list
+    nodes = select_subnets(subnets, "kubernetes.io/role/node")
+    # the tagged subnet wins in its zone; otherwise the first by id
+    assert nodes.by_zone() == {"eu-central-1a": "subnet-a2", "eu-central-1b": "subnet-b1",
+                               "eu-central-1c": "subnet-c1",
+                               "*": "subnet-a2,subnet-b1,subnet-c1"}
+    assert select_subnets(subnets, "kubernetes.io/role/elb").by_zone()["eu-central-1a"] == (
+        "subnet-a1")
+    assert nodes.restrict(["eu-central-1b", "eu-west-1a"]).by_zone() == {
+        "eu-central-1b": "subnet-b1", "*": "subnet-b1"}
+    assert select_subnets((), "x").by_zone() == {}
+
+
+def test_the_best_certificate_is_the_longest_match_then_the_latest() -> None:
+    certs = memory_account().certificate_list
+    assert best_certificate(certs, "kube-1.example.org") == "arn:cert/exact-new"
+    assert best_certificate(certs, "api.example.org") == "arn:cert/wild"
+    assert best_certificate(certs, "a.b.example.org") == ""
+
+
+def test_the_renderer_gives_clms_computed_values() -> None:
+    account = memory_account()
+    r = renderer(account, secret_key=encrypted(account, SECRET))
+    stack = r.render_stack("cluster/stack.yaml").text
+    # vpc_id and subnets discovered (custom subnets left out), the secret decrypted
+    assert "Description: 'vpc-1 subnet-a2,subnet-b1,subnet-c1'" in stack
+    assert "missing: ''" in stack
+    assert f"secret: '{SECRET}'" in stack
+    assert r.clm.secrets == {SECRET}
+    etcd_files = hashlib.sha512(b"files: []\n").hexdigest()
+    assert ("etcd: 'arn:aws:kms:eu-central-1:123456789012:key/etcd s3://cluster-lifecycle-"
+            f"manager-123456789012-eu-central-1/kube-1/etcd/{etcd_files}.userdata'") in stack
+    assert "cert: 'arn:cert/exact-new'" in stack
+    assert "ipv6: '2a05:d014::/56 2a05:d014::/64'" in stack
+    # `index` of a missing item is "" in the defaults too
+    assert r.cluster.config_items["region_default"] == "eu-central-1-"
+
+
+def test_node_pools_get_instance_info_zones_files_and_user_data() -> None:
+    account = memory_account()
+    r = renderer(account, secret_key=encrypted(account, SECRET))
+    values = {"stack_outputs": OUTPUTS}
+    master = r.render_node_pool_stack("master", values).text
+    user_data = master.split()[-1].rstrip("'")
+    text = gzip.decompress(base64.b64decode(user_data)).decode()
+    files_text = r._render("cluster/node-pools/master-default/files.yaml", {
+        **r._variables(values), "NodePool": r.clm.pool_data(POOLS[0])})
+    path = ("s3://cluster-lifecycle-manager-123456789012-eu-central-1/kube-1/master/"
+            f"{hashlib.sha512(files_text.encode()).hexdigest()}.userdata")
+    assert text == f"#cloud-config\nfiles: {path}\nmemory: {8192 * 2**20 // 2}\n"
+    assert master.startswith("Description: 'master true H4sI")
+
+    spot = r.render_node_pool_stack("spot", values).text
+    # two types: the lesser of each; zones restricted to the pool's; inherited secret decrypted,
+    # vpc_id discovered after pools inherit (as in CLM), so not theirs
+    assert spot == (f"Description: 'true 1 <multiple> 2 amd64 eu-central-1b subnet-b1 false "
+                    f"{SECRET} .'\n")
+
+    karp = r.render_node_pool_stack("karp", values).text
+    assert "Description: 'arm64 default-for-karpenter false'" in karp
+    assert 'userdata: "karpenter karp\\n"' in karp  # Karpenter takes user data as text
+    assert account.calls["put_object"] == 0  # nothing uploaded while rendering
+
+
+def test_generated_files_are_uploaded_only_when_published() -> None:
+    account = memory_account()
+    r = renderer(account, secret_key=encrypted(account, SECRET))
+    r.render_node_pool_stack("master", {"stack_outputs": OUTPUTS})
+    (etcd, master) = sorted(r.clm.generated.values(), key=lambda f: f.key)
+    assert account.objects == {}
+    assert sorted(r.clm.publish()) == sorted([etcd.s3_path, master.s3_path])
+    body = account.objects[master.bucket, master.key]
+    with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
+        members = {m.name: (m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}
+    assert members["/etc/kubernetes/ca.pem"] == (0o644, b"ca of kube-1")
+    mode, blob = members["/etc/kubernetes/key.pem.enc"]
+    assert mode == 0o600
+    assert account.decrypt(blob, what="t") == SECRET.encode()
+    assert blob.startswith(b"memory-kms:" + OUTPUTS["MasterFilesEncryptionKey"].encode())
+
+
+def test_files_to_encrypt_need_the_key() -> None:
+    with pytest.raises(ConfigError, match="KMS key"):
+        files_archive("files:\n- {path: /a, data: YQ==, encrypted: true}\n", "",
+                      memory_account())
+    with pytest.raises(ConfigError, match="path, data"):
+        files_archive("files:\n- {path: /a, mode: 1}\n", "k", memory_account())
+
+
+def test_answers_are_asked_once_per_session() -> None:
+    account = memory_account()
+    r = renderer(account, secret_key=encrypted(account, SECRET))
+    for _ in range(2):
+        r.render_all({"stack_outputs": OUTPUTS})
+    assert account.calls["subnets"] == 1 and account.calls["certificates"] == 1
+    assert account.calls["decrypt"] == 1 and account.calls["key_arn"] == 1
+
+
+def test_a_missing_item_read_as_a_field_fails_as_in_clm() -> None:
+    tree = {**TREE, "cluster/stack.yaml": "x: {{ Cluster.ConfigItems.not_set }}\n"}
+    source = StaticConfigSource({"s": tree})
+    with pytest.raises(TemplateError, match="not_set"):
+        render_cluster(source, "s", cluster(node_pools=POOLS), account=memory_account())
+
+
+def test_offline_the_network_comes_from_the_placeholders() -> None:
+    r = renderer(None, secret_key="aws:kms:AAAA")
+    stack = r.render_stack("cluster/stack.yaml").text
+    assert "Description: 'vpc-placeholder subnet-placeholder-eu-central-1a," in stack
+    assert "secret: 'aws:kms:AAAA'" in stack  # nothing to decrypt with
+    values = r.clm.pool_values(POOLS[1], placeholder_values(r.cluster), tree=(),
+                               render=r._render_clm)
+    assert (values["availability_zones"], values["subnets"]) == (
+        ["eu-central-1b"], {"eu-central-1b": "subnet-placeholder-eu-central-1b",
+                            "*": "subnet-placeholder-eu-central-1b"})
+    with pytest.raises(TemplateError, match="InstanceInfo asks AWS"):
+        r.render_node_pool_stack("spot")
