@@ -10,9 +10,10 @@ import io
 import tarfile
 from typing import Any
 
+import boto3
 import pytest
 
-from clmgit.adapters.aws.clmaccount import Subnet, Vpc
+from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
 from clmgit.config.computed import (
     ClmInstance,
     best_certificate,
@@ -268,3 +269,105 @@ def test_offline_the_network_comes_from_the_placeholders() -> None:
                             "*": "subnet-placeholder-eu-central-1b"})
     with pytest.raises(TemplateError, match="InstanceInfo asks AWS"):
         r.render_node_pool_stack("spot")
+
+
+# -- every AWS path once, on moto ------------------------------------------------------------
+
+
+@pytest.fixture
+def moto_account(moto_endpoint: str) -> dict[str, Any]:
+    """A VPC with tagged subnets (one with IPv6), KMS keys, an ACM certificate, on moto."""
+    session = boto3.Session(region_name="eu-central-1")
+    ec2, kms, acm = (session.client(s) for s in ("ec2", "kms", "acm"))
+    vpc = ec2.create_vpc(CidrBlock="10.77.0.0/16", AmazonProvidedIpv6CidrBlock=True)["Vpc"]
+    vpc_id = vpc["VpcId"]
+    ipv6 = ec2.describe_vpcs(VpcIds=[vpc_id])["Vpcs"][0]["Ipv6CidrBlockAssociationSet"][0][
+        "Ipv6CidrBlock"]
+    made = {}
+    for zone, cidr, tags in (("a", "10.77.1.0/24", {"kubernetes.io/role/node": ""}),
+                             ("a", "10.77.2.0/24", {}),
+                             ("b", "10.77.3.0/24", {}),
+                             ("c", "10.77.4.0/24", {"zalando.org/custom-subnet": "x"})):
+        subnet = ec2.create_subnet(VpcId=vpc_id, CidrBlock=cidr,
+                                   AvailabilityZone=f"eu-central-1{zone}")["Subnet"]
+        if tags:
+            ec2.create_tags(Resources=[subnet["SubnetId"]],
+                            Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+        made[cidr] = subnet["SubnetId"]
+    etcd_key = kms.create_key()["KeyMetadata"]
+    alias = "alias/etcd-cluster"
+    try:
+        kms.create_alias(AliasName=alias, TargetKeyId=etcd_key["KeyId"])
+    except kms.exceptions.AlreadyExistsException:
+        kms.update_alias(AliasName=alias, TargetKeyId=etcd_key["KeyId"])
+    files_key = kms.create_key()["KeyMetadata"]["Arn"]
+    secret = "aws:kms:" + base64.b64encode(kms.encrypt(
+        KeyId=files_key, Plaintext=SECRET.encode())["CiphertextBlob"]).decode()
+    cert_arn = acm.import_certificate(**_self_signed("kube-1.example.org"))["CertificateArn"]
+    return {"session": session, "vpc_id": vpc_id, "ipv6": ipv6, "subnets": made,
+            "etcd_key": etcd_key["Arn"], "files_key": files_key, "secret": secret,
+            "cert": cert_arn}
+
+
+def _self_signed(host: str) -> dict[str, bytes]:
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=90))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .sign(key, hashes.SHA256()))
+    return {"Certificate": cert.public_bytes(serialization.Encoding.PEM),
+            "PrivateKey": key.private_bytes(serialization.Encoding.PEM,
+                                            serialization.PrivateFormat.TraditionalOpenSSL,
+                                            serialization.NoEncryption())}
+
+
+def test_every_computed_value_on_moto(moto_account: dict[str, Any]) -> None:
+    m = moto_account
+    account = ClmAccount(m["session"])
+    items = {"vpc_id": m["vpc_id"], "secret_key": m["secret"]}
+    r = renderer(account, **items)
+    stack = r.render_stack("cluster/stack.yaml").text
+    node_a, other_a, b = (m["subnets"][c] for c in ("10.77.1.0/24", "10.77.2.0/24",
+                                                     "10.77.3.0/24"))
+    assert other_a != node_a
+    assert f"Description: '{m['vpc_id']} {node_a},{b}'" in stack  # custom subnet left out
+    assert f"secret: '{SECRET}'" in stack and r.clm.secrets == {SECRET}
+    assert f"etcd: '{m['etcd_key']} s3://cluster-lifecycle-manager-123456789012-" in stack
+    assert f"cert: '{m['cert']}'" in stack
+    assert f"ipv6: '{m['ipv6']} " in stack
+
+    outputs = {"MasterFilesEncryptionKey": m["files_key"], "WorkerFilesEncryptionKey": "x"}
+    master = r.render_node_pool_stack("master", {"stack_outputs": outputs}).text
+    user_data = gzip.decompress(base64.b64decode(master.split()[-1].rstrip("'"))).decode()
+    assert f"memory: {8192 * 2**20 // 2}\n" in user_data  # m5.large, as EC2 describes it
+    spot = r.render_node_pool_stack("spot", {"stack_outputs": outputs}).text
+    assert f"<multiple> 2 amd64 eu-central-1b {b} false" in spot
+
+    s3 = m["session"].client("s3")
+    master_files = next(f for f in r.clm.generated.values() if "/master/" in f.key)
+    with pytest.raises(s3.exceptions.ClientError):  # nothing uploaded while rendering
+        s3.head_object(Bucket=master_files.bucket, Key=master_files.key)
+    r.clm.publish()
+    body = s3.get_object(Bucket=master_files.bucket, Key=master_files.key)["Body"].read()
+    with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
+        blob = tar.extractfile("/etc/kubernetes/key.pem.enc").read()
+    plain = m["session"].client("kms").decrypt(CiphertextBlob=blob)["Plaintext"]
+    assert plain == SECRET.encode()
+
+
+def test_the_default_vpc_is_found_on_moto(moto_account: dict[str, Any]) -> None:
+    ec2 = moto_account["session"].client("ec2")
+    default = ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}])["Vpcs"][0]
+    vpc = ClmAccount(moto_account["session"]).default_vpc()
+    assert (vpc.id, vpc.cidr) == (default["VpcId"], default["CidrBlock"])

@@ -52,7 +52,7 @@ class ClmAccount:
         self._session = session
         self._ec2info = Ec2Info(session)
         self._clients: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # answers kept under it may need a client first
         self._keys: dict[str, str] = {}
         self._certificates: tuple[Certificate, ...] | None = None
         self._buckets: set[str] = set()
