@@ -23,6 +23,7 @@ _MIB = 2**20
 #: Instance types as EC2 describes them (memory and storage in bytes).
 INSTANCE_TYPES = {
     "t2.medium": InstanceInfo("t2.medium", 2, 4096 * _MIB),
+    "t3.medium": InstanceInfo("t3.medium", 2, 4096 * _MIB),
     "m5.large": InstanceInfo("m5.large", 2, 8192 * _MIB),
     "m5.xlarge": InstanceInfo("m5.xlarge", 4, 16384 * _MIB),
     "m6g.large": InstanceInfo("m6g.large", 2, 8192 * _MIB, architecture="arm64"),
@@ -47,8 +48,8 @@ class MemoryClmAccount:
 
     def __post_init__(self) -> None:
         if not self.subnet_list:
-            self.subnet_list = tuple(
-                Subnet(f"subnet-{self.region}{z}", f"{self.region}{z}") for z in "abc")
+            self.subnet_list = tuple(  # ids as EC2 shapes them: 17 hex digits
+                Subnet(f"subnet-{z:0>17}", f"{self.region}{z}") for z in "abc")
 
     def ami_id(self, name: str, owner: str) -> str:
         self.calls["ami_id"] += 1
