@@ -317,9 +317,13 @@ class ClmSession:
     account: ClmAccount | None = None
     secrets: set[str] = field(default_factory=set)  # decrypted plaintexts, for masking
     generated: dict[str, GeneratedFiles] = field(default_factory=dict)  # by S3 path
+    #: The files rendered to compute values (files.yaml, userdata.yaml), by (path, pool name).
+    rendered: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _items: ConfigItems | None = None
     _network: _Network | None = None
     _cluster_data: dict[str, Any] | None = None
+    _pool_data: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _decrypted: list[str] = field(default_factory=list)  # keys of decrypted items
     _base: dict[str, Any] | None = None
     _pools: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
@@ -339,6 +343,7 @@ class ClmSession:
                     for key, value in items.items():
                         if value.startswith(KMS_PREFIX):
                             items[key] = self._decrypt(key, value)
+                            self._decrypted.append(key)
                     network = self.network()
                     items.setdefault("vpc_id", network.vpc.id)
                     items.setdefault("subnets", network.nodes.by_zone().get(ALL_ZONES, ""))
@@ -382,14 +387,16 @@ class ClmSession:
         """`NodePool`. Items the pool inherited from the cluster are read decrypted, as CLM
         decrypts before pools inherit; the discovered `vpc_id` and `subnets` are not inherited
         (CLM discovers them after)."""
-        data = clm_pool(pool)
-        if self.account is not None:
-            items = self.items()
-            own = self.cluster.config_items
-            data["ConfigItems"] = ConfigItems({
-                k: items[k] if own.get(k) == v and v.startswith(KMS_PREFIX) else v
-                for k, v in pool.config_items.items()})
-        return data
+        with self._lock:
+            if pool.name in self._pool_data:
+                return self._pool_data[pool.name]
+            data = clm_pool(pool)
+            items, own = self.items(), self.cluster.config_items
+            for key in self._decrypted:
+                if pool.config_items.get(key) == own[key]:
+                    data["ConfigItems"][key] = items[key]
+            self._pool_data[pool.name] = data
+            return data
 
     def values(self, values: Mapping[str, Any], *,
                tree: Container[str] = (), render: Render | None = None) -> dict[str, Any]:
@@ -442,8 +449,8 @@ class ClmSession:
                     self.account.instance_info(etcd_type))
             if etcd_files in tree and render is not None:
                 data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": None}
-                base["S3GeneratedFilesPath"] = self._files(
-                    render(etcd_files, data), "etcd", etcd_key)
+                text = self.rendered[etcd_files, None] = render(etcd_files, data)
+                base["S3GeneratedFilesPath"] = self._files(text, "etcd", etcd_key)
         return base
 
     def pool_values(self, pool: NodePool, values: Mapping[str, Any], *,
@@ -485,10 +492,12 @@ class ClmSession:
             kind = "master" if "master" in pool.profile else "worker"
             kms_key = str(outputs.get(FILES_KEY_OUTPUTS[kind], "")
                           if not isinstance(outputs, PlaceholderOutputs) else "")
-            pool_values["S3GeneratedFilesPath"] = self._files(
-                render(f"{directory}/files.yaml", data), kind, kms_key)
+            text = render(f"{directory}/files.yaml", data)
+            self.rendered[f"{directory}/files.yaml", pool.name] = text
+            pool_values["S3GeneratedFilesPath"] = self._files(text, kind, kms_key)
         if f"{directory}/userdata.yaml" in tree:
             text = render(f"{directory}/userdata.yaml", data)
+            self.rendered[f"{directory}/userdata.yaml", pool.name] = text
             pool_values["UserData"] = text if karpenter else user_data(text)
         with self._lock:
             self._pools[key] = pool_values

@@ -149,15 +149,18 @@ def rendered_stacks(renderer: CorpusRenderer, environment: str) -> dict[str, str
     clm = session(renderer, environment)
     values = clm.values(OUTPUTS, tree=renderer.templates, render=renderer.render)
     root = {"Cluster": clm.cluster_data(), "Values": values, "NodePool": None}
-    out = {p: renderer.render(p, root)
-           for p in ("cluster/cluster.yaml", "cluster/etcd/stack.yaml", "cluster/etcd/files.yaml")}
+    out = {p: renderer.render(p, root) for p in ("cluster/cluster.yaml", "cluster/etcd/stack.yaml")}
+    out["cluster/etcd/files.yaml"] = clm.rendered["cluster/etcd/files.yaml", None]
     for pool in clm.cluster.node_pools:
         pool_root = {"Cluster": root["Cluster"], "NodePool": clm.pool_data(pool),
                      "Values": clm.pool_values(pool, OUTPUTS, tree=renderer.templates,
                                                render=renderer.render)}
         prefix = f"cluster/node-pools/{pool.profile}/"
         for path in sorted(p for p in renderer.templates if p.startswith(prefix)):
-            out[f"{path}@{pool.name}"] = renderer.render(path, pool_root)
+            # files.yaml and userdata.yaml were rendered to compute the pool's values
+            known = clm.rendered.get((path, pool.name))
+            out[f"{path}@{pool.name}"] = (renderer.render(path, pool_root) if known is None
+                                          else known)
     return out
 
 
