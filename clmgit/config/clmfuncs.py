@@ -210,6 +210,15 @@ def get_aws_account_id(account: Any) -> str:
 
 # -- collections -------------------------------------------------------------------------------
 
+class GoMap(dict[str, Any]):
+    """A Go map as CLM's templates read it: subscripting a missing key (a converted `index`)
+    gives the map's zero value, `ZERO` — nil for `map[string]interface{}` (`dict`, `.Values`),
+    "" for config items — where Jinja would give an undefined value. Read as a field (`.key`) a
+    missing key still fails, as with CLM's `missingkey=error`."""
+
+    ZERO: Any = None
+
+
 def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """A map from key, value, key, value, ... (string keys, each once). Keyword arguments alone
     build a dict as Jinja's own `dict` does."""
@@ -217,7 +226,7 @@ def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:
         return dict(kwargs)
     if kwargs or not args or len(args) % 2:
         raise HelperError(f"dict: invalid number of arguments: {len(args)}")
-    result: dict[str, Any] = {}
+    result = GoMap()
     for i in range(0, len(args), 2):
         key = args[i]
         if not isinstance(key, str):

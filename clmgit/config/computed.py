@@ -41,6 +41,7 @@ import yaml
 
 from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.config.clmfuncs import GoMap
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -81,9 +82,11 @@ class ClmAccount(Protocol):
     def put_object(self, bucket: str, key: str, body: bytes) -> None: ...
 
 
-class ConfigItems(dict[str, str]):
-    """CLM's `map[string]string` of config items; the template environment reads a missing key
-    as "" when subscripted (`index`), and as an error when read as a field."""
+class ConfigItems(GoMap):
+    """CLM's `map[string]string` of config items: a missing key subscripted (`index`) reads as
+    "", read as a field it fails."""
+
+    ZERO = ""
 
 
 # -- CLM's data types ----------------------------------------------------------------------------
@@ -406,7 +409,7 @@ class ClmSession:
         with self._lock:
             if self._base is None:
                 self._base = self._base_values(values, tree, render)
-            return {**self._base, "ClusterStackOutputs": outputs}
+            return GoMap(self._base, ClusterStackOutputs=outputs)
 
     def _base_values(self, values: Mapping[str, Any], tree: Container[str],
                      render: Render | None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.clmfuncs import clm_functions
+from clmgit.config.clmfuncs import GoMap, clm_functions
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HELPERS, HelperError
@@ -35,7 +35,8 @@ from clmgit.errors import TemplateError
 from clmgit.machine import usable_cores
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
-_PLAIN_DICTS = (dict, ConfigItems)
+_GO_MAPS = (GoMap, ConfigItems)
+_PLAIN_DICTS = (dict, *_GO_MAPS)
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -55,8 +56,8 @@ class _Environment(ImmutableSandboxedEnvironment):
     def getitem(self, obj: Any, argument: Any) -> Any:
         """`x[key]`; a CLM config item that is missing reads as "", as CLM's `index` gives Go's
         zero value (read as a field, `x.key`, it fails, as with CLM's `missingkey=error`)."""
-        if type(obj) is ConfigItems and isinstance(argument, str):
-            return obj.get(argument, "")
+        if type(obj) in _GO_MAPS and isinstance(argument, str):
+            return obj.get(argument, obj.ZERO)
         return super().getitem(obj, argument)
 
 
