@@ -51,6 +51,7 @@ from clmgit.config.values import (
 )
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
+from clmgit.redact import Masker
 
 KMS_PREFIX = "aws:kms:"
 ALL_ZONES = "*"
@@ -330,6 +331,11 @@ class ClmSession:
     _base: dict[str, Any] | None = None
     _pools: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def masker(self) -> Masker:
+        """Hides the decrypted config items (and their derived forms) in what is printed."""
+        self.items()
+        return Masker(self.secrets)
 
     @property
     def bucket(self) -> str:

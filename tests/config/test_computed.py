@@ -181,6 +181,8 @@ def test_the_renderer_gives_clms_computed_values() -> None:
     assert "missing: ''" in stack
     assert f"secret: '{SECRET}'" in stack
     assert r.clm.secrets == {SECRET}
+    masked = r.clm.masker()(stack)
+    assert SECRET not in masked and "secret: '***'" in masked
     etcd_files = hashlib.sha512(b"files: []\n").hexdigest()
     assert ("etcd: 'arn:aws:kms:eu-central-1:123456789012:key/etcd s3://cluster-lifecycle-"
             f"manager-123456789012-eu-central-1/kube-1/etcd/{etcd_files}.userdata'") in stack
