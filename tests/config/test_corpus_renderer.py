@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-from pathlib import Path
 
 import pytest
 import yaml
@@ -56,6 +55,3 @@ def test_the_real_renderer_renders_the_converted_corpus(tree: ConfigTree,
         POOLS[0], r._values(OUTPUTS), tree=tree, render=r._render_clm)["UserData"])).decode() \
         == master_user_data
 
-
-def test_corpus_is_where_the_tests_expect_it(tmp_path: Path) -> None:
-    assert corpus_files(tmp_path)["cluster/cluster.yaml"]
