@@ -1,6 +1,8 @@
 """[5/8]: kubernetes-on-aws (../shared/corpus, dev) rendered with CLM's function library after
 the test helper's Go→Jinja conversion: every file a cluster gets (defaults, 251 manifests, main and
-etcd stacks, 4 node pools' stacks, user data, files and Karpenter profile).
+etcd stacks, 4 node pools' stacks, user data, files and Karpenter profile), with the values the
+project computes (`clmgit.config.computed` on an in-memory account: discovered subnets, each
+pool's instance info, gzipped user data, generated files' S3 paths).
 
 Measured, for clusters of the test/production/e2e environments:
 - each further cluster at the same SHA (templates compiled; a new registry record, so all of it is

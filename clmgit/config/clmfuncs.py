@@ -35,15 +35,24 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from clmgit.adapters.aws.ec2info import Ec2Info
+from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config import helpers, quantity
 from clmgit.config.helpers import HelperError
+
+
+class Ec2Info(Protocol):
+    """What the EC2-asking functions ask: `clmgit.adapters.aws.ec2info.Ec2Info` (or anything
+    answering the same, such as a session's `ClmAccount`)."""
+
+    def ami_id(self, name: str, owner: str) -> str: ...
+    def instance_info(self, instance_type: str) -> InstanceInfo: ...
+
 
 _EC2: ContextVar[Ec2Info | None] = ContextVar("clmgit_clm_ec2", default=None)
 _PEM_RE = re.compile(r"-----BEGIN ([^\n-]*)-----\r?\n(.*?)-----END \1-----", re.DOTALL)
@@ -201,6 +210,15 @@ def get_aws_account_id(account: Any) -> str:
 
 # -- collections -------------------------------------------------------------------------------
 
+class GoMap(dict[str, Any]):
+    """A Go map as CLM's templates read it: subscripting a missing key (a converted `index`)
+    gives the map's zero value, `ZERO` — nil for `map[string]interface{}` (`dict`, `.Values`),
+    "" for config items — where Jinja would give an undefined value. Read as a field (`.key`) a
+    missing key still fails, as with CLM's `missingkey=error`."""
+
+    ZERO: Any = None
+
+
 def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """A map from key, value, key, value, ... (string keys, each once). Keyword arguments alone
     build a dict as Jinja's own `dict` does."""
@@ -208,7 +226,7 @@ def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:
         return dict(kwargs)
     if kwargs or not args or len(args) % 2:
         raise HelperError(f"dict: invalid number of arguments: {len(args)}")
-    result: dict[str, Any] = {}
+    result = GoMap()
     for i in range(0, len(args), 2):
         key = args[i]
         if not isinstance(key, str):

@@ -19,6 +19,7 @@ from dataclasses import replace
 import yaml
 
 from clmgit.config import yamlfiles
+from clmgit.config.computed import defaults_data
 from clmgit.config.templates import TemplateSet
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, cluster_to_dict
@@ -33,7 +34,8 @@ def render_defaults(templates: TemplateSet, cluster: Cluster) -> dict[str, str]:
     if DEFAULTS_PATH not in templates.tree:
         return {}
     without_items = cluster_to_dict(replace(cluster, config_items={}))
-    text = templates.render(DEFAULTS_PATH, {"cluster": without_items})
+    # CLM's data too, for converted CLM templates: the cluster without items, no values.
+    text = templates.render(DEFAULTS_PATH, {"cluster": without_items, **defaults_data(cluster)})
     return parse_defaults(text, DEFAULTS_PATH)
 
 

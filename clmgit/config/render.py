@@ -7,7 +7,9 @@ re-renders each stack with `render_stack`, passing the outputs of the stacks bef
 (`values.with_outputs`), because later templates may use them.
 
 Templates see `cluster` (every registry field, `config_items` with the defaults merged,
-`node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`.
+`node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`. Converted
+CLM templates see CLM's data, `Cluster`, `Values` and `NodePool`, with the values CLM computes
+(`computed`).
 
 Order is part of the contract: components in sorted directory order, files inside a component in
 sorted order, documents in file order; empty files and empty documents are skipped.
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.config import yamlfiles
+from clmgit.config.clmfuncs import aws_session
+from clmgit.config.computed import ClmAccount, ClmSession
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -100,15 +104,20 @@ class ClusterRenderer:
     """One cluster's templates at one SHA, its defaults merged. `values` left out (None) means the
     offline placeholders; values without `stack_outputs` get placeholder outputs."""
 
-    def __init__(self, tree: ConfigTree, cluster: Cluster, layout: Layout = DEFAULT) -> None:
+    def __init__(self, tree: ConfigTree, cluster: Cluster, layout: Layout = DEFAULT, *,
+                 account: ClmAccount | None = None) -> None:
+        """`account`: what CLM's computed values ask (`computed`); None renders offline."""
         self.tree = tree
         self.layout = layout
         self.templates = template_set(tree)
         self.templates.compile_ahead(tree.derived("render_order", render_order))
-        self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
+        self.account = account
+        with aws_session(account):
+            self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
         self._pools = {p["name"]: p for p in self._context["node_pools"]}
+        self.clm = ClmSession(self.cluster, account)  # CLM's `Cluster`, `Values`, `NodePool`
 
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         values = self._values(values)
@@ -163,7 +172,7 @@ class ClusterRenderer:
         return [p for p in self.cluster.node_pools if self.layout.clm and _karpenter(p)]
 
     def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
-        text = _checked_stack(self.templates.render(path, self._variables(values)), path)
+        text = _checked_stack(self._render(path, self._variables(values)), path)
         if path == CLM_ETCD_STACK_PATH and self.layout.clm:
             return RenderedStack(etcd_stack_name(self.cluster.config_items), path, text)
         if self.layout.clm and path != CLM_MAIN_STACK_PATH:
@@ -191,8 +200,11 @@ class ClusterRenderer:
         if path not in self.tree:
             raise ConfigError(f"node pool {pool.name} has profile {pool.profile!r}, but {path} "
                               f"is missing at {self.tree.ref}")
-        variables = {**self._variables(values), "node_pool": self._pools[pool.name]}
-        return self.templates.render(path, variables)
+        variables = self._variables(values)
+        variables.update(node_pool=self._pools[pool.name], NodePool=self.clm.pool_data(pool),
+                         Values=self.clm.pool_values(pool, self._values(values), tree=self.tree,
+                                                     render=self._render_clm))
+        return self._render(path, variables)
 
     def render_manifests(self, values: Mapping[str, Any] | None = None) -> tuple[Component, ...]:
         variables = self._variables(values)
@@ -206,7 +218,7 @@ class ClusterRenderer:
         cf_path = CLM_CF_DELETIONS_PATH if self.layout.clm else CF_DELETIONS_PATH
         found = []
         for path, stacks in ((DELETIONS_PATH, False), (cf_path, True)):
-            text = self.templates.render(path, variables) if path in self.tree else ""
+            text = self._render(path, variables) if path in self.tree else ""
             if stacks and self.layout.clm:
                 text = _clm_cf_deletions(text, path)
             found.append(parse_deletions(text, path, stacks=stacks))
@@ -217,7 +229,7 @@ class ClusterRenderer:
         objects: list[ManifestObject] = []
         for path in self.tree.listdir(f"{MANIFESTS_DIR}/{name}"):
             if path.endswith(YAML_SUFFIXES):
-                text = self.templates.render(path, variables, rendered=rendered)
+                text = self._render(path, variables, rendered=rendered)
                 objects += manifest_objects(text, path)
         return Component(name, tuple(objects))
 
@@ -235,7 +247,19 @@ class ClusterRenderer:
         return values
 
     def _variables(self, values: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {"cluster": self._context, "values": self._values(values)}
+        values = self._values(values)
+        clm_values = self.clm.values(values, tree=self.tree, render=self._render_clm)
+        return {"cluster": self._context, "values": values,
+                "Cluster": self.clm.cluster_data(), "Values": clm_values, "NodePool": None}
+
+    def _render(self, path: str, variables: Mapping[str, Any], *,
+                rendered: dict[str, str] | None = None) -> str:
+        with aws_session(self.account):  # CLM's functions that ask EC2 (`amiID`, ...)
+            return self.templates.render(path, variables, rendered=rendered)
+
+    def _render_clm(self, path: str, data: Mapping[str, Any]) -> str:
+        """A file CLM renders to compute a value (`files.yaml`, `userdata.yaml`)."""
+        return self._render(path, {"cluster": self._context, **data})
 
 
 def render_order(tree: ConfigTree) -> list[str]:
@@ -251,16 +275,18 @@ def render_order(tree: ConfigTree) -> list[str]:
 
 
 def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster,
-                     layout: Layout = DEFAULT) -> ClusterRenderer:
+                     layout: Layout = DEFAULT, *,
+                     account: ClmAccount | None = None) -> ClusterRenderer:
     """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged."""
-    return ClusterRenderer(source.files(sha), cluster, layout)
+    return ClusterRenderer(source.files(sha), cluster, layout, account=account)
 
 
 def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
                    values: Mapping[str, Any] | None = None,
-                   layout: Layout = DEFAULT) -> RenderedCluster:
+                   layout: Layout = DEFAULT,
+                   account: ClmAccount | None = None) -> RenderedCluster:
     """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
-    return cluster_renderer(source, sha, cluster, layout).render_all(values)
+    return cluster_renderer(source, sha, cluster, layout, account=account).render_all(values)
 
 
 def _karpenter(pool: NodePool) -> bool:

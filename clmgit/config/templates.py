@@ -26,14 +26,17 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.clmfuncs import clm_functions
+from clmgit.config.clmfuncs import GoMap, clm_functions
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
+from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HELPERS, HelperError
 from clmgit.config.source import ConfigTree
 from clmgit.errors import TemplateError
 from clmgit.machine import usable_cores
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+_GO_MAPS = (GoMap, ConfigItems)
+_PLAIN_DICTS = (dict, *_GO_MAPS)
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -43,12 +46,19 @@ class _Environment(ImmutableSandboxedEnvironment):
         Jinja tries the attribute first and, on AttributeError, the key. A plain dict has no
         attributes but its class's, so for any other name the key is what Jinja would return
         (or, if missing, what the fallback below reports). Thousands of lookups per cluster."""
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+        if type(obj) in _PLAIN_DICTS and attribute not in _DICT_ATTRIBUTES:
             try:
                 return obj[attribute]
             except KeyError:
                 pass
         return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        """`x[key]`; a CLM config item that is missing reads as "", as CLM's `index` gives Go's
+        zero value (read as a field, `x.key`, it fails, as with CLM's `missingkey=error`)."""
+        if type(obj) in _GO_MAPS and isinstance(argument, str):
+            return obj.get(argument, obj.ZERO)
+        return super().getitem(obj, argument)
 
 
 def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandboxedEnvironment:

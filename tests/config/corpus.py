@@ -1,29 +1,31 @@
 """Test helper: kubernetes-on-aws (../shared/corpus) at a branch, converted to Jinja by
-`goconvert`, and the data CLM's templates see (`.Cluster`, `.NodePool`, `.Values`) built from a
-clmgit registry record — until [6/8] and CLM's computed values land in clmgit itself."""
+`goconvert`, rendered with the data CLM's templates see (`.Cluster`, `.NodePool`, `.Values`) as
+the project computes it (`clmgit.config.computed`) on an in-memory account."""
 
 from __future__ import annotations
 
 import hashlib
 import posixpath
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import pytest
 
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.adapters.aws.clmaccount import Vpc
 from clmgit.config.clmfuncs import clm_functions
+from clmgit.config.computed import clm_cluster, clm_pool, defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit.sandbox.corpus import corpus_bundle
 
 from .goconvert import GO_BUILTINS, convert
 
 BUNDLE = corpus_bundle()
+VPC_ID = "vpc-0123456789abcdef0"
 
 
 def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
@@ -47,66 +49,14 @@ def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
     return files
 
 
-@dataclass(frozen=True)
-class GoInstanceInfo:
-    """`Values.InstanceInfo` as CLM hands it to node-pool templates (methods included)."""
-
-    info: InstanceInfo
-
-    @property
-    def VCPU(self) -> int:
-        return self.info.vcpu
-
-    @property
-    def Memory(self) -> int:
-        return self.info.memory
-
-    @property
-    def Architecture(self) -> str:
-        return self.info.architecture
-
-    def AvailableStorage(self, storage_scale: float, root_size: int,
-                         root_scale: float) -> int:
-        if self.info.instance_storage_devices == 0:
-            return int(root_size * root_scale)
-        return int(storage_scale * self.info.instance_storage_devices
-                   * self.info.instance_storage_device_size)
-
-    def MemoryFraction(self, percent: int) -> int:
-        return percent * self.info.memory // 100
-
-
 def go_pool(pool: NodePool) -> dict[str, Any]:
-    items = dict(pool.config_items)
-    taints = []
-    for taint in filter(None, items.get("taints", "").split(",")):
-        key_value, _, effect = taint.partition(":")
-        key, _, value = key_value.partition("=")
-        taints.append({"Key": key, "Value": value, "Effect": effect})
-    return {
-        "Name": pool.name, "Profile": pool.profile, "InstanceTypes": list(pool.instance_types),
-        "DiscountStrategy": pool.discount_strategy, "MinSize": pool.min_size,
-        "MaxSize": pool.max_size, "ConfigItems": items,
-        "IsSpot": pool.discount_strategy == "spot", "IsMaster": pool.profile.startswith("master"),
-        "IsKarpenter": pool.profile == "worker-karpenter", "Taints": taints,
-        "KarpenterInstanceTypeStrategy": (
-            "default-for-karpenter" if pool.instance_types == ("default-for-karpenter",)
-            else "custom"),
-        "KarpenterRequirements": [],
-    }
+    """`NodePool` as CLM's templates see it: the project's own (`computed.clm_pool`)."""
+    return clm_pool(pool)
 
 
 def go_cluster(cluster: Cluster, items: dict[str, str]) -> dict[str, Any]:
-    return {
-        "ID": cluster.id, "LocalID": cluster.local_id, "Alias": cluster.alias,
-        "Environment": cluster.environment, "Region": cluster.region,
-        "InfrastructureAccount": cluster.infrastructure_account,
-        "APIServerURL": cluster.api_server_url, "Owner": cluster.owner,
-        "Channel": cluster.channel, "Provider": cluster.provider,
-        "CriticalityLevel": cluster.criticality_level, "LifecycleStatus": cluster.lifecycle_status,
-        "ConfigItems": items,
-        "NodePools": [go_pool(p) for p in cluster.node_pools],
-    }
+    """`Cluster` as CLM's templates see it: the project's own (`computed.clm_cluster`)."""
+    return clm_cluster(cluster, items)
 
 
 class CorpusRenderer:
@@ -117,6 +67,7 @@ class CorpusRenderer:
         """`converted` (path → Jinja text) skips the conversion; templates are then loaded by
         name, through clmgit's compile cache, as a converted repository's would be."""
         self.files = files
+        self.ec2 = ec2
         self.errors: dict[str, str] = {}  # path → why it could not be converted or compiled
         if converted is None:
             converted = {}
@@ -161,25 +112,19 @@ class CorpusRenderer:
             raise
 
     def defaults(self, cluster: Cluster) -> dict[str, str]:
-        text = self.render("cluster/config-defaults.yaml",
-                           {"Cluster": go_cluster(cluster, {}), "Values": {}})
+        text = self.render("cluster/config-defaults.yaml", defaults_data(cluster))
         return parse_defaults(text, "cluster/config-defaults.yaml")
 
 
-class CorpusEc2:
-    """EC2 answers for rendering the corpus. Its AMIs are owned by Zalando's account, which
-    moto cannot hold images for while answering another account, so this test double answers
-    `amiID` with a stable made-up id; instance types as EC2 describes them."""
+class CorpusEc2(MemoryClmAccount):
+    """The account of the corpus's sample clusters, in memory. Its AMIs are owned by Zalando's
+    account, which moto cannot hold images for while answering another account, so `amiID` gives
+    a stable made-up id; instance types as EC2 describes them; the registry's VPC with a subnet
+    per zone; the etcd KMS key; a certificate for the API server."""
 
-    TYPES = {
-        "m5.large": InstanceInfo("m5.large", 2, 8192 * 2**20),
-        "m5.xlarge": InstanceInfo("m5.xlarge", 4, 16384 * 2**20),
-        "m6g.large": InstanceInfo("m6g.large", 2, 8192 * 2**20, architecture="arm64"),
-        "c5d.2xlarge": InstanceInfo("c5d.2xlarge", 8, 16384 * 2**20, 1, 200 * 10**9),
-    }
-
-    def ami_id(self, name: str, owner: str) -> str:
-        return "ami-" + hashlib.sha256(f"{owner}/{name}".encode()).hexdigest()[:17]
-
-    def instance_info(self, instance_type: str) -> InstanceInfo:
-        return self.TYPES[instance_type]
+    def __init__(self) -> None:
+        super().__init__(
+            vpcs=(Vpc(VPC_ID, "172.31.0.0/16"),), default_vpc_id=VPC_ID,
+            keys={"alias/etcd-cluster": "arn:aws:kms:eu-central-1:123456789012:key/etcd"},
+            certificate_list=(certificate(
+                "arn:aws:acm:eu-central-1:123456789012:certificate/x", "*.example.org"),))

@@ -13,11 +13,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
+from clmgit.config.computed import ClmSession
 from clmgit.config.defaults import with_defaults
 from clmgit.model import Cluster, NodePool
 
 from .conftest import cluster
-from .corpus import CorpusEc2, CorpusRenderer, GoInstanceInfo, corpus_files, go_cluster, go_pool
+from .corpus import CorpusEc2, CorpusRenderer, corpus_files
 
 POOLS = (
     NodePool("default-master", "master-default", ("m5.large",), "none", 1, 2, {}),
@@ -26,9 +27,8 @@ POOLS = (
     NodePool("karpenter", "worker-karpenter", ("m5.large",), "none", 0, 0, {}),
 )
 ENVIRONMENTS = ("test", "production", "e2e")
-# What the registry (and CLM's discovery, not yet in clmgit: issue 18 §2) sets for a cluster.
+# What the registry sets for a cluster (vpc_id and subnets are discovered: `computed`).
 REGISTRY_ITEMS = {
-    "vpc_id": "vpc-0123456789abcdef0",
     "availability_zones": "eu-central-1a,eu-central-1b,eu-central-1c",
     "ca_cert_decompressed": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
     "etcd_endpoints": "https://etcd-server.etcd.example.org:2379",
@@ -72,20 +72,10 @@ def _secrets() -> dict[str, str]:
 
 
 REGISTRY_ITEMS.update(_secrets())
-VALUES = {
-    "hosted_zone": "kube-1.example.org",
-    "vpc_ipv4_cidr": "172.31.0.0/16",
-    "vpc_ipv6_cidrs": [],
-    "availability_zones": ["eu-central-1a", "eu-central-1b", "eu-central-1c"],
-    "subnets": {"eu-central-1a": "subnet-0000000000000000a", "eu-central-1b": "subnet-0000000b",
-                "eu-central-1c": "subnet-0000000c",
-                "*": "subnet-0000000000000000a,subnet-0000000b,subnet-0000000c"},
-    "load_balancer_certificate": "arn:aws:acm:eu-central-1:123456789012:certificate/x",
-    "supports_t2_unlimited": True,
-    "S3GeneratedFilesPath": "s3://kube-1-files/generated/files.tar.gz",
-    "ClusterStackOutputs": {"EtcdEncryptionKey": "0123-4567"},
-    "etcd_kms_key_arn": "arn:aws:kms:eu-central-1:123456789012:key/etcd",
-}
+# The main stack's outputs, as the engine passes them on.
+OUTPUTS = {"stack_outputs": {"EtcdEncryptionKey": "0123-4567",
+                             "MasterFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/m",
+                             "WorkerFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/w"}}
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +103,16 @@ def test_config_defaults_render_with_clms_functions(renderer: CorpusRenderer,
     assert "deployment_service_cf_update_source_branch_changes" in defaults
 
 
-def rendered_manifests(renderer: CorpusRenderer, environment: str) -> dict[str, str]:
+def session(renderer: CorpusRenderer, environment: str) -> ClmSession:
+    """The project's computed values for a sample cluster of `environment`."""
     defaults = renderer.defaults(sample(environment))
-    merged = with_defaults(sample(environment, REGISTRY_ITEMS), defaults)
-    root = {"Cluster": go_cluster(merged, dict(merged.config_items)), "Values": VALUES}
+    return ClmSession(with_defaults(sample(environment, REGISTRY_ITEMS), defaults), renderer.ec2)
+
+
+def rendered_manifests(renderer: CorpusRenderer, environment: str) -> dict[str, str]:
+    clm = session(renderer, environment)
+    root = {"Cluster": clm.cluster_data(), "NodePool": None,
+            "Values": clm.values(OUTPUTS, tree=renderer.templates, render=renderer.render)}
     out = {}
     for path in renderer.templates:
         if path.startswith("cluster/manifests/"):
@@ -125,8 +121,6 @@ def rendered_manifests(renderer: CorpusRenderer, environment: str) -> dict[str, 
             except Exception as e:  # noqa: BLE001 - collected and reported below
                 out[path] = f"FAILED {type(e).__name__}: {e}"
     return out
-
-
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
@@ -150,19 +144,23 @@ def test_every_manifest_renders_and_names_its_objects(renderer: CorpusRenderer,
 
 
 def rendered_stacks(renderer: CorpusRenderer, environment: str) -> dict[str, str]:
-    """The main stack, the etcd stack, and every node pool's files (named `path@pool`)."""
-    defaults = renderer.defaults(sample(environment))
-    merged = with_defaults(sample(environment, REGISTRY_ITEMS), defaults)
-    go = go_cluster(merged, dict(merged.config_items))
-    out = {p: renderer.render(p, {"Cluster": go, "Values": VALUES})
-           for p in ("cluster/cluster.yaml", "cluster/etcd/stack.yaml", "cluster/etcd/files.yaml")}
-    for pool in merged.node_pools:
-        info = GoInstanceInfo(CorpusEc2().instance_info(pool.instance_types[0]))
-        values = {**VALUES, "InstanceInfo": info, "UserData": "H4sIAAAAAAAA/w=="}
+    """The main stack, the etcd stack, and every node pool's files (named `path@pool`), with the
+    values the project computes (user data and generated files' paths included)."""
+    clm = session(renderer, environment)
+    values = clm.values(OUTPUTS, tree=renderer.templates, render=renderer.render)
+    root = {"Cluster": clm.cluster_data(), "Values": values, "NodePool": None}
+    out = {p: renderer.render(p, root) for p in ("cluster/cluster.yaml", "cluster/etcd/stack.yaml")}
+    out["cluster/etcd/files.yaml"] = clm.rendered["cluster/etcd/files.yaml", None]
+    for pool in clm.cluster.node_pools:
+        pool_root = {"Cluster": root["Cluster"], "NodePool": clm.pool_data(pool),
+                     "Values": clm.pool_values(pool, OUTPUTS, tree=renderer.templates,
+                                               render=renderer.render)}
         prefix = f"cluster/node-pools/{pool.profile}/"
         for path in sorted(p for p in renderer.templates if p.startswith(prefix)):
-            out[f"{path}@{pool.name}"] = renderer.render(
-                path, {"Cluster": go, "Values": values, "NodePool": go_pool(pool)})
+            # files.yaml and userdata.yaml were rendered to compute the pool's values
+            known = clm.rendered.get((path, pool.name))
+            out[f"{path}@{pool.name}"] = (renderer.render(path, pool_root) if known is None
+                                          else known)
     return out
 
 

@@ -1,0 +1,598 @@
+"""CLM's template data, and the values CLM computes before it renders (provisioner/clusterpy.go,
+node_pools.go, remote_files.go, api/): what a converted CLM template reads as `Cluster`, `Values`
+and `NodePool`.
+
+- `Cluster`, `NodePool`: the registry record with CLM's Go field names; the methods templates
+  call on a pool (`IsSpot`, `IsMaster`, `IsKarpenter`, `Taints`, `KarpenterRequirements`,
+  `KarpenterInstanceTypeStrategy`) are attributes. `ConfigItems` is a `ConfigItems` mapping: a
+  missing item reads as "" through `index` (Jinja's subscript), as CLM's `index` gives Go's zero
+  value, and fails as a field (`.x`), as CLM's `missingkey=error` does.
+- `Values`: the network (VPC, subnets per zone and role, IPv6 CIDRs), the hosted zone, the load
+  balancer certificate, the etcd KMS key and files, `ClusterStackOutputs`; per node pool
+  `InstanceInfo`, `supports_t2_unlimited`, the pool's zone restriction, `S3GeneratedFilesPath`
+  and `UserData`.
+- `aws:kms:` config items of the cluster are decrypted (as CLM does, after the defaults are
+  merged, before node pools inherit); the plaintexts are kept in `ClmSession.secrets` for
+  masking and never logged.
+
+Everything the account tells goes through a `ClmAccount` (the seam: `clmgit.adapters.aws.
+clmaccount.ClmAccount` on AWS, `clmgit.sandbox.doubles.MemoryClmAccount` in memory). Without
+an account (offline render) the network comes from clmgit's `values`, nothing is decrypted and
+instance types are unknown. Generated files are never uploaded while rendering: their S3 path
+is computed (it is a digest of the rendered `files.yaml`, as in CLM) and the upload is recorded
+in `ClmSession.generated`; `publish` uploads them when the engine applies (a dry run does not).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import hashlib
+import io
+import posixpath
+import tarfile
+import threading
+from collections.abc import Callable, Container, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import yaml
+
+from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
+from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.config.clmfuncs import GoMap
+from clmgit.config.helpers import HelperError
+from clmgit.config.values import (
+    STACK_OUTPUTS,
+    PlaceholderOutputs,
+    hosted_zone,
+    placeholder_values,
+)
+from clmgit.errors import ConfigError
+from clmgit.model import Cluster, NodePool
+from clmgit.redact import Masker
+
+KMS_PREFIX = "aws:kms:"
+ALL_ZONES = "*"
+NODE_POOLS_DIR = "cluster/node-pools"
+ETCD_DIR = "cluster/etcd"
+ETCD_KMS_ALIAS = "alias/etcd-cluster"
+BUCKET_PATTERN = "cluster-lifecycle-manager-{account}-{region}"
+KARPENTER_PROFILE = "worker-karpenter"
+CUSTOM_SUBNET_TAG = "zalando.org/custom-subnet"
+ROLE_TAGS = {"nodes": "kubernetes.io/role/node", "lb": "kubernetes.io/role/elb",
+             "internal_nodes": "kubernetes.io/role/internal-node", "pods": "kubernetes.io/role/pod"}
+_TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+#: Files keys of the main stack's outputs, by the kind of pool the files are for.
+FILES_KEY_OUTPUTS = {"master": "MasterFilesEncryptionKey", "worker": "WorkerFilesEncryptionKey"}
+
+
+class ClmAccount(Protocol):
+    """What CLM asks the cluster's account; see `clmgit.adapters.aws.clmaccount`."""
+
+    def ami_id(self, name: str, owner: str) -> str: ...
+    def instance_info(self, instance_type: str) -> InstanceInfo: ...
+    def default_vpc(self) -> Vpc: ...
+    def vpc(self, vpc_id: str) -> Vpc: ...
+    def subnets(self, vpc_id: str) -> Sequence[Subnet]: ...
+    def key_arn(self, key_id: str) -> str: ...
+    def decrypt(self, ciphertext: bytes, *, what: str) -> bytes: ...
+    def encrypt(self, key_id: str, plaintext: bytes, *, what: str) -> bytes: ...
+    def certificates(self) -> Sequence[Certificate]: ...
+    def put_object(self, bucket: str, key: str, body: bytes) -> None: ...
+
+
+class ConfigItems(GoMap):
+    """CLM's `map[string]string` of config items: a missing key subscripted (`index`) reads as
+    "", read as a field it fails."""
+
+    ZERO = ""
+
+
+# -- CLM's data types ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClmInstance:
+    """`Values.InstanceInfo`, CLM's `aws.Instance`: memory and storage in bytes."""
+
+    InstanceType: str
+    VCPU: int
+    Memory: int
+    InstanceStorageDevices: int
+    InstanceStorageDeviceSize: int
+    Architecture: str
+
+    @classmethod
+    def of(cls, info: InstanceInfo) -> ClmInstance:
+        return cls(info.instance_type, info.vcpu, info.memory, info.instance_storage_devices,
+                   info.instance_storage_device_size, info.architecture)
+
+    def AvailableStorage(self, storage_scale: float, root_size: int,  # CLM's name
+                         root_scale: float) -> int:
+        if self.InstanceStorageDevices == 0:
+            return int(float(root_size) * root_scale)
+        return int(storage_scale * float(self.InstanceStorageDevices
+                                         * self.InstanceStorageDeviceSize))
+
+    def MemoryFraction(self, percent: int) -> int:
+        return percent * self.Memory // 100
+
+
+def synthetic_instance(infos: Sequence[InstanceInfo]) -> ClmInstance:
+    """One type as is; several as CLM's `<multiple>`: the least vCPUs, memory and storage of
+    them, the first one's architecture."""
+    if not infos:
+        raise ConfigError("a node pool has no instance types")
+    first = ClmInstance.of(infos[0])
+    if len(infos) == 1:
+        return first
+    return ClmInstance(
+        "<multiple>", min(i.vcpu for i in infos), min(i.memory for i in infos),
+        min(i.instance_storage_devices for i in infos),
+        min(i.instance_storage_device_size for i in infos), first.Architecture)
+
+
+def taints(items: Mapping[str, str]) -> list[dict[str, str]] | None:
+    """The pool's `taints` item as CLM parses it (`key[=value]:Effect`, invalid ones dropped);
+    None without the item."""
+    if "taints" not in items:
+        return None
+    found = []
+    for text in items["taints"].split(","):
+        key_value, sep, effect = text.partition(":")
+        key, _, value = key_value.partition("=")
+        if sep and key and effect in _TAINT_EFFECTS:
+            found.append({"Key": key, "Value": value, "Effect": effect})
+    return found
+
+
+def karpenter_requirements(items: Mapping[str, str]) -> list[dict[str, Any]] | None:
+    """The pool's `requirements` item (YAML: key, operator, values, minValues), with CLM's Go
+    field names; None without the item."""
+    if "requirements" not in items:
+        return None
+    try:
+        raw = yaml.safe_load(items["requirements"]) or []
+    except yaml.YAMLError:
+        return []  # CLM logs and carries on with none
+    if not isinstance(raw, list):
+        return []
+    return [{"Key": r.get("key"), "Operator": r.get("operator"),
+             "Values": list(r.get("values") or []), "MinValues": r.get("minvalues")}
+            for r in raw if isinstance(r, dict)]
+
+
+def clm_pool(pool: NodePool) -> dict[str, Any]:
+    """`NodePool` as CLM's templates see it."""
+    types = list(pool.instance_types)
+    strategy = ("not-specified" if types == ["not-specified"] else
+                "default-for-karpenter" if types == ["default-for-karpenter"] else "custom")
+    return {
+        "Name": pool.name, "Profile": pool.profile, "InstanceTypes": types,
+        "InstanceType": "", "DiscountStrategy": pool.discount_strategy,
+        "MinSize": pool.min_size, "MaxSize": pool.max_size,
+        "ConfigItems": ConfigItems(pool.config_items),
+        "IsSpot": pool.discount_strategy in ("spot", "spot_max_price"),
+        "IsMaster": "master" in pool.profile,
+        "IsKarpenter": pool.profile == KARPENTER_PROFILE,
+        "Taints": taints(pool.config_items),
+        "KarpenterRequirements": karpenter_requirements(pool.config_items),
+        "KarpenterInstanceTypeStrategy": strategy,
+    }
+
+
+def clm_cluster(cluster: Cluster, items: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`Cluster` as CLM's templates see it; `items` replaces its config items when given."""
+    account_id = cluster.infrastructure_account.removeprefix("aws:")
+    return {
+        "ID": cluster.id, "LocalID": cluster.local_id, "Alias": cluster.alias,
+        "Environment": cluster.environment, "Region": cluster.region,
+        "InfrastructureAccount": cluster.infrastructure_account,
+        "APIServerURL": cluster.api_server_url, "Owner": cluster.owner,
+        "Channel": cluster.channel, "Provider": cluster.provider,
+        "CriticalityLevel": cluster.criticality_level, "LifecycleStatus": cluster.lifecycle_status,
+        "ConfigItems": ConfigItems(cluster.config_items if items is None else items),
+        "NodePools": [clm_pool(p) for p in cluster.node_pools],
+        "AccountName": "",
+        "Name": cluster.alias if cluster.provider == "zalando-eks" else cluster.id,
+        "InfrastructureAccountID": account_id,
+        "WorkerRoleARN": f"arn:aws:iam::{account_id}:role/{cluster.local_id}-worker",
+    }
+
+
+def defaults_data(cluster: Cluster) -> dict[str, Any]:
+    """CLM's data for `config-defaults.yaml`: the cluster without config items, no values."""
+    return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": None}
+
+
+class NeedsAws:
+    """A value only the account can tell, read offline: any use says so."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _fail(self) -> HelperError:
+        return HelperError(f"{self._name} asks AWS (EC2 instance types), and this render has "
+                           "no AWS account")
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        raise self._fail()
+
+    def __str__(self) -> str:
+        raise self._fail()
+
+
+# -- the network ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ZoneSubnets:
+    """CLM's `AZInfo`: the chosen subnet (id, IPv6 CIDRs) of each zone."""
+
+    subnets: Mapping[str, Subnet]
+
+    def restrict(self, zones: Sequence[str]) -> ZoneSubnets:
+        return ZoneSubnets({z: self.subnets[z] for z in zones if z in self.subnets})
+
+    def zones(self) -> list[str]:
+        return sorted(self.subnets)
+
+    def by_zone(self) -> dict[str, str]:
+        """Subnet id by zone, and under `*` every zone's, comma-separated (absent if none)."""
+        found = {z: self.subnets[z].id for z in self.zones()}
+        if found:
+            found[ALL_ZONES] = ",".join(found.values())
+        return found
+
+    def ipv6_cidrs(self) -> list[str]:
+        # CLM walks a Go map (any order); zone order keeps the output stable.
+        return [c for z in self.zones() for c in self.subnets[z].ipv6_cidrs]
+
+
+def select_subnets(subnets: Sequence[Subnet], tag: str) -> ZoneSubnets:
+    """Per zone the subnet carrying `tag`, else the first by id (CLM's `selectSubnetIDs`)."""
+    chosen: dict[str, Subnet] = {}
+    for subnet in subnets:
+        known = chosen.get(subnet.zone)
+        if known is None or ((tag in subnet.tags) != (tag in known.tags) and tag in subnet.tags):
+            chosen[subnet.zone] = subnet
+        elif (tag in subnet.tags) == (tag in known.tags) and subnet.id < known.id:
+            chosen[subnet.zone] = subnet
+    return ZoneSubnets(chosen)
+
+
+def best_certificate(certificates: Sequence[Certificate], host: str) -> str:
+    """The ARN of the certificate for `host`: the longest matching name (exact, or a wildcard
+    for one label), the latest expiry among equals; "" if none matches."""
+    best: tuple[int, Any, str] | None = None
+    for cert in certificates:
+        for name in cert.names:
+            if _host_matches(host, name):
+                rank = (len(name), cert.not_after, cert.arn)
+                if best is None or rank[:2] > best[:2]:
+                    best = rank
+    return "" if best is None else best[2]
+
+
+def _host_matches(host: str, name: str) -> bool:
+    host, name = host.lower(), name.lower()
+    if name.startswith("*."):
+        return "." in host and host.split(".", 1)[1] == name[2:]
+    return host == name
+
+
+@dataclass
+class _Network:
+    vpc: Vpc
+    nodes: ZoneSubnets
+    lb: ZoneSubnets
+    internal_nodes: ZoneSubnets
+    pods: ZoneSubnets
+
+
+# -- one render session -------------------------------------------------------------------------
+
+#: Renders a template of the tree with the given variables (the renderer's own render).
+Render = Callable[[str, Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class GeneratedFiles:
+    """A rendered `files.yaml` to upload as CLM does (tar.gz, `encrypted` files through KMS)."""
+
+    bucket: str
+    key: str
+    text: str
+    kms_key: str  # the key id or ARN; "" until the stack output is known
+
+    @property
+    def s3_path(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+
+@dataclass
+class ClmSession:
+    """One cluster's CLM data for one render session: discovery, decryption and each pool's
+    values are computed once and kept."""
+
+    cluster: Cluster  # the registry record with the defaults merged in
+    account: ClmAccount | None = None
+    secrets: set[str] = field(default_factory=set)  # decrypted plaintexts, for masking
+    generated: dict[str, GeneratedFiles] = field(default_factory=dict)  # by S3 path
+    #: The files rendered to compute values (files.yaml, userdata.yaml), by (path, pool name).
+    rendered: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    _items: ConfigItems | None = None
+    _network: _Network | None = None
+    _cluster_data: dict[str, Any] | None = None
+    _pool_data: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _decrypted: list[str] = field(default_factory=list)  # keys of decrypted items
+    _base: dict[str, Any] | None = None
+    _pools: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def masker(self) -> Masker:
+        """Hides the decrypted config items (and their derived forms) in what is printed."""
+        self.items()
+        return Masker(self.secrets)
+
+    @property
+    def bucket(self) -> str:
+        account = self.cluster.infrastructure_account.removeprefix("aws:")
+        return BUCKET_PATTERN.format(account=account, region=self.cluster.region)
+
+    def items(self) -> ConfigItems:
+        """The cluster's config items as CLM's templates read them: `aws:kms:` ones decrypted,
+        `vpc_id` and `subnets` discovered when the registry does not set them."""
+        with self._lock:
+            if self._items is None:
+                items = ConfigItems(self.cluster.config_items)
+                if self.account is not None:
+                    for key, value in items.items():
+                        if value.startswith(KMS_PREFIX):
+                            items[key] = self._decrypt(key, value)
+                            self._decrypted.append(key)
+                    network = self.network()
+                    items.setdefault("vpc_id", network.vpc.id)
+                    items.setdefault("subnets", network.nodes.by_zone().get(ALL_ZONES, ""))
+                else:  # offline: stand-ins, as clmgit's placeholder values are
+                    items.setdefault("vpc_id", "vpc-placeholder")
+                    items.setdefault("subnets",
+                                     placeholder_values(self.cluster)["subnets"][ALL_ZONES])
+                self._items = items
+            return self._items
+
+    def _decrypt(self, key: str, value: str) -> str:
+        assert self.account is not None
+        try:
+            blob = base64.b64decode(value.removeprefix(KMS_PREFIX), validate=True)
+        except binascii.Error:
+            raise ConfigError(f"config item {key}: {KMS_PREFIX} value is not base64") from None
+        text = self.account.decrypt(blob, what=f"config item {key}").decode("utf-8",
+                                                                         "surrogateescape")
+        if text:
+            self.secrets.add(text)
+        return text
+
+    def network(self) -> _Network:
+        """VPC and subnets as CLM chooses them (needs the account)."""
+        assert self.account is not None
+        with self._lock:
+            if self._network is None:
+                self._network = _discover(self.account, self.cluster.config_items)
+            return self._network
+
+    def cluster_data(self) -> dict[str, Any]:
+        """`Cluster`, built once per session (templates only read it)."""
+        with self._lock:
+            if self._cluster_data is None:
+                data = clm_cluster(self.cluster, self.items())
+                data["NodePools"] = [self.pool_data(p) for p in self.cluster.node_pools]
+                self._cluster_data = data
+            return self._cluster_data
+
+    def pool_data(self, pool: NodePool) -> dict[str, Any]:
+        """`NodePool`. Items the pool inherited from the cluster are read decrypted, as CLM
+        decrypts before pools inherit; the discovered `vpc_id` and `subnets` are not inherited
+        (CLM discovers them after)."""
+        with self._lock:
+            if pool.name in self._pool_data:
+                return self._pool_data[pool.name]
+            data = clm_pool(pool)
+            items, own = self.items(), self.cluster.config_items
+            for key in self._decrypted:
+                if pool.config_items.get(key) == own[key]:
+                    data["ConfigItems"][key] = items[key]
+            self._pool_data[pool.name] = data
+            return data
+
+    def values(self, values: Mapping[str, Any], *,
+               tree: Container[str] = (), render: Render | None = None) -> dict[str, Any]:
+        """CLM's `Values` for the cluster's stacks and manifests, from clmgit's `values`
+        (offline) or the account; with the etcd stack's values when the tree has one."""
+        outputs = values.get(STACK_OUTPUTS, PlaceholderOutputs())
+        with self._lock:
+            if self._base is None:
+                self._base = self._base_values(values, tree, render)
+            return GoMap(self._base, ClusterStackOutputs=outputs)
+
+    def _base_values(self, values: Mapping[str, Any], tree: Container[str],
+                     render: Render | None) -> dict[str, Any]:
+        cluster = self.cluster
+        if self.account is None:
+            subnets = dict(values.get("subnets", {}))
+            base: dict[str, Any] = {
+                "subnets": subnets, "availability_zones": list(values.get("availability_zones",
+                                                                         [])),
+                "subnet_ipv6_cidrs": "", "lb_subnets": subnets, "internal_node_subnets": subnets,
+                "pod_subnets": subnets, "hosted_zone": values.get("hosted_zone", ""),
+                "load_balancer_certificate": values.get("load_balancer_certificate", ""),
+                "vpc_ipv4_cidr": values.get("vpc_ipv4_cidr", ""), "vpc_ipv6_cidrs": [],
+            }
+            etcd_key = (f"arn:aws:kms:{cluster.region}:"
+                        f"{cluster.infrastructure_account.removeprefix('aws:')}:{ETCD_KMS_ALIAS}")
+        else:
+            net = self.network()
+            host = hosted_zone(cluster.api_server_url)
+            api_host = cluster.api_server_url.split("://", 1)[-1].split("/", 1)[0]
+            base = {
+                "subnets": net.nodes.by_zone(), "availability_zones": net.nodes.zones(),
+                "subnet_ipv6_cidrs": ",".join(net.nodes.ipv6_cidrs()),
+                "lb_subnets": net.lb.by_zone(), "internal_node_subnets":
+                    net.internal_nodes.by_zone(), "pod_subnets": net.pods.by_zone(),
+                "hosted_zone": host,
+                "load_balancer_certificate": best_certificate(self.account.certificates(),
+                                                              api_host.split(":")[0]),
+                "vpc_ipv4_cidr": net.vpc.cidr, "vpc_ipv6_cidrs": list(net.vpc.ipv6_cidrs),
+            }
+            etcd_key = ""
+        etcd_files = f"{ETCD_DIR}/files.yaml"
+        if cluster.provider == "zalando-aws" and f"{ETCD_DIR}/stack.yaml" in tree:
+            if self.account is not None:
+                etcd_key = self.account.key_arn(ETCD_KMS_ALIAS)
+            base["etcd_kms_key_arn"] = etcd_key
+            etcd_type = self.items().get("etcd_instance_type", "")
+            if self.account is not None and etcd_type:
+                base["etcd_instance_type_info"] = ClmInstance.of(
+                    self.account.instance_info(etcd_type))
+            if etcd_files in tree and render is not None:
+                data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": None}
+                text = self.rendered[etcd_files, None] = render(etcd_files, data)
+                base["S3GeneratedFilesPath"] = self._files(text, "etcd", etcd_key)
+        return base
+
+    def pool_values(self, pool: NodePool, values: Mapping[str, Any], *,
+                    tree: Container[str], render: Render) -> dict[str, Any]:
+        """CLM's `Values` for a node pool's templates: the cluster's, and for pools with an
+        Auto Scaling group `InstanceInfo`, `supports_t2_unlimited` and the pool's zones; then
+        `S3GeneratedFilesPath` (its `files.yaml`) and `UserData` (its `userdata.yaml`, gzipped
+        and base64 except for Karpenter pools, which take it as text)."""
+        outputs = values.get(STACK_OUTPUTS, PlaceholderOutputs())
+        key = (pool.name, _outputs_key(outputs))
+        with self._lock:
+            if key in self._pools:
+                return self._pools[key]
+        pool_values = self.values(values, tree=tree, render=render)
+        karpenter = pool.profile == KARPENTER_PROFILE
+        if not karpenter:
+            pool_values["supports_t2_unlimited"] = all(t.startswith("t2.")
+                                                       for t in pool.instance_types)
+            pool_values["InstanceInfo"] = (
+                NeedsAws("Values.InstanceInfo") if self.account is None else
+                synthetic_instance([self.account.instance_info(t) for t in pool.instance_types]))
+            zones = pool.config_items.get("availability_zones")
+            if zones is not None:
+                if self.account is not None:
+                    restricted = self.network().nodes.restrict(zones.split(","))
+                    pool_values["subnets"] = restricted.by_zone()
+                    pool_values["availability_zones"] = restricted.zones()
+                else:
+                    wanted = [z for z in zones.split(",") if z in pool_values["subnets"]]
+                    subnets = {z: pool_values["subnets"][z] for z in sorted(wanted)}
+                    if subnets:
+                        subnets[ALL_ZONES] = ",".join(subnets.values())
+                    pool_values["subnets"] = subnets
+                    pool_values["availability_zones"] = sorted(wanted)
+        directory = f"{NODE_POOLS_DIR}/{pool.profile}"
+        data = {"Cluster": self.cluster_data(), "Values": pool_values,
+                "NodePool": self.pool_data(pool)}
+        if f"{directory}/files.yaml" in tree:
+            kind = "master" if "master" in pool.profile else "worker"
+            kms_key = str(outputs.get(FILES_KEY_OUTPUTS[kind], "")
+                          if not isinstance(outputs, PlaceholderOutputs) else "")
+            text = render(f"{directory}/files.yaml", data)
+            self.rendered[f"{directory}/files.yaml", pool.name] = text
+            pool_values["S3GeneratedFilesPath"] = self._files(text, kind, kms_key)
+        if f"{directory}/userdata.yaml" in tree:
+            text = render(f"{directory}/userdata.yaml", data)
+            self.rendered[f"{directory}/userdata.yaml", pool.name] = text
+            pool_values["UserData"] = text if karpenter else user_data(text)
+        with self._lock:
+            self._pools[key] = pool_values
+        return pool_values
+
+    def _files(self, text: str, directory: str, kms_key: str) -> str:
+        """The S3 path of rendered files (a digest of the text, as CLM names it), recorded for
+        `publish`."""
+        name = hashlib.sha512(text.encode("utf-8", "surrogateescape")).hexdigest() + ".userdata"
+        files = GeneratedFiles(self.bucket, posixpath.join(self.cluster.local_id, directory,
+                                                           name), text, kms_key)
+        self.generated[files.s3_path] = files
+        return files.s3_path
+
+    def publish(self) -> list[str]:
+        """Upload every recorded set of generated files (the engine's apply step; a dry run
+        does not call it). Returns the S3 paths."""
+        if self.account is None:
+            raise ConfigError("generated files can only be uploaded with an AWS account")
+        for files in self.generated.values():
+            body = files_archive(files.text, files.kms_key, self.account)
+            self.account.put_object(files.bucket, files.key, body)
+        return list(self.generated)
+
+
+def user_data(text: str) -> str:
+    """EC2 user data as CLM hands it to a stack: gzip, then standard base64. The text inside is
+    CLM's; the compressed bytes are zlib's, not Go's."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8", "surrogateescape"), mtime=0,
+                                          compresslevel=6)).decode()
+
+
+def files_archive(text: str, kms_key: str, account: ClmAccount) -> bytes:
+    """A rendered `files.yaml` (`files:` of path, data (base64), encrypted, permissions) as the
+    tar.gz CLM uploads: `encrypted` files KMS-encrypted and named `<path>.enc`."""
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"files.yaml does not parse: {e}") from None
+    if not isinstance(raw, dict) or set(raw) - {"files"}:
+        raise ConfigError("files.yaml must hold only `files:`")
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for entry in raw.get("files") or []:
+            if not isinstance(entry, dict) or set(entry) - {"path", "data", "encrypted",
+                                                            "permissions"}:
+                raise ConfigError("files.yaml: each file has path, data, encrypted, permissions")
+            path = str(entry.get("path", ""))
+            try:
+                data = base64.b64decode(str(entry.get("data", "")), validate=True)
+            except binascii.Error:
+                raise ConfigError(f"files.yaml: the data of {path} is not base64") from None
+            if entry.get("encrypted"):
+                if not kms_key:
+                    raise ConfigError(f"files.yaml: {path} is to be encrypted, and the stack "
+                                      "output with the KMS key is not known")
+                data = account.encrypt(kms_key, data, what=path)
+                path += ".enc"
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mode = int(entry.get("permissions") or 0)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _outputs_key(outputs: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    """What a pool's values depend on among the stack outputs: all of them, or None for the
+    placeholders."""
+    if isinstance(outputs, PlaceholderOutputs):
+        return None
+    return tuple(sorted((str(k), str(v)) for k, v in outputs.items()))
+
+
+def _discover(account: ClmAccount, items: Mapping[str, str]) -> _Network:
+    vpc = account.vpc(items["vpc_id"]) if "vpc_id" in items else account.default_vpc()
+    subnets = [s for s in account.subnets(vpc.id) if CUSTOM_SUBNET_TAG not in s.tags]
+    if "subnets" in items:
+        wanted = items["subnets"].split(",")
+        subnets = [s for s in subnets if s.id in wanted]
+        if len(subnets) != len(wanted):
+            raise ConfigError(f"invalid or unknown subnets in the config item subnets: "
+                              f"{items['subnets']}")
+    chosen = {role: select_subnets(subnets, tag) for role, tag in ROLE_TAGS.items()}
+    if "availability_zones" in items:
+        zones = items["availability_zones"].split(",")
+        for role in ("nodes", "lb", "internal_nodes"):
+            chosen[role] = chosen[role].restrict(zones)
+    return _Network(vpc, chosen["nodes"], chosen["lb"], chosen["internal_nodes"], chosen["pods"])
