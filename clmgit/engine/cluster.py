@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from clmgit.config.computed import ClmAccount
 from clmgit.config.deletions import Deletion, Deletions
 from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource
@@ -60,6 +61,8 @@ class Backends:
 
 
 BackendFactory = Callable[[Cluster], Backends]
+#: What CLM's computed values ask AWS, per cluster (None: rendered offline, from placeholders).
+AccountFactory = Callable[[Cluster], ClmAccount | None]
 
 
 @dataclass
@@ -75,16 +78,18 @@ class Report:
 class Engine:
     def __init__(
         self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None,
-        layout: Layout = DEFAULT,
+        layout: Layout = DEFAULT, accounts: AccountFactory = lambda cluster: None,
     ) -> None:
         self.source = source
+        self.accounts = accounts
         self.backends = backends
         self.clock = clock or SystemClock()
         #: The config repo's layout (`clmgit.yaml`): where templates are and how stacks are named.
         self.layout = layout
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
-        renderer = cluster_renderer(self.source, sha, cluster, self.layout)
+        renderer = cluster_renderer(self.source, sha, cluster, self.layout,
+                                    account=self.accounts(cluster))
         run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run)
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
@@ -167,8 +172,14 @@ class _Run:
             return lambda outputs: renderer.render_stack(path, self.values(outputs)).text
 
         def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
-            return lambda outputs: renderer.render_node_pool_stack(name,
-                                                                   self.values(outputs)).text
+            def text(outputs: Mapping[str, str]) -> str:
+                rendered = renderer.render_node_pool_stack(name, self.values(outputs)).text
+                if renderer.account is not None and not self.dry_run:
+                    # CLM's generated files, which the pool's user data points at, are in S3
+                    # before its stack is: the main stack's outputs (their key) are known here.
+                    renderer.clm.publish()
+                return rendered
+            return text
 
         def removed_pool(pool: str) -> None:
             drain_node_pool(self.to.kube, self.to.pools, cluster, pool, clock=self.clock,

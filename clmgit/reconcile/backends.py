@@ -4,10 +4,20 @@ and the `values` the account's network gives the templates."""
 
 from __future__ import annotations
 
+from clmgit.config.computed import ClmAccount
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory, Backends
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
+
+
+def clm_account(cluster: Cluster) -> ClmAccount:
+    """What CLM's computed values ask (network, KMS, instance types, S3), in the cluster's
+    account and region."""
+    from clmgit.adapters.aws.clmaccount import ClmAccount as Boto3ClmAccount
+    from clmgit.adapters.aws.session import session_for
+
+    return Boto3ClmAccount(session_for(cluster))
 
 
 def aws_backends(

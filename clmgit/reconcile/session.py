@@ -74,13 +74,17 @@ class _LazyEngine:
         with self._lock:
             if self._engine is None:
                 from clmgit.engine.cluster import Engine
-                from clmgit.reconcile.backends import aws_backends
+                from clmgit.reconcile.backends import aws_backends, clm_account
 
                 o = self._options
                 backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,
                                                       clock=o.clock, layout=self._layout)
+                # CLM's layout on real backends: CLM's values computed from the account; on
+                # given (in-memory) backends they are rendered offline.
+                clm = self._layout.clm and o.backends is None
                 self._engine = Engine(self._source(), backends, clock=o.clock,
-                                      layout=self._layout)
+                                      layout=self._layout,
+                                      accounts=clm_account if clm else lambda cluster: None)
             return self._engine
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:

@@ -73,7 +73,10 @@ def clm_tree(etcd_timeout: int = 30) -> dict[str, str]:
 @pytest.fixture
 def clm_repo(moto_endpoint: str, tmp_path: Path):
     builder = ConfigRepoBuilder(tmp_path / "config")
-    builder.commit("dev", clm_tree(), "CLM layout")
+    # A worker file CLM generates: uploaded to S3 before the pool's stack (a dry run uploads none).
+    files = "files:\n  - path: /etc/motd\n    data: aGVsbG8K\n    permissions: 0644\n"
+    builder.commit("dev", {**clm_tree(), "cluster/node-pools/worker-default/files.yaml": files},
+                   "CLM layout")
     for channel in ("alpha", "beta", "stable"):
         builder.git("branch", channel, "dev")
     [record] = make_records(1)
@@ -87,8 +90,24 @@ def clm_repo(moto_endpoint: str, tmp_path: Path):
     builder.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml([record]),
                             "clmgit.yaml": "layout: clm\n"}, "Channels, clusters, layout")
     cluster = parse_cluster(record, "record")
+    # An account CLM runs in has the etcd key (CLM's computed values describe its alias).
+    kms = boto3.Session(region_name=REGION).client("kms")
+    aliases = {a["AliasName"] for a in kms.list_aliases()["Aliases"]}
+    if "alias/etcd-cluster" not in aliases:
+        key = kms.create_key(Description="etcd")["KeyMetadata"]["KeyId"]
+        kms.create_alias(AliasName="alias/etcd-cluster", TargetKeyId=key)
     with LocalFleet([cluster], tmp_path / "kubeconfig", layout=CLM_LAYOUT) as fleet:
         yield builder, cluster, fleet
+
+
+def uploaded(cluster) -> list[str]:
+    """The keys of CLM's generated files in the account's bucket for them."""
+    s3 = boto3.Session(region_name=REGION).client("s3")
+    bucket = f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
+    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+        return []
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{cluster.local_id}/")
+    return [o["Key"] for o in listed.get("Contents", [])]
 
 
 def stacks_of(cluster) -> dict[str, dict[str, str]]:
@@ -112,7 +131,7 @@ def test_dry_run_then_reconcile_make_clms_stacks_and_karpenter_objects(clm_repo)
 
     dry = run_cli(*cli, "reconcile", *kubeconfig, "--dry-run", "--output", "json")
 
-    assert dry.code == 0, dry.err
+    assert dry.code == 0, dry.out
     [planned] = json.loads(dry.out)["clusters"]
     assert planned["outcome"] == "planned", planned
     creates = [line.split(":")[0] for line in planned["changes"]
@@ -122,6 +141,7 @@ def test_dry_run_then_reconcile_make_clms_stacks_and_karpenter_objects(clm_repo)
                        "stack " + pool % "default-worker"]
     assert (builder.path / "clusters.yaml").read_bytes() == registry_before
     assert stacks_of(cluster) == {}
+    assert uploaded(cluster) == []
 
     applied = run_cli(*cli, "reconcile", *kubeconfig)
 
@@ -132,6 +152,8 @@ def test_dry_run_then_reconcile_make_clms_stacks_and_karpenter_objects(clm_repo)
     assert stacks[pool % "default-worker"]["kubernetes.io/node-pool"] == "default-worker"
     assert not any(key.startswith("clmgit/") for tags in stacks.values() for key in tags)
     assert stacks[etcd] == {"application": "kubernetes", "component": "etcd-cluster"}
+    [generated] = uploaded(cluster)  # CLM's generated files, computed from the account
+    assert generated.startswith(f"{cluster.local_id}/worker/") and generated.endswith(".userdata")
     server = fleet.server(cluster.alias)
     assert [o["metadata"]["name"] for o in server.objects("karpenter.sh/v1", "NodePool")] == [
         "karp"]
