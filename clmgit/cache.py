@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,26 @@ def cache_dir(kind: str) -> Path:
 
 def load_yaml(text: bytes, name: str) -> Any:
     """`yamledit.load` + `normalize`, memoised on disk by content."""
+    return memo_json("yaml", text, lambda: yamledit.normalize(yamledit.load(text, name)))
+
+
+def memo_json(kind: str, text: bytes, make: Callable[[], Any], *,
+              dump: Callable[[Any], Any] = lambda data: data,
+              load: Callable[[Any], Any] = lambda data: data) -> Any:
+    """`make()`, memoised on disk as JSON by the SHA-256 of `text` (and `kind`); `dump` turns
+    the result into JSON data and `load` back."""
     folder = cache_dir("yaml")
-    entry = folder / f"{hashlib.sha256(text).hexdigest()}.json"
+    digest = hashlib.sha256(kind.encode() + b"\0" + text).hexdigest()
+    entry = folder / f"{digest}.json"
     try:
-        return json.loads(entry.read_bytes())
-    except (OSError, ValueError):
-        pass
-    data = yamledit.normalize(yamledit.load(text, name))
+        return load(json.loads(entry.read_bytes()))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # not cached yet, or an entry this version cannot read: made again
+    data = make()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = entry.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data))
+        tmp.write_text(json.dumps(dump(data)))
         os.replace(tmp, entry)
         _prune(folder)
     except (OSError, TypeError, ValueError):

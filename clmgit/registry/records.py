@@ -15,12 +15,14 @@ infrastructure account and local id), before anything reaches a cluster.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 
+from clmgit.cache import memo_json
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, Scalar, parse_cluster
 
@@ -56,9 +58,50 @@ def load_written(text: bytes | str, name: str) -> Any:
         raise RegistryError(f"{name}: malformed YAML{where}") from None
 
 
+def _dump(value: Any) -> Any:
+    """`load_written`'s result as JSON data. Most scalars are strings written as themselves: a
+    JSON string; any other keeps its text and YAML 1.1 value under the key "\0"."""
+    if isinstance(value, Scalar):
+        resolved = value.resolved
+        if type(resolved) is str and resolved == value:
+            return str(value)
+        if isinstance(resolved, dt.datetime | dt.date):
+            kind = "datetime" if isinstance(resolved, dt.datetime) else "date"
+            return {"\0": [str(value), kind, resolved.isoformat()]}
+        return {"\0": [str(value), "value", resolved]}
+    if isinstance(value, dict):
+        if all(type(_dump(k)) is str and k not in _MARKERS for k in value):
+            return {str(k): _dump(v) for k, v in value.items()}
+        return {"\0m": [[_dump(k), _dump(v)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    raise TypeError(f"cannot cache {type(value).__name__}")
+
+
+_MARKERS = ("\0", "\0m")
+_LOADERS = {"datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
+            "value": lambda value: value}
+
+
+def _load(data: Any) -> Any:
+    if type(data) is str:
+        return Scalar(data, data)
+    if type(data) is list:
+        return [_load(v) for v in data]
+    if "\0" in data:
+        text, kind, value = data["\0"]
+        return Scalar(text, _LOADERS[kind](value))
+    if "\0m" in data:
+        return {_load(k): _load(v) for k, v in data["\0m"]}
+    return {Scalar(k, k): _load(v) for k, v in data.items()}
+
+
 def parse_file(text: bytes | str, name: str) -> list[Cluster]:
-    """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`)."""
-    data = load_written(text, name)
+    """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`). The
+    YAML as read is cached by content: a 1,000-cluster file costs seconds to construct."""
+    raw = text.encode() if isinstance(text, str) else text
+    data = (None if not raw.strip() else
+            memo_json("registry-v2", raw, lambda: load_written(text, name), dump=_dump, load=_load))
     if data is None or (isinstance(data, Scalar) and data.resolved is None):
         return []  # an empty file: a registry with no clusters yet
     if not isinstance(data, dict) or "clusters" not in data:
