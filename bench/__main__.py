@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-MODULES = ["promotion", "corpus", "render", "rolling", "reconcile", "registry", "convert"]
+MODULES = ["promotion", "corpus", "clm_corpus", "render", "rolling", "reconcile", "registry",
+           "convert"]
 HERE = Path(__file__).parent
 
 
