@@ -53,6 +53,27 @@ def moto_server(*, set_environment: bool = True) -> Iterator[str]:
             _update(os.environ, saved)
 
 
+def publish_image(name: str, owner: str, *, public: bool = True,
+                  share_with: tuple[str, ...] = ()) -> str:
+    """Register an image in account `owner` (through an assumed role there, as moto keeps an
+    account per set of credentials), public or shared with the accounts `share_with`, as an AMI
+    vendor publishes one; its id."""
+    import boto3
+
+    sts = boto3.Session(region_name=REGION).client("sts")
+    creds = sts.assume_role(RoleArn=f"arn:aws:iam::{owner}:role/image-publisher",
+                            RoleSessionName="image-publisher")["Credentials"]
+    ec2 = boto3.Session(region_name=REGION, aws_access_key_id=creds["AccessKeyId"],
+                        aws_secret_access_key=creds["SecretAccessKey"],
+                        aws_session_token=creds["SessionToken"]).client("ec2")
+    image = ec2.register_image(Name=name, RootDeviceName="/dev/xvda",
+                               Architecture="arm64" if "arm64" in name else "x86_64")["ImageId"]
+    grants = [{"Group": "all"}] if public else [{"UserId": account} for account in share_with]
+    if grants:
+        ec2.modify_image_attribute(ImageId=image, LaunchPermission={"Add": grants})
+    return str(image)
+
+
 def _update(environ: os._Environ[str], values: Mapping[str, str | None]) -> None:
     for name, value in values.items():
         if value is None:

@@ -8,8 +8,10 @@ HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour
 2. A resource that fails during ExecuteChangeSet fails the stack: a CREATE_FAILED/UPDATE_FAILED
    event with the reason, then ROLLBACK_COMPLETE/UPDATE_ROLLBACK_COMPLETE (moto raises the error
    out of the request instead — HTTP 400 or 500).
-3. CreateChangeSet refuses unknown resource types with "Template format error: Unrecognized
-   resource types" (moto logs a warning and skips the resource).
+3. CreateChangeSet refuses resource types AWS does not know with "Template format error:
+   Unrecognized resource types" (moto logs a warning and skips the resource). AWS's types are
+   those of CloudFormation's resource schemas as cfn-lint ships them for the region; a type AWS
+   knows and moto does not model is accepted and, as moto does, made nothing of.
 4. UpdateTerminationProtection exists and DeleteStack refuses a protected stack (moto has no such
    action and ignores protection).
 5. An Auto Scaling instance reports the launch template version it was launched from (moto
@@ -20,12 +22,18 @@ HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour
    creating the stack's resources creates the ones not yet made, and the change set then creates
    them again (a node pool stack ends with two or three Auto Scaling groups). AWS shows a stack
    mid-operation; it never creates resources for a reader.
+7. DescribeImages shows the public images of other accounts, and those shared with the caller
+   (moto keeps each account's images to itself): an AMI publisher's images, as CLM's `amiID`
+   finds them by name and owner.
 
 Nothing here changes what clmgit's adapters do; they are written against AWS.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -70,6 +78,7 @@ def install(mp: Patcher) -> None:
     _termination_protection(mp)
     _launched_versions(mp)
     _one_request_at_a_time(mp)
+    _images_of_other_accounts(mp)
 
 
 # --- 1 and 2: executing a change set ----------------------------------------------------------
@@ -132,12 +141,23 @@ def _change_set_execution(mp: Patcher) -> None:
 # --- 3: unknown resource types ----------------------------------------------------------------
 
 
+@functools.cache
+def aws_resource_types(region: str) -> frozenset[str]:
+    """The resource types CloudFormation knows in `region` (cfn-lint's copy of its schemas;
+    empty without cfn-lint, a test dependency)."""
+    try:
+        data = importlib.resources.files("cfnlint") / "data/schemas/providers" / f"{region}.json"
+        return frozenset(json.loads(data.read_text()))
+    except (ModuleNotFoundError, FileNotFoundError):
+        return frozenset()
+
+
 def _unknown_resource_types(mp: Patcher) -> None:
     original = CloudFormationBackend.create_change_set
 
     def create_change_set(self: CloudFormationBackend, *args: Any, **kwargs: Any) -> Any:
         template = Stack.parse_template(kwargs["template"]) or {}
-        known = parsing.get_model_map()
+        known = parsing.get_model_map().keys() | aws_resource_types(self.region_name)
         unknown = sorted({
             str(r.get("Type")) for r in (template.get("Resources") or {}).values()
             if r.get("Type") not in known and r.get("Type") not in parsing.NULL_MODELS
@@ -210,3 +230,31 @@ def _one_request_at_a_time(mp: Patcher) -> None:
             return BaseResponse.call_action(self)
 
     mp.setattr(CloudFormationResponse, "call_action", call_action, raising=False)
+
+
+# --- 7: images of other accounts ----------------------------------------------------------------
+
+
+def _images_of_other_accounts(mp: Patcher) -> None:
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.amis import AmiBackend
+
+    original = AmiBackend.describe_images
+
+    def describe_images(self: Any, ami_ids: list[str] | None = None, filters: Any = None,
+                        exec_users: list[str] | None = None, owners: list[str] | None = None,
+                        ) -> list[Any]:
+        images = original(self, ami_ids=ami_ids, filters=filters, exec_users=exec_users,
+                          owners=owners)
+        if ami_ids:
+            return images
+        for account, regions in list(ec2_backends.items()):
+            if account == self.account_id or self.region_name not in regions:
+                continue
+            images += [ami for ami in original(regions[self.region_name], filters=filters,
+                                               exec_users=exec_users, owners=owners)
+                       if ami.owner_id == account and (
+                           ami.is_public or {"UserId": self.account_id} in ami.launch_permissions)]
+        return images
+
+    mp.setattr(AmiBackend, "describe_images", describe_images)

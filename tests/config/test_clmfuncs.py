@@ -21,6 +21,7 @@ from clmgit.config.clmfuncs import NAMES, aws_session, clm_functions, go_string
 from clmgit.config.helpers import HelperError
 from clmgit.config.templates import make_environment
 from clmgit.errors import ApplyError
+from clmgit.sandbox.aws import ACCOUNT, publish_image
 
 F = clm_functions()
 
@@ -289,6 +290,19 @@ def test_ami_id_and_instance_types_on_moto(ec2: Ec2Info) -> None:
         ec2.instance_info("m99.huge")
     with aws_session(ec2):
         assert render("{{ instanceTypeCPUQuantity('c5.2xlarge') }}") == "8"
+
+
+def test_ami_id_finds_the_images_another_account_publishes(ec2: Ec2Info) -> None:
+    public = publish_image("vendor-public-image", "861068367966")
+    shared = publish_image("vendor-shared-image", "861068367966", public=False,
+                           share_with=(ACCOUNT,))
+    publish_image("vendor-private-image", "861068367966", public=False)
+    publish_image("vendor-public-image", "210987654321")  # the same name, another owner
+
+    assert ec2.ami_id("vendor-public-image", "861068367966") == public
+    assert ec2.ami_id("vendor-shared-image", "861068367966") == shared
+    with pytest.raises(ApplyError, match="no image found with name vendor-private-image"):
+        ec2.ami_id("vendor-private-image", "861068367966")
 
 
 def test_ec2_answers_are_kept_for_the_session(ec2: Ec2Info) -> None:

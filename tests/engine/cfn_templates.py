@@ -74,6 +74,18 @@ Resources:
     Properties: {}
 """
 
+#: A type AWS knows and moto does not model (moto makes nothing of it, as it says).
+UNMODELLED_RESOURCE_TYPE = """\
+Resources:
+  Queue:
+    Type: AWS::SQS::Queue
+  Hook:
+    Type: AWS::AutoScaling::LifecycleHook
+    Properties:
+      AutoScalingGroupName: group
+      LifecycleTransition: autoscaling:EC2_INSTANCE_TERMINATING
+"""
+
 MISSING_PROPERTY = """\
 Resources:
   AutoScalingGroup:

@@ -143,6 +143,17 @@ def test_a_broken_template_fails_with_the_stacks_reason(
         apply(stacks, cluster, node_pool_stack(cluster, "default", template))
 
 
+@pytest.mark.filterwarnings("ignore:Tried to parse AWS..AutoScaling..LifecycleHook")
+def test_a_resource_type_aws_knows_is_accepted_where_moto_does_not_model_it(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    results = apply(stacks, cluster, node_pool_stack(cluster, "default",
+                                                     t.UNMODELLED_RESOURCE_TYPE))
+
+    assert results[1].operation == "create"
+    assert status(aws, node_pool_stack_name(cluster, "default")) == "CREATE_COMPLETE"
+
+
 def test_a_stack_whose_creation_failed_is_recreated_by_the_next_run(
     stacks: CloudFormationStacks, cluster: Cluster, aws: Any
 ) -> None:
