@@ -229,3 +229,41 @@ def test_dynamic_client_crud(dynamic: DynamicClient) -> None:
     namespaces = dynamic.resources.get(api_version="v1", kind="Namespace")
     names = [n.metadata.name for n in namespaces.get().items]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+HOOK = {"name": "hook.example.org", "clientConfig": {"url": "https://hook.example.org"},
+        "admissionReviewVersions": ["v1"], "sideEffects": "None"}
+
+
+@pytest.mark.parametrize(("api_version", "kind", "name", "namespaced", "body"), [
+    ("v1", "ResourceQuota", "pods", True, {"spec": {"hard": {"pods": "10"}}}),
+    ("v1", "LimitRange", "cpu", True,
+     {"spec": {"limits": [{"type": "Container", "default": {"cpu": "100m"}}]}}),
+    ("autoscaling/v2", "HorizontalPodAutoscaler", "web", True, {"spec": {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1, "maxReplicas": 3}}),
+    ("storage.k8s.io/v1", "CSIDriver", "ebs.csi.aws.com", False,
+     {"spec": {"attachRequired": True}}),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "v", False,
+     {"webhooks": [HOOK]}),
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "m", False,
+     {"webhooks": [HOOK]}),
+    ("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.k8s.io", False, {"spec": {
+        "group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
+        "versionPriority": 100, "service": {"name": "metrics-server",
+                                            "namespace": "kube-system"}}}),
+])
+def test_built_in_kinds_a_cluster_configuration_installs(
+    dynamic: DynamicClient, api_version: str, kind: str, name: str, namespaced: bool,
+    body: dict,
+) -> None:
+    resource = dynamic.resources.get(api_version=api_version, kind=kind)
+    where = {"namespace": "kube-system"} if namespaced else {}
+    assert resource.namespaced is namespaced
+
+    resource.create(body={"apiVersion": api_version, "kind": kind, "metadata": {"name": name},
+                          **body}, **where)
+
+    fetched = resource.get(name=name, **where).to_dict()
+    assert {k: fetched[k] for k in body} == body
+    assert [o.metadata.name for o in resource.get(**where).items] == [name]

@@ -111,6 +111,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin("authorization.k8s.io/v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
              namespaced=False, verbs=("create",)),
     _builtin("v1", "Secret", "secrets"),
+    _builtin("v1", "ResourceQuota", "resourcequotas", status=True, short=("quota",)),
+    _builtin("v1", "LimitRange", "limitranges", short=("limits",)),
     _builtin("v1", "ServiceAccount", "serviceaccounts", short=("sa",)),
     _builtin(
         "apps/v1", "Deployment", "deployments", status=True, short=("deploy",), all_category=True
@@ -140,6 +142,15 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin(
         "scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False, short=("pc",)
     ),
+    _builtin("storage.k8s.io/v1", "CSIDriver", "csidrivers", namespaced=False),
+    _builtin("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", status=True,
+             short=("hpa",), all_category=True),
+    _builtin("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration",
+             "validatingwebhookconfigurations", namespaced=False),
+    _builtin("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration",
+             "mutatingwebhookconfigurations", namespaced=False),
+    _builtin("apiregistration.k8s.io/v1", "APIService", "apiservices", namespaced=False,
+             status=True),
     _builtin(
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
