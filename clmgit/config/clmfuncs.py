@@ -45,6 +45,9 @@ from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config import helpers, quantity
 from clmgit.config.helpers import HelperError
 
+#: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
+OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
+
 
 class Ec2Info(Protocol):
     """What the EC2-asking functions ask: `clmgit.adapters.aws.ec2info.Ec2Info` (or anything
@@ -626,7 +629,8 @@ def _ec2_functions(ec2: Ec2Info | None) -> dict[str, Callable[..., Any]]:
     def current(function: str) -> Ec2Info:
         found = ec2 if ec2 is not None else _EC2.get()
         if found is None:
-            raise HelperError(f"{function} asks AWS, and this render has no AWS session")
+            raise HelperError(f"{function} asks AWS, and this render has no AWS session "
+                              f"({OFFLINE_HINT})")
         return found
 
     def ami_id(image_name: Any, image_owner: Any) -> str:

@@ -41,7 +41,7 @@ import yaml
 
 from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
-from clmgit.config.clmfuncs import GoMap
+from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -214,7 +214,7 @@ class NeedsAws:
 
     def _fail(self) -> HelperError:
         return HelperError(f"{self._name} asks AWS (EC2 instance types), and this render has "
-                           "no AWS account")
+                           f"no AWS account ({OFFLINE_HINT})")
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__"):

@@ -1,0 +1,138 @@
+"""kubernetes-on-aws (../shared/corpus) as a CLM user takes it over: `clmgit convert` writes the
+dev channel as Jinja, the control branch says `layout: clm`, and `reconcile --dry-run` plans a
+cluster of environment test with four node pools (master, on-demand, spot, Karpenter) end to
+end — CLM's values asked of moto (VPC, subnets, KMS, ACM, EC2 instance types and AMIs), the
+manifests compared with the cluster's Kubernetes API emulator — and writes nothing anywhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import uuid
+from pathlib import Path
+
+import boto3
+import pytest
+
+from clmgit.convert.clmdata import sample_clusters
+from clmgit.layout import CLM_LAYOUT
+from clmgit.model import cluster_to_dict
+from clmgit.registry.file import clusters_yaml
+from clmgit.sandbox.aws import REGION, publish_image
+from clmgit.sandbox.configrepo import example_channels
+from clmgit.sandbox.corpus import corpus_bundle
+from clmgit.sandbox.fleet import LocalFleet
+from tests.conftest import run_cli
+
+BUNDLE = corpus_bundle()
+if not BUNDLE.exists():
+    pytest.skip(f"the corpus is missing: {BUNDLE}", allow_module_level=True)
+
+pytestmark = pytest.mark.slow
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
+    """What CLM finds in a cluster's account, made on moto: a VPC of its own with a node subnet
+    per zone, the etcd KMS key, and a certificate for the API server's domain."""
+    ec2 = boto3.Session(region_name=REGION).client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="172.31.0.0/16")["Vpc"]["VpcId"]
+    for n, zone in enumerate("abc"):
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=f"172.31.{n * 32}.0/19",
+                                   AvailabilityZone=f"{REGION}{zone}")["Subnet"]["SubnetId"]
+        ec2.create_tags(Resources=[subnet], Tags=[{"Key": "kubernetes.io/role/node",
+                                                   "Value": "1"}])
+    kms = boto3.Session(region_name=REGION).client("kms")
+    if "alias/etcd-cluster" not in {a["AliasName"] for a in kms.list_aliases()["Aliases"]}:
+        key = kms.create_key(Description="etcd")["KeyMetadata"]["KeyId"]
+        kms.create_alias(AliasName="alias/etcd-cluster", TargetKeyId=key)
+    acm = boto3.Session(region_name=REGION).client("acm")
+    domain = cluster_host.split(".", 1)[1]
+    acm.request_certificate(DomainName=f"*.{domain}")
+    return {"vpc_id": vpc}
+
+
+@pytest.fixture(scope="module")
+def koa(tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str) -> Path:
+    """A clone of the corpus with a bare origin; dev converted onto `dev-jinja`."""
+    top = tmp_path_factory.mktemp("koa")
+    origin = top / "origin.git"
+    git("clone", "-q", "--bare", str(BUNDLE), str(origin), cwd=top)
+    work = top / "work"
+    git("clone", "-q", "--no-checkout", str(origin), str(work), cwd=top)
+    converted = run_cli("--repo", str(work), "convert", "--from", "origin/dev", "--onto",
+                        "dev-jinja")
+    assert converted.code == 0, converted.err
+    defaults = git("show", "origin/dev:cluster/config-defaults.yaml", cwd=work)
+    for name, owner in set(re.findall(r'amiID "([^"]+)" "([0-9]+)"', defaults)):
+        publish_image(name, owner)  # as Zalando publishes its images
+    return work
+
+
+def test_a_converted_kubernetes_on_aws_cluster_plans_end_to_end(
+        koa: Path, moto_endpoint: str, tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    [sample, *_] = sample_clusters(channel="dev")
+    local_id = f"kube-{suffix}"
+    items = {**sample.config_items, **account_as_clm_has_it(f"{local_id}.example.org"),
+             "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true"}
+    cluster = dataclasses.replace(
+        sample, id=f"aws:123456789012:{REGION}:{local_id}", alias=local_id, local_id=local_id,
+        api_server_url=f"https://{local_id}.example.org", config_items=items,
+        lifecycle_status="ready")
+    channels = {**example_channels(), "channels/dev.yaml": "channel: dev\nbranch: dev-jinja\n"}
+    control = {**channels, "clusters.yaml": clusters_yaml([cluster_to_dict(cluster)]),
+               "clmgit.yaml": "layout: clm\n"}
+    for path, text in control.items():
+        (koa / path).parent.mkdir(parents=True, exist_ok=True)
+        (koa / path).write_text(text)
+    git("checkout", "-q", "--orphan", "main", cwd=koa)
+    git("add", *control, cwd=koa)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "control", cwd=koa)
+    before = git("for-each-ref", cwd=koa), (koa / "clusters.yaml").read_bytes()
+
+    with LocalFleet([cluster], tmp_path / "kubeconfig", layout=CLM_LAYOUT) as fleet:
+        dry = run_cli("--repo", str(koa), "reconcile", "--kubeconfig", str(fleet.kubeconfig),
+                      "--dry-run", "--output", "json")
+        server = fleet.server(cluster.alias)
+        written = {kind: server.objects(api_version, kind) for api_version, kind in (
+            ("apps/v1", "Deployment"), ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+            ("autoscaling/v2", "HorizontalPodAutoscaler"),
+            ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"))}
+
+    assert dry.code == 0, dry.err + dry.out[-3000:]
+    [planned] = json.loads(dry.out)["clusters"]
+    assert planned["outcome"] == "planned", planned
+    changes = planned["changes"]
+    # CLM's stacks in CLM's order: etcd, main, master pools, the other pools; none for Karpenter.
+    pool = f"nodepool-%s-{cluster.id.replace(':', '-')}"
+    assert [c.split(":")[0] for c in changes if c.startswith("stack ")] == [
+        f"stack etcd-{suffix}", f"stack {local_id}", "stack " + pool % "default-master",
+        "stack " + pool % "default-worker", "stack " + pool % "spot"]
+    assert all("would create" in c for c in changes if c.startswith("stack "))
+    # The manifests, on a cluster that has none of them yet, the Karpenter pool after them.
+    objects = [c for c in changes if not c.startswith(("stack ", "node pool "))]
+    assert len(objects) > 300 and all(c.endswith(": would create") for c in objects)
+    kinds = {c.split(" ", 1)[0] for c in objects}
+    assert {"CustomResourceDefinition", "Deployment", "VerticalPodAutoscaler",
+            "HorizontalPodAutoscaler", "ValidatingWebhookConfiguration", "APIService"} <= kinds
+    assert [c for c in changes if c.startswith("node pool ")] == [
+        "node pool karpenter: EC2NodeClass karpenter: would create",
+        "node pool karpenter: NodePool karpenter: would create"]
+    # ...and nothing written: not the repository, not AWS, not the cluster.
+    assert (git("for-each-ref", cwd=koa), (koa / "clusters.yaml").read_bytes()) == before
+    assert not [s for s in stacks(REGION) if suffix in s]
+    assert written == {kind: [] for kind in written}
+
+
+def stacks(region: str) -> list[str]:
+    """The stacks of the region (a dry run's change sets of new stacks leave deleted ones)."""
+    cf = boto3.Session(region_name=region).client("cloudformation")
+    return [s["StackName"] for page in cf.get_paginator("list_stacks").paginate()
+            for s in page["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
