@@ -4,7 +4,9 @@ moto runs in this process (ThreadedMotoServer), so its classes can be patched; b
 HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour:
 
 1. A stack changed through a change set gets the outputs of its new template (moto keeps the
-   outputs of the template the stack had before, none for a new stack).
+   outputs of the template the stack had before, none for a new stack), and its exports: they
+   are published, and its `Fn::ImportValue`s read the region's exports (moto does both only for
+   CreateStack).
 2. A resource that fails during ExecuteChangeSet fails the stack: a CREATE_FAILED/UPDATE_FAILED
    event with the reason, then ROLLBACK_COMPLETE/UPDATE_ROLLBACK_COMPLETE (moto raises the error
    out of the request instead — HTTP 400 or 500).
@@ -25,6 +27,11 @@ HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour
 7. DescribeImages shows the public images of other accounts, and those shared with the caller
    (moto keeps each account's images to itself): an AMI publisher's images, as CLM's `amiID`
    finds them by name and owner.
+8. A load balancer made by CloudFormation is of the template's `Type` (network or application)
+   with its tags (moto makes every one an application load balancer, so a network load
+   balancer's TLS listener fails).
+9. The short form `!GetAtt [Resource, Attribute]` (a YAML sequence) reads as `Fn::GetAtt` of
+   those two strings (moto keeps the sequence's YAML nodes, and the reference is undefined).
 
 Nothing here changes what clmgit's adapters do; they are written against AWS.
 """
@@ -79,6 +86,8 @@ def install(mp: Patcher) -> None:
     _launched_versions(mp)
     _one_request_at_a_time(mp)
     _images_of_other_accounts(mp)
+    _load_balancer_types(mp)
+    _get_att_sequences(mp)
 
 
 # --- 1 and 2: executing a change set ----------------------------------------------------------
@@ -134,8 +143,19 @@ def _change_set_execution(mp: Patcher) -> None:
             return
         stack._parse_template()
         stack.output_map = stack._create_output_map()
+        for name in [n for n, e in self.exports.items() if e.exporting_stack_id == stack.stack_id]:
+            del self.exports[name]
+        self.exports.update((export.name, export) for export in stack.exports)
 
+    def create_change_set(self: CloudFormationBackend, *args: Any, **kwargs: Any) -> Any:
+        change_set_id, stack_id = original_create(self, *args, **kwargs)
+        stack = self.stacks[stack_id]
+        stack.cross_stack_resources = stack.resource_map.cross_stack_resources = self.exports
+        return change_set_id, stack_id
+
+    original_create = CloudFormationBackend.create_change_set
     mp.setattr(CloudFormationBackend, "execute_change_set", execute_change_set)
+    mp.setattr(CloudFormationBackend, "create_change_set", create_change_set)
 
 
 # --- 3: unknown resource types ----------------------------------------------------------------
@@ -258,3 +278,39 @@ def _images_of_other_accounts(mp: Patcher) -> None:
         return images
 
     mp.setattr(AmiBackend, "describe_images", describe_images)
+
+
+# --- 8: load balancer types ------------------------------------------------------------------
+
+
+def _load_balancer_types(mp: Patcher) -> None:
+    from moto.elbv2.models import FakeLoadBalancer, elbv2_backends
+
+    def create_from_cloudformation_json(cls: Any, resource_name: str, cloudformation_json: Any,
+                                        account_id: str, region_name: str, **kwargs: Any) -> Any:
+        properties = cloudformation_json["Properties"]
+        return elbv2_backends[account_id][region_name].create_load_balancer(
+            resource_name, properties.get("SecurityGroups"), properties.get("Subnets"),
+            scheme=properties.get("Scheme", "internet-facing"),
+            loadbalancer_type=properties.get("Type", "application"),
+            tags=properties.get("Tags"))
+
+    mp.setattr(FakeLoadBalancer, "create_from_cloudformation_json",
+               classmethod(create_from_cloudformation_json))
+
+
+# --- 9: !GetAtt of a sequence ------------------------------------------------------------------
+
+
+def _get_att_sequences(mp: Patcher) -> None:
+    import yaml
+    from moto.cloudformation import models, responses, utils
+
+    def tag_constructor(loader: Any, tag: str, node: Any) -> Any:
+        if tag == "!GetAtt" and isinstance(node, yaml.SequenceNode):
+            return {"Fn::GetAtt": loader.construct_sequence(node)}
+        return utils.yaml_tag_constructor(loader, tag, node)
+
+    # moto registers its constructor with PyYAML before each parse, by these modules' names.
+    mp.setattr(models, "yaml_tag_constructor", tag_constructor)
+    mp.setattr(responses, "yaml_tag_constructor", tag_constructor)

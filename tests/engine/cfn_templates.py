@@ -99,3 +99,47 @@ Resources:
 
 def tags_of(raw: Mapping[str, object]) -> dict[str, str]:
     return {t["Key"]: t["Value"] for t in raw.get("Tags", ())}  # type: ignore[attr-defined]
+
+
+#: A main stack as kubernetes-on-aws writes one: a network load balancer with a TLS listener,
+#: `!GetAtt` in its sequence form, and an export a later stack imports.
+EXPORTING_MAIN = """\
+Resources:
+  Queue:
+    Type: AWS::SQS::Queue
+  Balancer:
+    Type: AWS::ElasticLoadBalancingV2::LoadBalancer
+    Properties:
+      Type: network
+      Scheme: internal
+      Subnets: [%(subnet)s]
+  Targets:
+    Type: AWS::ElasticLoadBalancingV2::TargetGroup
+    Properties: {Port: 443, Protocol: TCP, VpcId: %(vpc)s}
+  Listener:
+    Type: AWS::ElasticLoadBalancingV2::Listener
+    Properties:
+      LoadBalancerArn: !Ref Balancer
+      Port: 443
+      Protocol: TLS
+      Certificates: [{CertificateArn: "%(certificate)s"}]
+      DefaultActions: [{Type: forward, TargetGroupArn: !Ref Targets}]
+Outputs:
+  QueueArn:
+    Value: !GetAtt
+      - Queue
+      - Arn
+    Export:
+      Name: !Sub "${AWS::StackName}:queue-arn"
+"""
+
+#: A node-pool stack reading the main stack's export.
+IMPORTING_POOL = """\
+Resources:
+  Parameter:
+    Type: AWS::SSM::Parameter
+    Properties:
+      Name: %(name)s
+      Type: String
+      Value: !ImportValue "%(stack)s:queue-arn"
+"""

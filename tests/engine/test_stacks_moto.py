@@ -154,6 +154,28 @@ def test_a_resource_type_aws_knows_is_accepted_where_moto_does_not_model_it(
     assert status(aws, node_pool_stack_name(cluster, "default")) == "CREATE_COMPLETE"
 
 
+def test_exports_imports_get_att_lists_and_network_balancers_as_on_aws(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    subnet = aws("ec2").describe_subnets()["Subnets"][0]
+    certificate = aws("acm").request_certificate(DomainName="api.example.org")["CertificateArn"]
+    main = t.EXPORTING_MAIN % {"subnet": subnet["SubnetId"], "vpc": subnet["VpcId"],
+                               "certificate": certificate}
+    parameter = f"/{cluster.local_id}/queue"
+    imports = t.IMPORTING_POOL % {"name": parameter, "stack": cluster.local_id}
+
+    results = apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, main),
+                           node_pools=[node_pool_stack(cluster, "default", imports)])
+
+    queue_arn = results[0].outputs["QueueArn"]
+    assert queue_arn.startswith("arn:aws:sqs:")
+    assert aws("ssm").get_parameter(Name=parameter)["Parameter"]["Value"] == queue_arn
+    [balancer] = [b for b in aws("elbv2").describe_load_balancers()["LoadBalancers"]
+                  if b["VpcId"] == subnet["VpcId"] and b["Scheme"] == "internal"
+                  and cluster.local_id in b["LoadBalancerName"]]
+    assert balancer["Type"] == "network"
+
+
 def test_a_stack_whose_creation_failed_is_recreated_by_the_next_run(
     stacks: CloudFormationStacks, cluster: Cluster, aws: Any
 ) -> None:
