@@ -499,11 +499,14 @@ class ClmSession:
                 "NodePool": self.pool_data(pool)}
         if f"{directory}/files.yaml" in tree:
             kind = "master" if "master" in pool.profile else "worker"
-            kms_key = str(outputs.get(FILES_KEY_OUTPUTS[kind], "")
-                          if not isinstance(outputs, PlaceholderOutputs) else "")
+            placeholders = isinstance(outputs, PlaceholderOutputs)
+            kms_key = "" if placeholders else str(outputs.get(FILES_KEY_OUTPUTS[kind], ""))
             text = render(f"{directory}/files.yaml", data)
             self.rendered[f"{directory}/files.yaml", pool.name] = text
-            pool_values["S3GeneratedFilesPath"] = self._files(text, kind, kms_key)
+            # A render before the stacks (the engine's check that everything renders) knows no
+            # KMS key: its files are named, never uploaded; the pool's own render records them.
+            pool_values["S3GeneratedFilesPath"] = self._files(text, kind, kms_key,
+                                                              publish=not placeholders)
         if f"{directory}/userdata.yaml" in tree:
             text = render(f"{directory}/userdata.yaml", data)
             self.rendered[f"{directory}/userdata.yaml", pool.name] = text
@@ -512,13 +515,14 @@ class ClmSession:
             self._pools[key] = pool_values
         return pool_values
 
-    def _files(self, text: str, directory: str, kms_key: str) -> str:
+    def _files(self, text: str, directory: str, kms_key: str, *, publish: bool = True) -> str:
         """The S3 path of rendered files (a digest of the text, as CLM names it), recorded for
-        `publish`."""
+        `publish` unless told otherwise."""
         name = hashlib.sha512(text.encode("utf-8", "surrogateescape")).hexdigest() + ".userdata"
         files = GeneratedFiles(self.bucket, posixpath.join(self.cluster.local_id, directory,
                                                            name), text, kms_key)
-        self.generated[files.s3_path] = files
+        if publish:
+            self.generated[files.s3_path] = files
         return files.s3_path
 
     def publish(self) -> list[str]:

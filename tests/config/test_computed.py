@@ -235,6 +235,23 @@ def test_generated_files_are_uploaded_only_when_published() -> None:
     assert blob.startswith(b"memory-kms:" + OUTPUTS["MasterFilesEncryptionKey"].encode())
 
 
+def test_a_render_before_the_stacks_names_files_and_uploads_none() -> None:
+    """The engine renders everything once with placeholder outputs (no KMS key yet) before it
+    changes anything; those files are not published, the pool's render with its stack's
+    outputs is."""
+    account = memory_account()
+    r = renderer(account, secret_key=encrypted(account, SECRET))
+    r.render_all({})  # placeholders
+    assert sorted(f.key.split("/")[1] for f in r.clm.generated.values()) == ["etcd"]
+    r.clm.publish()  # no KMS key needed: nothing of the placeholder render is uploaded
+
+    r.render_node_pool_stack("master", {"stack_outputs": OUTPUTS})
+
+    assert sorted(f.key.split("/")[1] for f in r.clm.generated.values()) == ["etcd", "master"]
+    r.clm.publish()
+    assert sorted(key.split("/")[1] for _, key in account.objects) == ["etcd", "master"]
+
+
 def test_files_to_encrypt_need_the_key() -> None:
     with pytest.raises(ConfigError, match="KMS key"):
         files_archive("files:\n- {path: /a, data: YQ==, encrypted: true}\n", "",

@@ -40,7 +40,7 @@ def git(*args: str, cwd: Path) -> str:
 
 def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
     """What CLM finds in a cluster's account, made on moto: a VPC of its own with a node subnet
-    per zone, the etcd KMS key, and a certificate for the API server's domain."""
+    per zone, the etcd KMS key, the API server's DNS zone and a certificate for it."""
     ec2 = boto3.Session(region_name=REGION).client("ec2")
     vpc = ec2.create_vpc(CidrBlock="172.31.0.0/16")["Vpc"]["VpcId"]
     for n, zone in enumerate("abc"):
@@ -55,6 +55,9 @@ def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
     acm = boto3.Session(region_name=REGION).client("acm")
     domain = cluster_host.split(".", 1)[1]
     acm.request_certificate(DomainName=f"*.{domain}")
+    route53 = boto3.Session(region_name=REGION).client("route53")
+    if not route53.list_hosted_zones_by_name(DNSName=domain)["HostedZones"]:
+        route53.create_hosted_zone(Name=domain, CallerReference=domain)
     return {"vpc_id": vpc}
 
 
