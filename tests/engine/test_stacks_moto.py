@@ -143,7 +143,6 @@ def test_a_broken_template_fails_with_the_stacks_reason(
         apply(stacks, cluster, node_pool_stack(cluster, "default", template))
 
 
-@pytest.mark.filterwarnings("ignore:Tried to parse AWS..AutoScaling..LifecycleHook")
 def test_a_resource_type_aws_knows_is_accepted_where_moto_does_not_model_it(
     stacks: CloudFormationStacks, cluster: Cluster, aws: Any
 ) -> None:
