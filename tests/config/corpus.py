@@ -15,11 +15,11 @@ import pytest
 
 from clmgit.adapters.aws.clmaccount import Vpc
 from clmgit.config.clmfuncs import clm_functions
-from clmgit.config.computed import clm_cluster, clm_pool, defaults_data
+from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
 from clmgit.convert.tree import convert_tree
-from clmgit.model import Cluster, NodePool
+from clmgit.model import Cluster
 from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit.sandbox.corpus import corpus_bundle
 
@@ -46,16 +46,6 @@ def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
         files[name] = blobs[header_end + 1:header_end + 1 + size].decode()
         pos = header_end + 1 + size + 1
     return files
-
-
-def go_pool(pool: NodePool) -> dict[str, Any]:
-    """`NodePool` as CLM's templates see it: the project's own (`computed.clm_pool`)."""
-    return clm_pool(pool)
-
-
-def go_cluster(cluster: Cluster, items: dict[str, str]) -> dict[str, Any]:
-    """`Cluster` as CLM's templates see it: the project's own (`computed.clm_cluster`)."""
-    return clm_cluster(cluster, items)
 
 
 class CorpusRenderer:
