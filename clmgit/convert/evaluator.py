@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from clmgit.convert import gofmt
+from clmgit.config import gofmt
 from clmgit.convert import nodes as go
 from clmgit.convert.parser import GoTemplateError
 
