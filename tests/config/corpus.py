@@ -18,6 +18,7 @@ from clmgit.config.clmfuncs import clm_functions
 from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
+from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import Cluster
 from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
@@ -34,18 +35,8 @@ def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
     repo = tmp / "koa.git"
     if not repo.exists():
         subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(repo)], check=True)
-    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", branch,
-                            "cluster"], check=True, capture_output=True, text=True).stdout.split()
-    blobs = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"],
-                           input="".join(f"{branch}:{n}\n" for n in names).encode(), check=True,
-                           capture_output=True).stdout
-    files, pos = {}, 0
-    for name in names:
-        header_end = blobs.index(b"\n", pos)
-        size = int(blobs[pos:header_end].split()[2])
-        files[name] = blobs[header_end + 1:header_end + 1 + size].decode()
-        pos = header_end + 1 + size + 1
-    return files
+    files = read_source(str(repo), branch).files  # as `clmgit convert` reads it: links resolved
+    return {path: data.decode() for path, data in files.items()}
 
 
 class CorpusRenderer:
