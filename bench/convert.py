@@ -26,8 +26,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from clmgit.convert.clmdata import sample_clusters
 from clmgit.convert.migrate import read_source
-from clmgit.convert.samples import sample_clusters
 from clmgit.convert.tree import convert_tree
 from clmgit.model import cluster_to_dict
 from clmgit.registry.file import clusters_yaml

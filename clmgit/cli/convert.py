@@ -109,7 +109,7 @@ def _convert_all(sources: list[Source]) -> list[Migration]:
 
 def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source) -> None:
     from clmgit.convert import migrate
-    from clmgit.convert.samples import describe_sample, sample_clusters
+    from clmgit.convert.clmdata import describe_sample, sample_clusters
 
     listed: list[Cluster] | None = None
     if registry:
@@ -134,7 +134,7 @@ def _ec2(choice: Ec2Source) -> Any:
     import boto3
 
     from clmgit.adapters.aws.ec2info import Ec2Info
-    from clmgit.convert.samples import OfflineEc2
+    from clmgit.convert.clmdata import OfflineEc2
 
     if choice is Ec2Source.offline:
         return OfflineEc2()

@@ -8,7 +8,7 @@ under the record's config items; then every other template with `.Cluster` and `
 templates of `node-pools/<profile>/` once per node pool of that profile with `.NodePool` too.
 Both sides get the same data, built as clmgit's renderer builds it (`clmgit.config.computed`,
 the Go original rendering the files the values need, as CLM does) on a stand-in for the
-cluster's account (`samples.SampleAccount`) with the chosen EC2 answers; so any difference is the
+cluster's account (`clmdata.SampleAccount`) with the chosen EC2 answers; so any difference is the
 conversion's.
 """
 
@@ -28,9 +28,9 @@ from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
 from clmgit.convert.both import first_difference
+from clmgit.convert.clmdata import SampleAccount
 from clmgit.convert.nodes import Parsed
 from clmgit.convert.parser import parse
-from clmgit.convert.samples import SampleAccount
 from clmgit.model import Cluster
 
 DEFAULTS = "cluster/config-defaults.yaml"

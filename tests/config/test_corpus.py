@@ -8,9 +8,9 @@ import yaml
 
 from clmgit.config.computed import ClmSession
 from clmgit.config.defaults import with_defaults
-from clmgit.convert.samples import SAMPLE_ENVIRONMENTS as ENVIRONMENTS
-from clmgit.convert.samples import SAMPLE_POOLS as POOLS
-from clmgit.convert.samples import registry_items
+from clmgit.convert.clmdata import SAMPLE_ENVIRONMENTS as ENVIRONMENTS
+from clmgit.convert.clmdata import SAMPLE_POOLS as POOLS
+from clmgit.convert.clmdata import registry_items
 from clmgit.model import Cluster
 
 from .conftest import cluster

@@ -7,7 +7,7 @@ import base64
 from dataclasses import replace
 
 from clmgit.config.computed import ClmSession
-from clmgit.convert.samples import OfflineEc2, SampleAccount, registry_items, sample_clusters
+from clmgit.convert.clmdata import OfflineEc2, SampleAccount, registry_items, sample_clusters
 
 
 def test_sample_clusters_cover_the_trees_profiles_and_keep_a_spot_pool() -> None:
