@@ -152,7 +152,7 @@ def test_the_rendered_diff_is_capped_with_a_note(pinned: Fleet) -> None:
     assert f"{len(rendered.omitted)} more changed file(s) not shown" in rendered.note
 
 
-def test_preview_report_markdown_fences_the_diff(pinned: Fleet) -> None:
+def test_the_report_in_markdown_fences_the_diff(pinned: Fleet) -> None:
     ws = open_workspace(str(pinned.path))
     text = format_report(preview(ws, source="dev", target="beta", groups=["canary"]), markdown=True)
     assert text.startswith("### `canary`: `")
