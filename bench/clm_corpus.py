@@ -1,5 +1,5 @@
 """[5/8]: kubernetes-on-aws (../shared/corpus, dev) rendered with CLM's function library after
-the test helper's Go→Jinja conversion: every file a cluster gets (defaults, 251 manifests, main and
+its conversion by `clmgit.convert`: every file a cluster gets (defaults, 251 manifests, main and
 etcd stacks, 4 node pools' stacks, user data, files and Karpenter profile), with the values the
 project computes (`clmgit.config.computed` on an in-memory account: discovered subnets, each
 pool's instance info, gzipped user data, generated files' S3 paths).
@@ -10,7 +10,7 @@ Measured, for clusters of the test/production/e2e environments:
 - the first cluster at the SHA in a fresh process whose compile cache an earlier process filled
   (the converted text given, as a converted repository's files would be; reading it from git is
   measured by bench/render.py);
-- the same with an empty compile cache, and the conversion itself (a test helper until [6/8]).
+- the same with an empty compile cache, and the conversion itself (`convert_tree`).
 
 Run: `.venv/bin/python -m bench.clm_corpus` (prints the figures).
 """
@@ -25,11 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from clmgit.convert.tree import convert_tree
+
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "tests"))
 
 from config.corpus import CorpusEc2, CorpusRenderer, corpus_files  # noqa: E402
-from config.goconvert import convert  # noqa: E402
 from config.test_corpus import rendered_manifests, rendered_stacks  # noqa: E402
 
 RUNS = 7
@@ -66,7 +67,8 @@ def figures() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         files = corpus_files(Path(tmp))
         start = time.perf_counter()
-        converted = {p: convert(t) for p, t in files.items() if p.endswith(".yaml")}
+        converted = convert_tree({p: t.encode() for p, t in files.items()
+                                  if p.endswith(".yaml")}).files
         convert_ms = (time.perf_counter() - start) * 1000
         renderer = CorpusRenderer(files, CorpusEc2(), converted=converted)
         count = render_cluster(renderer, "test")  # warm-up

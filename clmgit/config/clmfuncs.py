@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Protocol
 
 from cryptography import x509
@@ -43,6 +42,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config import helpers, quantity
+from clmgit.config.gofmt import sprint_value
 from clmgit.config.helpers import HelperError
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
@@ -81,51 +81,6 @@ def _int(value: Any, function: str) -> int:
     return value
 
 
-def go_string(value: Any) -> str:
-    """`value` as Go's `fmt.Sprint` prints it: booleans `true`/`false`, floats in Go's shortest
-    form (`1e+06`, `0.5`, `3`), lists `[a b]`, maps `map[k:v]` with sorted keys."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogateescape")
-    if value is None:
-        return "<nil>"
-    if isinstance(value, float):
-        return _go_float(value)
-    if isinstance(value, Mapping):
-        items = " ".join(f"{go_string(k)}:{go_string(value[k])}" for k in sorted(value, key=str))
-        return f"map[{items}]"
-    if isinstance(value, list | tuple):
-        return "[" + " ".join(go_string(v) for v in value) + "]"
-    return str(value)
-
-
-def _go_float(value: float) -> str:
-    """Go's `%v` of a float64: the shortest digits that read back the same, in exponent form
-    when the exponent is below -4 or 6 and more (`1e+06`, `123456`, `0.0001`, `1e-05`)."""
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    if value == 0:
-        return "-0" if math.copysign(1, value) < 0 else "0"
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    point = len(text) + int(exponent)  # digits before the decimal point
-    x = point - 1
-    prefix = "-" if sign else ""
-    if x < -4 or x >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if x < 0 else '+'}{abs(x):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{text}"
-    if point >= len(text):
-        return f"{prefix}{text}{'0' * (point - len(text))}"
-    return f"{prefix}{text[:point]}.{text[point:]}"
-
-
 # -- text and encodings ------------------------------------------------------------------------
 
 def base64_encode(value: Any) -> str:
@@ -159,16 +114,16 @@ def join(separator: Any, items: Any) -> str:
     if isinstance(items, str):
         parts = [items]
     elif isinstance(items, list | tuple):
-        parts = [go_string(item) for item in items if item is not None]
+        parts = [sprint_value(item) for item in items if item is not None]
     else:
-        parts = [go_string(items)]
+        parts = [sprint_value(items)]
     return _string(separator, "join").join(parts)
 
 
 def indent(spaces: Any, value: Any) -> str:
     """sprig's `indent`: every line of `value`, the first included, after `spaces` spaces."""
     pad = " " * _int(spaces, "indent")
-    return pad + go_string(value).replace("\n", "\n" + pad)
+    return pad + sprint_value(value).replace("\n", "\n" + pad)
 
 
 def has_prefix(value: Any, prefix: Any) -> bool:

@@ -6,7 +6,9 @@ compared byte for byte.
 Per cluster, as CLM renders it: `config-defaults.yaml` with the record alone, its keys merged
 under the record's config items; then every other template with `.Cluster` and `.Values`, and the
 templates of `node-pools/<profile>/` once per node pool of that profile with `.NodePool` too.
-Both sides get the same values and the same EC2 answers (`clmdata`), so any difference is the
+Both sides get the same data, built as clmgit's renderer builds it (`clmgit.config.computed`,
+the Go original rendering the files the values need, as CLM does) on a stand-in for the
+cluster's account (`clmdata.SampleAccount`) with the chosen EC2 answers; so any difference is the
 conversion's.
 """
 
@@ -20,12 +22,13 @@ from typing import Any
 
 from clmgit.adapters.aws.ec2info import Ec2Info
 from clmgit.config.clmfuncs import aws_session, clm_functions
+from clmgit.config.computed import ClmSession, defaults_data
 from clmgit.config.defaults import parse_defaults, with_defaults
 from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
 from clmgit.convert.both import first_difference
-from clmgit.convert.clmdata import go_cluster, go_values, pool_values
+from clmgit.convert.clmdata import SampleAccount
 from clmgit.convert.nodes import Parsed
 from clmgit.convert.parser import parse
 from clmgit.model import Cluster
@@ -84,12 +87,14 @@ class Checker:
         return result
 
     def _check_cluster(self, cluster: Cluster, result: CheckResult) -> None:
-        defaults_go = self._compare(cluster, DEFAULTS, {"Cluster": go_cluster(cluster),
-                                                        "Values": {}}, result)
+        defaults_go = self._compare(cluster, DEFAULTS, defaults_data(cluster), result)
         if defaults_go is None:
             return  # nothing else renders as CLM would without the defaults
         merged = with_defaults(cluster, parse_defaults(defaults_go, DEFAULTS))
-        root = {"Cluster": go_cluster(merged), "Values": go_values(merged)}
+        clm = ClmSession(merged, SampleAccount(merged, self.ec2))
+        tree = frozenset(self.paths)
+        root = {"Cluster": clm.cluster_data(), "NodePool": None,
+                "Values": clm.values({}, tree=tree, render=self._render_go_once)}
         shared = [p for p in self.paths if p != DEFAULTS and not p.startswith(NODE_POOLS)]
         self._compare_all(cluster, shared, root, result, suffix="")
         for pool in merged.node_pools:
@@ -97,10 +102,17 @@ class Checker:
             paths = [p for p in self.paths if p.startswith(prefix)]
             if not paths:
                 continue
-            data = {"Cluster": root["Cluster"], "Values": pool_values(merged, pool, self.ec2),
-                    "NodePool": next(p for p in root["Cluster"]["NodePools"]
-                                     if p["Name"] == pool.name)}
+            data = {"Cluster": root["Cluster"], "NodePool": clm.pool_data(pool),
+                    "Values": clm.pool_values(pool, {}, tree=tree, render=self._render_go_once)}
             self._compare_all(cluster, paths, data, result, suffix=f"@{pool.name}")
+
+    def _render_go_once(self, path: str, data: Any) -> str:
+        """A file CLM renders to compute a value (`files.yaml`, `userdata.yaml`), from the Go
+        original; a failure shows as that file's difference when it is compared."""
+        try:
+            return self.render_go(path, data, {})
+        except Exception:  # noqa: BLE001 - reported when the file itself is compared
+            return ""
 
     def _compare_all(self, cluster: Cluster, paths: list[str], data: dict[str, Any],
                      result: CheckResult, *, suffix: str) -> None:

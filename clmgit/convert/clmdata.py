@@ -1,9 +1,8 @@
-"""CLM's template data — `.Cluster`, `.NodePool`, `.Values` with CLM's Go field names — made from
-a clmgit registry record; and what `convert --check` renders with when it has no registry or no
-AWS: sample clusters and an offline EC2 stand-in.
-
-Both renderings of a check (the Go original and the converted Jinja) get these same values, so a
-difference in output can only come from the conversion.
+"""What `convert --check` renders with where it has no registry or no AWS: sample clusters of a
+CLM repository (the config items a registry holds for kubernetes-on-aws included), an offline EC2
+stand-in, and a stand-in for the cluster's account. Both renderings of a check get the same
+values (`clmgit.config.computed` builds them from these), so a difference in output can only come
+from the conversion.
 """
 
 from __future__ import annotations
@@ -14,115 +13,16 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit
 
+from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.config.clmfuncs import Ec2Info
+from clmgit.config.computed import KMS_PREFIX
+from clmgit.config.values import hosted_zone
+from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
 
 _MIB = 2**20
-
-
-@dataclass(frozen=True)
-class GoInstanceInfo:
-    """`.Values.InstanceInfo` of a node-pool template as CLM hands it over (methods included)."""
-
-    info: InstanceInfo
-
-    @property
-    def InstanceType(self) -> str:
-        return self.info.instance_type
-
-    @property
-    def VCPU(self) -> int:
-        return self.info.vcpu
-
-    @property
-    def Memory(self) -> int:
-        return self.info.memory
-
-    @property
-    def Architecture(self) -> str:
-        return self.info.architecture
-
-    def AvailableStorage(self, storage_scale: float, root_size: int,
-                         root_scale: float) -> int:
-        """Bytes for pods: the instance storage scaled, or the root volume's if there is none."""
-        if self.info.instance_storage_devices == 0:
-            return int(root_size * root_scale)
-        return int(storage_scale * self.info.instance_storage_devices
-                   * self.info.instance_storage_device_size)
-
-    def MemoryFraction(self, percent: int) -> int:
-        return percent * self.info.memory // 100
-
-
-def go_pool(pool: NodePool) -> dict[str, Any]:
-    """`.NodePool` (and an entry of `.Cluster.NodePools`)."""
-    items = dict(pool.config_items)
-    taints = []
-    for taint in filter(None, items.get("taints", "").split(",")):
-        key_value, _, effect = taint.partition(":")
-        key, _, value = key_value.partition("=")
-        taints.append({"Key": key, "Value": value, "Effect": effect})
-    return {
-        "Name": pool.name, "Profile": pool.profile, "InstanceTypes": list(pool.instance_types),
-        "DiscountStrategy": pool.discount_strategy, "MinSize": pool.min_size,
-        "MaxSize": pool.max_size, "ConfigItems": items,
-        "IsSpot": pool.discount_strategy == "spot", "IsMaster": pool.profile.startswith("master"),
-        "IsKarpenter": pool.profile == "worker-karpenter", "Taints": taints,
-        "KarpenterInstanceTypeStrategy": (
-            "default-for-karpenter" if pool.instance_types == ("default-for-karpenter",)
-            else "custom"),
-        "KarpenterRequirements": [],
-    }
-
-
-def go_cluster(cluster: Cluster) -> dict[str, Any]:
-    """`.Cluster`: the record with its config items as they are (defaults merged or not)."""
-    return {
-        "ID": cluster.id, "LocalID": cluster.local_id, "Alias": cluster.alias,
-        "Environment": cluster.environment, "Region": cluster.region,
-        "InfrastructureAccount": cluster.infrastructure_account,
-        "APIServerURL": cluster.api_server_url, "Owner": cluster.owner,
-        "Channel": cluster.channel, "Provider": cluster.provider,
-        "CriticalityLevel": cluster.criticality_level, "LifecycleStatus": cluster.lifecycle_status,
-        "ConfigItems": dict(cluster.config_items),
-        "NodePools": [go_pool(p) for p in cluster.node_pools],
-    }
-
-
-def go_values(cluster: Cluster) -> dict[str, Any]:
-    """`.Values`: the facts CLM looks up in the cluster's account before rendering (VPC,
-    subnets, hosted zone, stack outputs), derived from the record: a check has no account to
-    ask, and both renderings get the same."""
-    host = urlsplit(cluster.api_server_url).hostname or f"{cluster.local_id}.example.org"
-    zones = [f"{cluster.region}{z}" for z in "abc"]
-    subnets = {z: "subnet-" + _digest(cluster.id, z)[:17] for z in zones}
-    account = cluster.infrastructure_account.rpartition(":")[2]
-    return {
-        "hosted_zone": host,
-        "vpc_ipv4_cidr": "172.31.0.0/16",
-        "vpc_ipv6_cidrs": [],
-        "availability_zones": zones,
-        "subnets": {**subnets, "*": ",".join(subnets[z] for z in zones)},
-        "load_balancer_certificate":
-            f"arn:aws:acm:{cluster.region}:{account}:certificate/{_digest(cluster.id)[:12]}",
-        "supports_t2_unlimited": True,
-        "S3GeneratedFilesPath": f"s3://{cluster.local_id}-files/generated/files.tar.gz",
-        "ClusterStackOutputs": {"EtcdEncryptionKey": _digest(cluster.id, "etcd")[:16]},
-        "etcd_kms_key_arn": f"arn:aws:kms:{cluster.region}:{account}:key/etcd",
-    }
-
-
-def pool_values(cluster: Cluster, pool: NodePool, ec2: Any) -> dict[str, Any]:
-    """`.Values` of a node pool's templates: the cluster's plus its first instance type and the
-    user data CLM passes to the pool's stack."""
-    first = pool.instance_types[0] if pool.instance_types else "m5.large"
-    if first == "default-for-karpenter":
-        first = "m5.large"
-    return {**go_values(cluster), "InstanceInfo": GoInstanceInfo(ec2.instance_info(first)),
-            "UserData": "H4sIAAAAAAAA/w=="}
 
 
 def _digest(*parts: str) -> str:
@@ -159,6 +59,64 @@ class OfflineEc2:
                             architecture="arm64" if extra.startswith("g") else "amd64")
 
 
+# -- the cluster's account without AWS --------------------------------------------------------
+
+_VPC_CIDR = "172.31.0.0/16"
+_ZONES = "abc"
+
+
+@dataclass(frozen=True)
+class SampleAccount:
+    """The account CLM would ask about `cluster` (`clmgit.config.computed.ClmAccount`), made up
+    from the record, for a check that may ask EC2 (`ec2`) and nothing else: the registry's VPC or
+    one; a subnet per zone (those the `subnets` item lists, else one in each of the region's
+    zones a, b, c); a certificate for the API server's zone; KMS keys by their alias. There is no
+    KMS: an `aws:kms:` item reads as written. Nothing is encrypted or uploaded."""
+
+    cluster: Cluster
+    ec2: Ec2Info
+
+    def ami_id(self, name: str, owner: str) -> str:
+        return self.ec2.ami_id(name, owner)
+
+    def instance_info(self, instance_type: str) -> InstanceInfo:
+        return self.ec2.instance_info(instance_type)
+
+    def default_vpc(self) -> Vpc:
+        return self.vpc("vpc-" + _digest(self.cluster.id)[:17])
+
+    def vpc(self, vpc_id: str) -> Vpc:
+        return Vpc(vpc_id, _VPC_CIDR)
+
+    def subnets(self, vpc_id: str) -> tuple[Subnet, ...]:
+        listed = self.cluster.config_items.get("subnets")
+        ids = (listed.split(",") if listed else
+               ["subnet-" + _digest(self.cluster.id, zone)[:17] for zone in _ZONES])
+        return tuple(Subnet(subnet, self.cluster.region + _ZONES[i % len(_ZONES)])
+                     for i, subnet in enumerate(ids))
+
+    def key_arn(self, key_id: str) -> str:
+        return f"{self._arn('kms')}:key/{key_id.removeprefix('alias/')}"
+
+    def decrypt(self, ciphertext: bytes, *, what: str) -> bytes:
+        return KMS_PREFIX.encode() + base64.b64encode(ciphertext)
+
+    def encrypt(self, key_id: str, plaintext: bytes, *, what: str) -> bytes:
+        raise ConfigError(f"convert --check encrypts nothing ({what})")
+
+    def certificates(self) -> tuple[Certificate, ...]:
+        zone = hosted_zone(self.cluster.api_server_url)
+        return (Certificate(f"{self._arn('acm')}:certificate/{_digest(zone)[:12]}",
+                            (f"*.{zone}",), dt.datetime(2034, 1, 1, tzinfo=dt.UTC)),)
+
+    def put_object(self, bucket: str, key: str, body: bytes) -> None:
+        raise ConfigError(f"convert --check uploads nothing (s3://{bucket}/{key})")
+
+    def _arn(self, service: str) -> str:
+        account = self.cluster.infrastructure_account.removeprefix("aws:")
+        return f"arn:aws:{service}:{self.cluster.region}:{account}"
+
+
 # -- sample clusters ------------------------------------------------------------------------------
 
 SAMPLE_ENVIRONMENTS = ("test", "production", "e2e")
@@ -188,7 +146,7 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
     return [Cluster(id=f"aws:123456789012:eu-central-1:kube-{env}", alias=f"kube-{env}",
                     infrastructure_account="aws:123456789012", region="eu-central-1",
                     local_id=f"kube-{env}", api_server_url=f"https://kube-{env}.example.org",
-                    channel=channel, environment=env, config_items=_registry_items(),
+                    channel=channel, environment=env, config_items=registry_items(),
                     node_pools=tuple(pools))
             for env in SAMPLE_ENVIRONMENTS]
 
@@ -201,13 +159,13 @@ def describe_sample(clusters: list[Cluster]) -> str:
     return f"{len(clusters)} sample clusters (environments {envs}; node pools {pools})"
 
 
-@functools.cache
-def _registry_items() -> dict[str, str]:
+def registry_items() -> dict[str, str]:
+    """The config items a registry holds for a kubernetes-on-aws cluster (`vpc_id` and `subnets`
+    are discovered), with certificates and keys made once per process."""
     return {**_PLAIN_ITEMS, **_secrets()}
 
 
 _PLAIN_ITEMS = {
-    "vpc_id": "vpc-0123456789abcdef0",
     "availability_zones": "eu-central-1a,eu-central-1b,eu-central-1c",
     "ca_cert_decompressed": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
     "etcd_endpoints": "https://etcd-server.etcd.example.org:2379",
@@ -228,6 +186,7 @@ _PLAIN_ITEMS = {
 }
 
 
+@functools.cache
 def _secrets() -> dict[str, str]:
     """Certificates and keys as the registry holds them (base64 of PEM), one key for all."""
     from cryptography import x509  # only a check without a registry needs them

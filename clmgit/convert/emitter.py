@@ -17,28 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from clmgit.convert.nodes import (
-    Action,
-    Branch,
-    Chain,
-    Command,
-    Comment,
-    Define,
-    Dot,
-    Field,
-    Identifier,
-    Literal,
-    LoopControl,
-    Node,
-    Operand,
-    Parsed,
-    Pipe,
-    SubPipe,
-    Tag,
-    Template,
-    Text,
-    Variable,
-)
+from clmgit.convert import nodes as go
 from clmgit.convert.parser import GO_SPACE, GoTemplateError
 
 ROOT_FIELDS = ("Cluster", "Values", "NodePool")  # CLM's template data
@@ -69,13 +48,13 @@ class _Scope:
     dot: str | None  # the Jinja expression of the dot; None: the root
 
 
-def to_jinja(parsed: Parsed, usage: Usage | None = None) -> str:
+def to_jinja(parsed: go.Parsed, usage: Usage | None = None) -> str:
     """The Jinja2 text of a parsed Go template."""
     return _Emitter(parsed, usage or Usage()).emit()
 
 
 class _Emitter:
-    def __init__(self, parsed: Parsed, usage: Usage) -> None:
+    def __init__(self, parsed: go.Parsed, usage: Usage) -> None:
         self.parsed = parsed
         self.usage = usage
         self.out: list[str] = []
@@ -91,19 +70,19 @@ class _Emitter:
         # definition: every define goes first (it prints nothing where it stood).
         nodes = self.parsed.nodes
         for node in nodes:
-            if isinstance(node, Define):
+            if isinstance(node, go.Define):
                 self.define(node)
         for i, node in enumerate(nodes):
-            if isinstance(node, Define):
+            if isinstance(node, go.Define):
                 if node.is_block:
                     self.template(node.tag, node.name, node.block_pipe, counted=False,
                                   trim_right=node.end_tag.trim_right)
                 continue
-            if isinstance(node, Text):
+            if isinstance(node, go.Text):
                 before = nodes[i - 1] if i else None
                 after = nodes[i + 1] if i + 1 < len(nodes) else None
-                self.text(node, trimmed_left=isinstance(before, Define),
-                          trimmed_right=isinstance(after, Define))
+                self.text(node, trimmed_left=isinstance(before, go.Define),
+                          trimmed_right=isinstance(after, go.Define))
                 continue
             self.node(node)
         return "".join(self.out)
@@ -113,30 +92,31 @@ class _Emitter:
 
     # statements
 
-    def nodes(self, nodes: list[Node]) -> None:
+    def nodes(self, nodes: list[go.Node]) -> None:
         for node in nodes:
             self.node(node)
 
-    def node(self, node: Node) -> None:
-        if isinstance(node, Text):
+    def node(self, node: go.Node) -> None:
+        if isinstance(node, go.Text):
             self.text(node)
-        elif isinstance(node, Comment):
+        elif isinstance(node, go.Comment):
             self.usage.constructs["comment"] += 1
             body = node.text.replace("#}", "# }")
             self.out.append(self._tag("{#", node.tag.trim_left, body, "#}", node.tag.trim_right,
                                       pad=""))
-        elif isinstance(node, Action):
+        elif isinstance(node, go.Action):
             self.action(node)
-        elif isinstance(node, Branch):
+        elif isinstance(node, go.Branch):
             self.branch(node)
-        elif isinstance(node, Define):
+        elif isinstance(node, go.Define):
             self.define(node)
-        elif isinstance(node, Template):
+        elif isinstance(node, go.Template):
             self.template(node.tag, node.name, node.pipe)
-        elif isinstance(node, LoopControl):
+        elif isinstance(node, go.LoopControl):
             raise self.refuse(node.tag.line, f"{{{{{node.word}}}}}")
 
-    def text(self, node: Text, *, trimmed_left: bool = False, trimmed_right: bool = False) -> None:
+    def text(self, node: go.Text, *, trimmed_left: bool = False,
+             trimmed_right: bool = False) -> None:
         # A marker stays Jinja's job only where Jinja (any white space) trims what Go (spaces,
         # tabs, newlines) trims; otherwise the text is written trimmed and the marker dropped.
         # Beside a define (moved to the top) the text is written as Go trims it.
@@ -163,7 +143,7 @@ class _Emitter:
                 self.out[-1] = chunk[:-3] + end[1:]
                 return
 
-    def _open(self, tag: Tag, body: str) -> str:
+    def _open(self, tag: go.Tag, body: str) -> str:
         return self._tag("{%", tag.trim_left, body, "%}", tag.trim_right)
 
     def _tag(self, start: str, trim_left: bool, body: str, end: str, trim_right: bool, *,
@@ -172,7 +152,7 @@ class _Emitter:
         self._pending_no_left_trim = False
         return f"{start}{left}{pad}{body}{pad}{'-' if trim_right else ''}{end}"
 
-    def action(self, node: Action) -> None:
+    def action(self, node: go.Action) -> None:
         pipe = node.pipe
         if pipe.decl:
             self.out.append(self._open(node.tag, self.declare(pipe)))
@@ -181,7 +161,7 @@ class _Emitter:
         self.out.append(self._tag("{{", node.tag.trim_left, self.pipe(pipe), "}}",
                                   node.tag.trim_right))
 
-    def declare(self, pipe: Pipe, value: str | None = None) -> str:
+    def declare(self, pipe: go.Pipe, value: str | None = None) -> str:
         """`set` for `$x := pipe` or `$x = pipe` (without its tag)."""
         value = value if value is not None else self.pipe(pipe)
         (name,) = pipe.decl
@@ -222,7 +202,7 @@ class _Emitter:
         current = self.scopes[-1].dot
         self.scopes.append(_Scope({}, current if dot is ... else dot))
 
-    def branch(self, node: Branch) -> None:
+    def branch(self, node: go.Branch) -> None:
         self.usage.constructs[node.kind] += 1
         if node.kind == "range":
             self.range_(node)
@@ -233,7 +213,7 @@ class _Emitter:
             word = "endfor" if node.kind == "range" else "endif"
             self.out.append(self._open(node.end_tag, word))
 
-    def if_or_with(self, node: Branch, word: str) -> None:
+    def if_or_with(self, node: go.Branch, word: str) -> None:
         pipe = node.pipe
         if node.kind == "with":
             self.counter += 1
@@ -264,17 +244,17 @@ class _Emitter:
         self.scopes.pop()
         self.orelse(node)
 
-    def _with_tag(self, tag: Tag, word: str, dot: str, value: str) -> str:
+    def _with_tag(self, tag: go.Tag, word: str, dot: str, value: str) -> str:
         if word == "elif":
             raise self.refuse(tag.line, "{{else with}}")
         return (self._tag("{%", tag.trim_left, f"set {dot} = {value}", "%}", False)
                 + self._tag("{%", False, f"if {dot}", "%}", tag.trim_right))
 
-    def orelse(self, node: Branch) -> None:
+    def orelse(self, node: go.Branch) -> None:
         if node.else_tag is None:
             return
         first = node.orelse[0] if node.orelse else None
-        if isinstance(first, Branch) and first.chained:
+        if isinstance(first, go.Branch) and first.chained:
             if first.kind == "with":
                 raise self.refuse(node.else_tag.line, "{{else with}}")
             self.usage.constructs["else if"] += 1
@@ -285,7 +265,7 @@ class _Emitter:
         self.nodes(node.orelse)
         self.scopes.pop()
 
-    def range_(self, node: Branch) -> None:
+    def range_(self, node: go.Branch) -> None:
         pipe = node.pipe
         self.counter += 1
         source = f"range{self.counter}"
@@ -320,7 +300,7 @@ class _Emitter:
             self.nodes(node.orelse)
             self.scopes.pop()
 
-    def define(self, node: Define) -> None:
+    def define(self, node: go.Define) -> None:
         self.usage.constructs["block" if node.is_block else "define"] += 1
         name = _macro_name(node.name)
         self.defined.add(node.name)
@@ -331,7 +311,7 @@ class _Emitter:
         self.out.append(self._open(node.end_tag, "endmacro"))
         self.scopes = saved
 
-    def template(self, tag: Tag, name: str, pipe: Pipe | None, *, counted: bool = True,
+    def template(self, tag: go.Tag, name: str, pipe: go.Pipe | None, *, counted: bool = True,
                  trim_right: bool | None = None) -> None:
         if counted:
             self.usage.constructs["template"] += 1
@@ -343,22 +323,22 @@ class _Emitter:
 
     # expressions
 
-    def pipe(self, pipe: Pipe) -> str:
+    def pipe(self, pipe: go.Pipe) -> str:
         value: str | None = None
         for command in pipe.commands:
             value = self.command(command, value, pipe.line)
         assert value is not None
         return value
 
-    def command(self, command: Command, piped: str | None, line: int) -> str:
+    def command(self, command: go.Command, piped: str | None, line: int) -> str:
         head, args = command.args[0], list(command.args[1:])
-        if isinstance(head, Identifier):
+        if isinstance(head, go.Identifier):
             values = [self.operand(a, line) for a in args]
             if piped is not None:
                 values.append(piped)
             return self.call(head.name, values, line)
         if args or piped is not None:
-            if isinstance(head, Field | Chain | Variable) and _names(head):
+            if isinstance(head, go.Field | go.Chain | go.Variable) and _names(head):
                 values = [self.operand(a, line) for a in args]
                 if piped is not None:
                     values.append(piped)
@@ -406,26 +386,26 @@ class _Emitter:
             raise self.refuse(line, "print of values that may not be strings")
         return "(" + " ~ ".join(values) + ")"
 
-    def operand(self, op: Operand, line: int) -> str:
-        if isinstance(op, Literal):
+    def operand(self, op: go.Operand, line: int) -> str:
+        if isinstance(op, go.Literal):
             return _literal(op)
-        if isinstance(op, Dot):
+        if isinstance(op, go.Dot):
             return self.dot()
-        if isinstance(op, Field):
+        if isinstance(op, go.Field):
             dot = self.scopes[-1].dot
             if dot is None:
                 self.usage.constructs["field"] += 1
                 return ".".join(op.names)
             return ".".join((dot, *op.names))
-        if isinstance(op, Variable):
+        if isinstance(op, go.Variable):
             if op.name == "$" and op.names and not any("$" in s.names for s in self.scopes):
                 return ".".join(op.names)
             return ".".join((self.lookup(op.name, line), *op.names))
-        if isinstance(op, Chain):
+        if isinstance(op, go.Chain):
             return ".".join((f"({self.operand(op.operand, line)})", *op.names))
-        if isinstance(op, SubPipe):
+        if isinstance(op, go.SubPipe):
             return f"({self.pipe(op.pipe)})"
-        if isinstance(op, Identifier):
+        if isinstance(op, go.Identifier):
             return self.call(op.name, [], line)
         raise AssertionError(op)
 
@@ -434,8 +414,8 @@ class _Emitter:
         return self.root() if dot is None else dot
 
 
-def _names(op: Operand) -> tuple[str, ...]:
-    return op.names if isinstance(op, Field | Chain | Variable) else ()
+def _names(op: go.Operand) -> tuple[str, ...]:
+    return op.names if isinstance(op, go.Field | go.Chain | go.Variable) else ()
 
 
 def _macro_name(name: str) -> str:
@@ -450,7 +430,7 @@ def _index(target: str, key: str) -> str:
     return f"({target}[{key}] if {target} is not mapping or {key} in {target} else {zero})"
 
 
-def _literal(op: Literal) -> str:
+def _literal(op: go.Literal) -> str:
     value = op.value
     if value is None:
         return "none"
@@ -483,13 +463,13 @@ def _escape_text(text: str) -> str:
     return _BRACE_RE.sub("{{ '{' }}", text).replace("\r", "{{ '\\r' }}")
 
 
-def _assigned_names(nodes: list[Node]) -> set[str]:
+def _assigned_names(nodes: list[go.Node]) -> set[str]:
     found: set[str] = set()
     for node in nodes:
-        if isinstance(node, Action) and node.pipe.assign:
+        if isinstance(node, go.Action) and node.pipe.assign:
             found.update(node.pipe.decl)
-        if isinstance(node, Branch):
+        if isinstance(node, go.Branch):
             found |= _assigned_names(node.body) | _assigned_names(node.orelse)
-        if isinstance(node, Define):
+        if isinstance(node, go.Define):
             found |= _assigned_names(node.body)
     return found

@@ -19,28 +19,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from clmgit.convert import gofmt
-from clmgit.convert.nodes import (
-    Action,
-    Branch,
-    Chain,
-    Command,
-    Comment,
-    Define,
-    Dot,
-    Field,
-    Identifier,
-    Literal,
-    LoopControl,
-    Node,
-    Operand,
-    Parsed,
-    Pipe,
-    SubPipe,
-    Template,
-    Text,
-    Variable,
-)
+from clmgit.config import gofmt
+from clmgit.convert import nodes as go
 from clmgit.convert.parser import GoTemplateError
 
 MISSING_KEY_OPTIONS = ("error", "default")
@@ -67,7 +47,7 @@ class _Continue(Exception):
     pass
 
 
-def render(parsed: Parsed, data: Any, functions: Mapping[str, Callable[..., Any]], *,
+def render(parsed: go.Parsed, data: Any, functions: Mapping[str, Callable[..., Any]], *,
            missing_key: str = "error") -> str:
     """`parsed` executed with `data` as the dot, the way Go's text/template executes it."""
     if missing_key not in MISSING_KEY_OPTIONS:
@@ -78,7 +58,7 @@ def render(parsed: Parsed, data: Any, functions: Mapping[str, Callable[..., Any]
 
 
 class _State:
-    def __init__(self, parsed: Parsed, functions: Mapping[str, Callable[..., Any]],
+    def __init__(self, parsed: go.Parsed, functions: Mapping[str, Callable[..., Any]],
                  missing_key: str, variables: list[tuple[str, Any]]) -> None:
         self.parsed = parsed
         self.functions = functions
@@ -92,11 +72,11 @@ class _State:
 
     # statements
 
-    def walk(self, nodes: list[Node], dot: Any) -> None:
+    def walk(self, nodes: list[go.Node], dot: Any) -> None:
         for node in nodes:
             self.node(node, dot)
 
-    def block(self, nodes: list[Node], dot: Any) -> None:
+    def block(self, nodes: list[go.Node], dot: Any) -> None:
         """A list with its own variable scope."""
         mark = len(self.vars)
         try:
@@ -104,34 +84,34 @@ class _State:
         finally:
             del self.vars[mark:]
 
-    def node(self, node: Node, dot: Any) -> None:
-        if isinstance(node, Text):
+    def node(self, node: go.Node, dot: Any) -> None:
+        if isinstance(node, go.Text):
             self.out.append(node.text)
-        elif isinstance(node, Action):
+        elif isinstance(node, go.Action):
             self.line = node.tag.line
             value = self.pipe(node.pipe, dot)
             if not node.pipe.decl:
                 self.out.append(print_value(value))
-        elif isinstance(node, Branch):
+        elif isinstance(node, go.Branch):
             self.line = node.tag.line
             if node.kind == "range":
                 self.range_(node, dot)
             else:
                 self.if_or_with(node, dot)
-        elif isinstance(node, Template):
+        elif isinstance(node, go.Template):
             self.line = node.tag.line
             self.template(node.name, None if node.pipe is None else self.pipe(node.pipe, dot))
-        elif isinstance(node, Define):
+        elif isinstance(node, go.Define):
             if node.is_block:
                 self.line = node.tag.line
                 arg = None if node.block_pipe is None else self.pipe(node.block_pipe, dot)
                 self.template(node.name, arg)
-        elif isinstance(node, LoopControl):
+        elif isinstance(node, go.LoopControl):
             raise _Break() if node.word == "break" else _Continue()
         else:
-            assert isinstance(node, Comment)
+            assert isinstance(node, go.Comment)
 
-    def if_or_with(self, node: Branch, dot: Any) -> None:
+    def if_or_with(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
         try:
             value = self.pipe(node.pipe, dot)
@@ -142,7 +122,7 @@ class _State:
         finally:
             del self.vars[mark:]
 
-    def range_(self, node: Branch, dot: Any) -> None:
+    def range_(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
         try:
             value = self.pipe(node.pipe, dot)
@@ -189,7 +169,7 @@ class _State:
 
     # pipelines
 
-    def pipe(self, pipe: Pipe, dot: Any) -> Any:
+    def pipe(self, pipe: go.Pipe, dot: Any) -> Any:
         self.line = pipe.line or self.line
         value: Any = _NOT_PIPED
         for command in pipe.commands:
@@ -214,37 +194,37 @@ class _State:
                 return value
         raise self.fail(f"undefined variable: {name}")
 
-    def command(self, command: Command, dot: Any, piped: Any) -> Any:
+    def command(self, command: go.Command, dot: Any, piped: Any) -> Any:
         head, args = command.args[0], list(command.args[1:])
-        if isinstance(head, Identifier):
+        if isinstance(head, go.Identifier):
             return self.call(head.name, args, dot, piped)
         extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
-        if isinstance(head, Field):
+        if isinstance(head, go.Field):
             return self.fields(dot, head.names, extra, dot)
-        if isinstance(head, Variable):
+        if isinstance(head, go.Variable):
             return self.fields(self.var(head.name), head.names, extra, dot)
-        if isinstance(head, Chain):
+        if isinstance(head, go.Chain):
             return self.fields(self.operand(head.operand, dot), head.names, extra, dot)
         if extra:
             raise self.fail("can't give argument to non-function")
         return self.operand(head, dot)
 
-    def operand(self, op: Operand | _Value, dot: Any) -> Any:
+    def operand(self, op: go.Operand | _Value, dot: Any) -> Any:
         if isinstance(op, _Value):
             return op.value
-        if isinstance(op, Literal):
+        if isinstance(op, go.Literal):
             return op.value
-        if isinstance(op, Dot):
+        if isinstance(op, go.Dot):
             return dot
-        if isinstance(op, Field):
+        if isinstance(op, go.Field):
             return self.fields(dot, op.names, [], dot)
-        if isinstance(op, Variable):
+        if isinstance(op, go.Variable):
             return self.fields(self.var(op.name), op.names, [], dot)
-        if isinstance(op, Chain):
+        if isinstance(op, go.Chain):
             return self.fields(self.operand(op.operand, dot), op.names, [], dot)
-        if isinstance(op, SubPipe):
+        if isinstance(op, go.SubPipe):
             return self.pipe(op.pipe, dot)
-        assert isinstance(op, Identifier)
+        assert isinstance(op, go.Identifier)
         return self.call(op.name, [], dot, _NOT_PIPED)
 
     def fields(self, value: Any, names: tuple[str, ...], args: list[Any], dot: Any) -> Any:
@@ -283,9 +263,9 @@ class _State:
         except Exception as e:  # noqa: BLE001 - a function's failure is the template's error
             raise self.fail(f"error calling {name}: {e}") from None
 
-    def call(self, name: str, args: list[Operand], dot: Any, piped: Any) -> Any:
+    def call(self, name: str, args: list[go.Operand], dot: Any, piped: Any) -> Any:
         extra = [] if piped is _NOT_PIPED else [_Value(piped)]
-        operands: list[Operand | _Value] = [*args, *extra]
+        operands: list[go.Operand | _Value] = [*args, *extra]
         if name in ("and", "or"):
             return self.and_or(name, operands, dot)
         builtin = _BUILTINS.get(name)
@@ -302,7 +282,7 @@ class _State:
                 raise self.fail(f"wrong number of args for {name}: got {len(values)}") from None
         return self.invoke(name, function, values)
 
-    def and_or(self, name: str, operands: list[Operand | _Value], dot: Any) -> Any:
+    def and_or(self, name: str, operands: list[go.Operand | _Value], dot: Any) -> Any:
         if not operands:
             raise self.fail(f"wrong number of args for {name}: want at least 1 got 0")
         value: Any = None

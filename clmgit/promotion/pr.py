@@ -23,7 +23,7 @@ from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
     GroupPreview,
     format_report,
-    preview_report,
+    preview,
 )
 from clmgit.promotion.promote import CONFIG_DIR, Plan
 from clmgit.workspace import Workspace
@@ -192,9 +192,8 @@ def _report(ws: Workspace, plan: Plan) -> str:
     """`clmgit diff` of a promotion; for a rollback, the commits it takes back."""
     groups = [c.group for c in plan.changes]
     if plan.source is not None:
-        return preview_report(
-            ws, source=plan.source, target=plan.target, groups=groups, sha=plan.sha, markdown=True
-        )
+        items = preview(ws, source=plan.source, target=plan.target, groups=groups, sha=plan.sha)
+        return format_report(items, markdown=True)
     return format_report(
         [_taken_back(ws, c.group, c.old, c.new) for c in plan.changes], markdown=True
     )

@@ -2,7 +2,7 @@
 unified diff of the rendered stacks and manifests of one cluster of the group (or the cluster
 asked for) between the group's pin and the new SHA, secret-looking config values masked.
 
-`preview_report` is the whole preview as text: what `clmgit diff` prints, and (as markdown) the
+`format_report` is the whole preview as text: what `clmgit diff` prints, and (as markdown) the
 body of a promotion pull request.
 """
 
@@ -118,22 +118,8 @@ def _representative(ws: Workspace, dst: Channel, group: Group) -> Cluster | None
     return None
 
 
-def preview_report(
-    ws: Workspace,
-    *,
-    source: str,
-    target: str,
-    groups: Sequence[str] = (),
-    cluster: str | None = None,
-    sha: str | None = None,
-    markdown: bool = False,
-) -> str:
-    """The whole preview as text (markdown: headings, commit lists, fenced `diff` blocks)."""
-    items = preview(ws, source=source, target=target, groups=groups, cluster=cluster, sha=sha)
-    return format_report(items, markdown=markdown)
-
-
 def format_report(items: Sequence[GroupPreview], *, markdown: bool = False) -> str:
+    """The preview as text (markdown: headings, commit lists, fenced `diff` blocks)."""
     if markdown:
         return "\n\n".join(_markdown(p) for p in items)
     return "\n".join(_plain(p) for p in items)  # each ends with a newline: a blank line between

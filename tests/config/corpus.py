@@ -1,5 +1,5 @@
 """Test helper: kubernetes-on-aws (../shared/corpus) at a branch, converted to Jinja by
-`goconvert`, rendered with the data CLM's templates see (`.Cluster`, `.NodePool`, `.Values`) as
+`clmgit.convert`, rendered with the data CLM's templates see (`.Cluster`, `.NodePool`, `.Values`) as
 the project computes it (`clmgit.config.computed`) on an in-memory account."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import pytest
 
 from clmgit.adapters.aws.clmaccount import Vpc
 from clmgit.config.clmfuncs import clm_functions
-from clmgit.config.computed import clm_cluster, clm_pool, defaults_data
+from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
-from clmgit.model import Cluster, NodePool
+from clmgit.convert.migrate import read_source
+from clmgit.convert.tree import convert_tree
+from clmgit.model import Cluster
 from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit.sandbox.corpus import corpus_bundle
-
-from .goconvert import GO_BUILTINS, convert
 
 BUNDLE = corpus_bundle()
 VPC_ID = "vpc-0123456789abcdef0"
@@ -35,28 +35,8 @@ def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
     repo = tmp / "koa.git"
     if not repo.exists():
         subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(repo)], check=True)
-    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", branch,
-                            "cluster"], check=True, capture_output=True, text=True).stdout.split()
-    blobs = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"],
-                           input="".join(f"{branch}:{n}\n" for n in names).encode(), check=True,
-                           capture_output=True).stdout
-    files, pos = {}, 0
-    for name in names:
-        header_end = blobs.index(b"\n", pos)
-        size = int(blobs[pos:header_end].split()[2])
-        files[name] = blobs[header_end + 1:header_end + 1 + size].decode()
-        pos = header_end + 1 + size + 1
-    return files
-
-
-def go_pool(pool: NodePool) -> dict[str, Any]:
-    """`NodePool` as CLM's templates see it: the project's own (`computed.clm_pool`)."""
-    return clm_pool(pool)
-
-
-def go_cluster(cluster: Cluster, items: dict[str, str]) -> dict[str, Any]:
-    """`Cluster` as CLM's templates see it: the project's own (`computed.clm_cluster`)."""
-    return clm_cluster(cluster, items)
+    files = read_source(str(repo), branch).files  # as `clmgit convert` reads it: links resolved
+    return {path: data.decode() for path, data in files.items()}
 
 
 class CorpusRenderer:
@@ -70,16 +50,12 @@ class CorpusRenderer:
         self.ec2 = ec2
         self.errors: dict[str, str] = {}  # path → why it could not be converted or compiled
         if converted is None:
-            converted = {}
-            for path, text in files.items():
-                if path.endswith(".yaml"):
-                    try:
-                        converted[path] = convert(text)
-                    except Exception as e:  # noqa: BLE001 - reported per file by the tests
-                        self.errors[path] = f"{type(e).__name__}: {e}"
+            conversion = convert_tree({p: t.encode() for p, t in files.items()
+                                       if p.endswith(".yaml")})
+            converted = conversion.files
+            self.errors = {refused.partition(":")[0]: refused for refused in conversion.refused}
         self.converted = converted
         self.env = make_environment(jinja2.DictLoader(converted))
-        self.env.globals.update(GO_BUILTINS)
         self.env.globals.update(clm_functions(ec2=ec2))
         self.templates: dict[str, Any] = {}
         for path in converted:
@@ -99,7 +75,7 @@ class CorpusRenderer:
                 done[sibling] = self._run(sibling, variables)
             return hashlib.sha256(done[sibling].encode()).hexdigest()
 
-        variables = {**self.env.globals, "_root": root, "manifestHash": manifest_hash}
+        variables = {**self.env.globals, **root, "manifestHash": manifest_hash}
         return self._run(path, variables)
 
     def _run(self, path: str, variables: dict[str, Any]) -> str:

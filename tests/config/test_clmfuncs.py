@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from clmgit.adapters.aws.ec2info import Ec2Info
-from clmgit.config.clmfuncs import NAMES, aws_session, clm_functions, go_string
+from clmgit.config.clmfuncs import NAMES, aws_session, clm_functions
 from clmgit.config.helpers import HelperError
 from clmgit.config.templates import make_environment
 from clmgit.errors import ApplyError
@@ -58,13 +58,6 @@ def test_join_and_indent_follow_sprig_and_jinja_keeps_its_filters() -> None:
 def test_booleans_print_as_go_prints_them() -> None:
     assert render("{{ t }} {{ f }} {{ hasPrefix('abc', 'ab') }}", t=True, f=False) == \
         "true false true"
-
-
-@pytest.mark.parametrize(("value", "text"), [(1e6, "1e+06"), (123456.0, "123456"), (0.5, "0.5"),
-                                             (3.0, "3"), (1e-05, "1e-05"), (0.0001, "0.0001"),
-                                             (-2.5, "-2.5"), (1.2345678e7, "1.2345678e+07")])
-def test_go_string_prints_floats_as_go_does(value: float, text: str) -> None:
-    assert go_string(value) == text
 
 
 def test_base64_decode_keeps_bytes_that_are_not_utf8() -> None:

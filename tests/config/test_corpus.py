@@ -1,77 +1,23 @@
-"""kubernetes-on-aws (../shared/corpus), converted by the test helper, rendered with CLM's
+"""kubernetes-on-aws (../shared/corpus), converted by `clmgit.convert`, rendered with CLM's
 function library for sample clusters of three environments."""
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 
 from clmgit.config.computed import ClmSession
 from clmgit.config.defaults import with_defaults
-from clmgit.model import Cluster, NodePool
+from clmgit.convert.clmdata import SAMPLE_ENVIRONMENTS as ENVIRONMENTS
+from clmgit.convert.clmdata import SAMPLE_POOLS as POOLS
+from clmgit.convert.clmdata import registry_items
+from clmgit.model import Cluster
 
 from .conftest import cluster
 from .corpus import CorpusEc2, CorpusRenderer, corpus_files
 
-POOLS = (
-    NodePool("default-master", "master-default", ("m5.large",), "none", 1, 2, {}),
-    NodePool("default-worker", "worker-splitaz", ("m5.large",), "none", 3, 6, {}),
-    NodePool("spot", "worker-splitaz", ("m5.xlarge", "m6g.large"), "spot", 0, 3, {}),
-    NodePool("karpenter", "worker-karpenter", ("m5.large",), "none", 0, 0, {}),
-)
-ENVIRONMENTS = ("test", "production", "e2e")
-# What the registry sets for a cluster (vpc_id and subnets are discovered: `computed`).
-REGISTRY_ITEMS = {
-    "availability_zones": "eu-central-1a,eu-central-1b,eu-central-1c",
-    "ca_cert_decompressed": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-    "etcd_endpoints": "https://etcd-server.etcd.example.org:2379",
-    "etcd_s3_backup_bucket": "zalando-etcd-backup-123456789012-eu-central-1",
-    "emergency_access_service_opsgenie_api_key": "opsgenie-key",
-    "skipper_ingress_encryption_key": "encryption-key",
-    "skipper_oauth2_redirect_uri_path": "/.well-known/oauth2-callback",
-    "skipper_oauth2_auth_url": "https://auth.example.org/oauth2/authorize",
-    "skipper_oauth2_token_url": "https://auth.example.org/oauth2/token",
-    "skipper_oauth2_cookie_name": "oauth-token",
-    "skipper_oauth2_ui_login": "true",
-    "skipper_oauth2_ui_login_tokeninfo_keys": "uid",
-    "vpa_webhook_cert": "Y2VydA==",
-    "vpa_webhook_key": "a2V5",
-}
-
-
-def _secrets() -> dict[str, str]:
-    """Certificates and keys the registry holds, base64 of PEM as kubernetes-on-aws expects."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-1")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(1)
-            .not_valid_before(dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
-            .not_valid_after(dt.datetime(2034, 1, 1, tzinfo=dt.UTC))
-            .sign(key, hashes.SHA256()))
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(serialization.Encoding.PEM,
-                                serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption())
-    certs = {k: base64.b64encode(cert_pem).decode() for k in (
-        "etcd_client_ca_cert", "etcd_client_server_cert", "worker_cert", "proxy_client_cert",
-        "kubelet_client_cert", "admission_controller_cert")}
-    keys = {k: base64.b64encode(key_pem).decode() for k in (
-        "etcd_client_server_key", "worker_key", "proxy_client_key", "kubelet_client_key",
-        "admission_controller_key", "service_account_private_key")}
-    return {**certs, **keys, "apiserver_cert_decompressed": cert_pem.decode(),
-            "apiserver_key_decompressed": key_pem.decode(),
-            "zmon_root_account_role": "arn:aws:iam::123456789012:role/zmon",
-            "apiserver_etcd_prefix": "/registry", "apiserver_business_partner_ids": "810d1"}
-
-
-REGISTRY_ITEMS.update(_secrets())
+#: What the registry sets for a cluster (vpc_id and subnets are discovered: `computed`).
+REGISTRY_ITEMS = registry_items()
 # The main stack's outputs, as the engine passes them on.
 OUTPUTS = {"stack_outputs": {"EtcdEncryptionKey": "0123-4567",
                              "MasterFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/m",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clmgit.config.templates import make_environment
+from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.sandbox.corpus import corpus_bundle
 
@@ -25,27 +26,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def tree_at(repo: Path, ref: str) -> dict[str, bytes]:
-    listing = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-z", ref, "cluster"],
-                             check=True, capture_output=True).stdout
-    entries = [e.split(b"\t", 1) for e in listing.split(b"\0") if e]
-    blobs = {path.decode(): meta.split()[2].decode() for meta, path in entries
-             if meta.split()[1] == b"blob"}
-    batch = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"],
-                           input="".join(f"{sha}\n" for sha in blobs.values()).encode(),
-                           check=True, capture_output=True).stdout
-    files, pos = {}, 0
-    for path in blobs:
-        header_end = batch.index(b"\n", pos)
-        size = int(batch[pos:header_end].split()[2])
-        files[path] = batch[header_end + 1:header_end + 1 + size]
-        pos = header_end + 2 + size
-    return files
-
-
 @pytest.mark.parametrize("channel", ["dev", "alpha", "beta", "stable"])
 def test_every_file_of_cluster_converts_and_loads(corpus: Path, channel: str) -> None:
-    files = tree_at(corpus, channel)
+    files = read_source(str(corpus), channel).files
     started = time.perf_counter()
     conversion = convert_tree(files)
     elapsed = time.perf_counter() - started

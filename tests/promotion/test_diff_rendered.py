@@ -1,6 +1,6 @@
 """`clmgit diff` with the rendered diff, through the CLI on a real repo: a changed manifest shows,
 a secret config item value never does, `--cluster` narrows, bad input exits 1 with one line;
-and `preview_report`, the text a promotion pull request carries."""
+and `format_report`, the text a promotion pull request carries."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from clmgit.promotion.preview import preview, preview_report
+from clmgit.promotion.preview import format_report, preview
 from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
 from tests.conftest import Fleet
@@ -152,15 +152,15 @@ def test_the_rendered_diff_is_capped_with_a_note(pinned: Fleet) -> None:
     assert f"{len(rendered.omitted)} more changed file(s) not shown" in rendered.note
 
 
-def test_preview_report_markdown_fences_the_diff(pinned: Fleet) -> None:
+def test_the_report_in_markdown_fences_the_diff(pinned: Fleet) -> None:
     ws = open_workspace(str(pinned.path))
-    text = preview_report(ws, source="dev", target="beta", groups=["canary"], markdown=True)
+    text = format_report(preview(ws, source="dev", target="beta", groups=["canary"]), markdown=True)
     assert text.startswith("### `canary`: `")
     assert "- `" in text and "Three replicas" in text
     assert "\n```diff\n--- a/manifests/app/deployment_default_app.yaml\n" in text
     assert text.rstrip().endswith("```")
     assert not secret_shows(text)
-    plain = preview_report(ws, source="dev", target="beta", groups=["canary"])
+    plain = format_report(preview(ws, source="dev", target="beta", groups=["canary"]))
     assert plain.startswith("canary: ") and "+  replicas: 3" in plain
 
 
@@ -169,6 +169,7 @@ def test_markdown_fence_outlasts_backticks_in_the_diff(pinned: Fleet) -> None:
              "data:\n  README.md: |\n    ```bash\n    make\n    ```\n"
     pinned.builder.commit("dev", {"cluster/manifests/app/readme.yaml": readme}, "A readme")
     ws = open_workspace(str(pinned.path))
-    text = preview_report(ws, source="dev", target="beta", groups=["default"], markdown=True)
+    text = format_report(preview(ws, source="dev", target="beta", groups=["default"]),
+                         markdown=True)
     assert "\n````diff\n" in text and text.endswith("\n````")
     assert "+    ```bash\n" in text

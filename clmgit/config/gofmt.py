@@ -45,6 +45,8 @@ def sprint_value(value: Any) -> str:
         return "<nil>"
     if isinstance(value, str):
         return value
+    if isinstance(value, bytes):  # a Go string that is not UTF-8 (`base64Decode`)
+        return value.decode("utf-8", "surrogateescape")
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -91,12 +93,20 @@ def sprintf(form: str, args: list[Any]) -> str:
         if not queue:
             out.append(f"%!{verb}(MISSING)")
             continue
-        out.append(_pad(_verb(verb, queue.pop(0), precision), flags, width))
+        value = queue.pop(0)
+        text = _verb(verb, value, precision)
+        if "+" in flags and _is_number(value) and not text.startswith("-"):
+            text = "+" + text
+        out.append(_pad(text, flags, width))
     out.append(form[pos:])
     if queue:
         extra = ", ".join(f"{_type(a)}={sprint_value(a)}" for a in queue)
         out.append(f"%!(EXTRA {extra})")
     return "".join(out)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _type(value: Any) -> str:
@@ -147,8 +157,7 @@ def _pad(text: str, flags: str, width: str | None) -> str:
     size = int(width)
     if "-" in flags:
         return text.ljust(size)
-    if "0" in flags and text.lstrip("-").isdigit():
-        negative = text.startswith("-")
-        digits = text.lstrip("-").rjust(size - negative, "0")
-        return ("-" if negative else "") + digits
+    sign = text[:1] if text[:1] in "+-" else ""
+    if "0" in flags and text[len(sign):].isdigit():
+        return sign + text[len(sign):].rjust(size - len(sign), "0")
     return text.rjust(size)
