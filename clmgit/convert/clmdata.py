@@ -167,7 +167,6 @@ def registry_items() -> dict[str, str]:
 
 _PLAIN_ITEMS = {
     "availability_zones": "eu-central-1a,eu-central-1b,eu-central-1c",
-    "ca_cert_decompressed": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
     "etcd_endpoints": "https://etcd-server.etcd.example.org:2379",
     "etcd_s3_backup_bucket": "zalando-etcd-backup-123456789012-eu-central-1",
     "emergency_access_service_opsgenie_api_key": "opsgenie-key",
@@ -205,11 +204,13 @@ def _secrets() -> dict[str, str]:
     key_pem = key.private_bytes(serialization.Encoding.PEM,
                                 serialization.PrivateFormat.TraditionalOpenSSL,
                                 serialization.NoEncryption())
+    # `_decompressed` says the PEM inside is not gzipped; the item is base64 all the same
+    # (files.yaml's `data` and a webhook's `caBundle` take it as it is).
     certs = {k: base64.b64encode(cert_pem).decode() for k in (
-        "etcd_client_ca_cert", "etcd_client_server_cert", "worker_cert", "proxy_client_cert",
-        "kubelet_client_cert", "admission_controller_cert")}
+        "ca_cert_decompressed", "apiserver_cert_decompressed", "etcd_client_ca_cert",
+        "etcd_client_server_cert", "worker_cert", "proxy_client_cert", "kubelet_client_cert",
+        "admission_controller_cert")}
     keys = {k: base64.b64encode(key_pem).decode() for k in (
-        "etcd_client_server_key", "worker_key", "proxy_client_key", "kubelet_client_key",
-        "admission_controller_key", "service_account_private_key")}
-    return {**certs, **keys, "apiserver_cert_decompressed": cert_pem.decode(),
-            "apiserver_key_decompressed": key_pem.decode()}
+        "apiserver_key_decompressed", "etcd_client_server_key", "worker_key", "proxy_client_key",
+        "kubelet_client_key", "admission_controller_key", "service_account_private_key")}
+    return {**certs, **keys}

@@ -8,7 +8,6 @@ records the version, and the next run finds the cluster in sync."""
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import re
@@ -102,11 +101,7 @@ def takeover(koa: Path, moto_endpoint: str) -> Takeover:
     [sample, *_] = sample_clusters(channel="dev")
     local_id = f"kube-{suffix}"
     items = {**sample.config_items, **account_as_clm_has_it(f"{local_id}.example.org"),
-             "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true",
-             # TODO(next commit): the samples hold these as PEM; a registry holds them as base64
-             **{k: base64.b64encode(sample.config_items[k].encode()).decode() for k in (
-                 "ca_cert_decompressed", "apiserver_cert_decompressed",
-                 "apiserver_key_decompressed")}}
+             "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true"}
     cluster = dataclasses.replace(
         sample, id=f"aws:123456789012:{REGION}:{local_id}", alias=local_id, local_id=local_id,
         api_server_url=f"https://{local_id}.example.org", config_items=items,
