@@ -93,10 +93,10 @@ class CorpusRenderer:
 
 
 class CorpusEc2(MemoryClmAccount):
-    """The account of the corpus's sample clusters, in memory. Its AMIs are owned by Zalando's
-    account, which moto cannot hold images for while answering another account, so `amiID` gives
-    a stable made-up id; instance types as EC2 describes them; the registry's VPC with a subnet
-    per zone; the etcd KMS key; a certificate for the API server."""
+    """The account of the corpus's sample clusters, in memory, so that rendering every file of
+    three clusters asks no server (tests/reconcile/test_corpus_reconcile.py asks moto): `amiID`
+    gives a stable made-up id; instance types as EC2 describes them; the registry's VPC with a
+    subnet per zone; the etcd KMS key; a certificate for the API server."""
 
     def __init__(self) -> None:
         super().__init__(
