@@ -134,7 +134,7 @@ def _ec2(choice: Ec2Source) -> Any:
     import boto3
 
     from clmgit.adapters.aws.ec2info import Ec2Info
-    from clmgit.convert.clmdata import OfflineEc2
+    from clmgit.config.offline import OfflineEc2
 
     if choice is Ec2Source.offline:
         return OfflineEc2()

@@ -135,6 +135,7 @@ def render(
     out_dir: Annotated[str | None, typer.Option("--out", help="Write files here.")] = None,
 ) -> None:
     """Render every stack, node-pool stack, manifest and deletion list of one cluster."""
+    from clmgit.config.offline import preview_account
     from clmgit.config.output import render_text, render_to_files
     from clmgit.config.render import render_cluster
     from clmgit.config.source import GitConfigSource
@@ -143,7 +144,11 @@ def render(
     ws = settings(ctx).ws
     record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
     source = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
-    rendered = render_cluster(source, at, record, layout=ws.layout)
+    account = preview_account(record, ws.layout)
+    rendered = render_cluster(source, at, record, layout=ws.layout, account=account)
+    if account is not None:
+        output.note("rendered without AWS: the VPC, subnets, AMI ids, instance types and KMS keys "
+                    "are made up from the record (reconcile --dry-run asks the account)")
     if out_dir:
         paths = render_to_files(rendered, out_dir)
         output.line(f"rendered {record.id} at {at[:7]}: {len(paths)} files in {out_dir}")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from clmgit.config.offline import preview_account
 from clmgit.config.output import RenderedFile, rendered_files
 from clmgit.config.render import render_cluster
 from clmgit.config.secrets import masker_for
@@ -86,13 +87,15 @@ def rendered_diff(source: ConfigSource, cluster: Cluster, *, old_sha: str | None
     label = label or cluster.id
     if old_sha == new_sha:
         return ClusterDiff(cluster.id, label, old_sha, new_sha, ())
-    new = render_cluster(source, new_sha, cluster, values=values, layout=layout)
+    account = preview_account(cluster, layout)
+    new = render_cluster(source, new_sha, cluster, values=values, layout=layout, account=account)
     old_files: list[RenderedFile] = []
     note = ""
     clusters = [new.cluster]
     if old_sha is not None:
         try:
-            old = render_cluster(source, old_sha, cluster, values=values, layout=layout)
+            old = render_cluster(source, old_sha, cluster, values=values, layout=layout,
+                                 account=account)
         except ClmgitError as e:
             note = f"rendering {old_sha[:7]} failed, so everything shows as added: {e}"
         else:

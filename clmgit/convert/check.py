@@ -8,8 +8,8 @@ under the record's config items; then every other template with `.Cluster` and `
 templates of `node-pools/<profile>/` once per node pool of that profile with `.NodePool` too.
 Both sides get the same data, built as clmgit's renderer builds it (`clmgit.config.computed`,
 the Go original rendering the files the values need, as CLM does) on a stand-in for the
-cluster's account (`clmdata.SampleAccount`) with the chosen EC2 answers; so any difference is the
-conversion's.
+cluster's account (`clmgit.config.offline.OfflineAccount`) with the chosen EC2 answers; so any
+difference is the conversion's.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from clmgit.adapters.aws.ec2info import Ec2Info
 from clmgit.config.clmfuncs import aws_session, clm_functions
 from clmgit.config.computed import ClmSession, defaults_data
 from clmgit.config.defaults import parse_defaults, with_defaults
+from clmgit.config.offline import OfflineAccount
 from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
 from clmgit.convert.both import first_difference
-from clmgit.convert.clmdata import SampleAccount
 from clmgit.convert.nodes import Parsed
 from clmgit.convert.parser import parse
 from clmgit.model import Cluster
@@ -91,7 +91,7 @@ class Checker:
         if defaults_go is None:
             return  # nothing else renders as CLM would without the defaults
         merged = with_defaults(cluster, parse_defaults(defaults_go, DEFAULTS))
-        clm = ClmSession(merged, SampleAccount(merged, self.ec2))
+        clm = ClmSession(merged, OfflineAccount(merged, self.ec2))
         tree = frozenset(self.paths)
         root = {"Cluster": clm.cluster_data(), "NodePool": None,
                 "Values": clm.values({}, tree=tree, render=self._render_go_once)}

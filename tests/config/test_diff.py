@@ -5,7 +5,10 @@ import base64
 import pytest
 
 from clmgit.config.diff import ClusterDiff, FileDiff, rendered_diff
+from clmgit.config.offline import preview_account
+from clmgit.config.render import render_cluster
 from clmgit.errors import TemplateError
+from clmgit.layout import CLM_LAYOUT
 
 from .conftest import ConfigRepo, cluster
 
@@ -123,3 +126,32 @@ def test_capped_keeps_whole_files_cuts_one_at_a_line_and_names_the_rest() -> Non
     nothing_fits = diff.capped(3)
     assert nothing_fits.files == () and nothing_fits.omitted == ("f0", "f1", "f2", "f3")
     assert nothing_fits.changed and "no change" not in nothing_fits.text()
+
+
+CLM_TREE = {
+    # CLM's templates ask AWS for an AMI and, per pool, for the instance type.
+    "cluster/config-defaults.yaml": 'image: {{ amiID("ubuntu-jammy", "861068367966") }}\n',
+    "cluster/cluster.yaml": "Description: main stack of {{ Cluster.ID }}\nResources: {}\n",
+    "cluster/node-pools/worker-default/stack.yaml": (
+        "Description: '{{ NodePool.Name }} {{ Values.InstanceInfo.VCPU }} vCPUs "
+        "{{ NodePool.ConfigItems.image }} {{ Values.vpc_ipv4_cidr }}'\n"),
+}
+
+
+def test_a_preview_of_clms_layout_renders_without_aws_and_shows_only_the_change(
+        config_repo: ConfigRepo) -> None:
+    old = config_repo.commit(CLM_TREE)
+    new = config_repo.commit({"cluster/cluster.yaml": CLM_TREE["cluster/cluster.yaml"].replace(
+        "main stack", "the main stack")})
+    layout = CLM_LAYOUT
+    before = render_cluster(config_repo.source, old, cluster(), layout=layout,
+                            account=preview_account(cluster(), layout))
+    [pool] = before.node_pool_stacks
+
+    diff = rendered_diff(config_repo.source, cluster(), old_sha=old, new_sha=new, layout=layout)
+
+    # made-up answers, the same on both sides: m5.large has 2 vCPUs; the AMI id is its name's
+    assert pool.text.startswith("Description: 'default 2 vCPUs ami-")
+    assert [(f.path, f.status) for f in diff.files] == [(f"stacks/{cluster().local_id}.yaml",
+                                                         "changed")]
+    assert "+Description: the main stack of" in diff.files[0].text

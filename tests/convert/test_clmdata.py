@@ -7,7 +7,8 @@ import base64
 from dataclasses import replace
 
 from clmgit.config.computed import ClmSession
-from clmgit.convert.clmdata import OfflineEc2, SampleAccount, registry_items, sample_clusters
+from clmgit.config.offline import OfflineAccount, OfflineEc2
+from clmgit.convert.clmdata import registry_items, sample_clusters
 
 
 def test_sample_clusters_cover_the_trees_profiles_and_keep_a_spot_pool() -> None:
@@ -25,7 +26,7 @@ def test_the_account_stand_in_answers_from_the_record() -> None:
     secret = "aws:kms:" + base64.b64encode(b"ciphertext").decode()
     cluster = replace(sample_clusters()[0], config_items={
         "subnets": "subnet-1,subnet-2", "token": secret})
-    clm = ClmSession(cluster, SampleAccount(cluster, OfflineEc2()))
+    clm = ClmSession(cluster, OfflineAccount(cluster, OfflineEc2()))
     values = clm.values({})
     assert values["subnets"] == {"eu-central-1a": "subnet-1", "eu-central-1b": "subnet-2",
                                  "*": "subnet-1,subnet-2"}
@@ -38,6 +39,6 @@ def test_the_account_stand_in_answers_from_the_record() -> None:
 
 def test_without_the_subnets_item_each_zone_of_the_region_has_one() -> None:
     cluster = sample_clusters()[1]
-    values = ClmSession(cluster, SampleAccount(cluster, OfflineEc2())).values({})
+    values = ClmSession(cluster, OfflineAccount(cluster, OfflineEc2())).values({})
     assert values["availability_zones"] == ["eu-central-1a", "eu-central-1b", "eu-central-1c"]
     assert len(values["subnets"]["*"].split(",")) == 3

@@ -204,3 +204,19 @@ def uploaded(cluster: Cluster) -> list[str]:
     bucket = f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
     listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{cluster.local_id}/")
     return [o["Key"] for o in listed.get("Contents", [])]
+
+
+def test_render_previews_a_converted_cluster_without_aws(takeover: Takeover,
+                                                         tmp_path: Path) -> None:
+    result = run_cli(*takeover.cli, "render", "--cluster", takeover.cluster.alias,
+                     "--out", str(tmp_path / "out"))
+
+    assert result.code == 0, result.err
+    assert "rendered without AWS: the VPC, subnets, AMI ids, instance types" in result.err
+    written = sorted(p.relative_to(tmp_path / "out").parts[0]
+                     for p in (tmp_path / "out").rglob("*.yaml"))
+    assert written.count("stacks") == 2 and written.count("manifests") > 300  # etcd and main
+    pools = sorted((tmp_path / "out" / "node-pools").iterdir())  # Karpenter's are manifests
+    assert len(pools) == 3 and all("ami-" in p.read_text() for p in pools)
+    assert any("kind: EC2NodeClass" in p.read_text()
+               for p in (tmp_path / "out" / "manifests").rglob("*.yaml"))
