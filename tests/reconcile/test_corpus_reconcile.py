@@ -86,7 +86,7 @@ class Takeover:
     """A cluster of environment test, new to moto, on a control branch of its own."""
 
     cli: tuple[str, ...]  # --repo and --control-branch
-    koa: Path
+    koa: Path  # a work tree of the corpus's clone
     cluster: Cluster
     suffix: str
 
@@ -96,7 +96,7 @@ class Takeover:
 
 
 @pytest.fixture
-def takeover(koa: Path, moto_endpoint: str) -> Takeover:
+def takeover(koa: Path, moto_endpoint: str, tmp_path: Path) -> Takeover:
     suffix = uuid.uuid4().hex[:6]
     [sample, *_] = sample_clusters(channel="dev")
     local_id = f"kube-{suffix}"
@@ -109,15 +109,16 @@ def takeover(koa: Path, moto_endpoint: str) -> Takeover:
     channels = {**example_channels(), "channels/dev.yaml": "channel: dev\nbranch: dev-jinja\n"}
     control = {**channels, "clusters.yaml": clusters_yaml([cluster_to_dict(cluster)]),
                "clmgit.yaml": "layout: clm\n"}
-    branch = f"main-{suffix}"
-    git("checkout", "-q", "--orphan", branch, cwd=koa)
-    git("rm", "-q", "-r", "--cached", "--ignore-unmatch", ".", cwd=koa)
+    # A work tree of its own (the control branch is checked out there), sharing koa's refs.
+    branch, work = f"main-{suffix}", tmp_path / "control"
+    git("worktree", "add", "-q", "--no-checkout", "--detach", str(work), "dev-jinja", cwd=koa)
+    git("checkout", "-q", "--orphan", branch, cwd=work)
     for path, text in control.items():
-        (koa / path).parent.mkdir(parents=True, exist_ok=True)
-        (koa / path).write_text(text)
-    git("add", *control, cwd=koa)
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "control", cwd=koa)
-    return Takeover(("--repo", str(koa), "--control-branch", branch), koa, cluster, suffix)
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    git("add", *control, cwd=work)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "control", cwd=work)
+    return Takeover(("--repo", str(work), "--control-branch", branch), work, cluster, suffix)
 
 
 def test_a_converted_kubernetes_on_aws_cluster_plans_end_to_end(
