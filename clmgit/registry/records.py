@@ -16,7 +16,9 @@ infrastructure account and local id), before anything reaches a cluster.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -114,6 +116,21 @@ def parse_file(text: bytes | str, name: str) -> list[Cluster]:
         raise RegistryError(f"{name}: `clusters:` must be a list of records")
     return check_registry(
         [parse_cluster(r, f"{name}: cluster #{i + 1}") for i, r in enumerate(records)], name)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a whole registry is decoded and parsed. Those are
+    hundreds of thousands of new objects that all stay alive, and each full collection the
+    allocations trigger walks every object so far: with it, listing 5,000 records took twice as
+    long. Nothing made in between is cyclic garbage; the collector resumes afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
