@@ -11,7 +11,7 @@ import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from clmgit.errors import ConfigError
 
@@ -367,8 +367,21 @@ def parse_cluster(raw: Any, where: str) -> Cluster:
 # read by the general path, which also words every error.
 
 
+_T = TypeVar("_T")
+
+
 class _Irregular(Exception):
     """A record the plain reading leaves to the general one."""
+
+
+def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
+    """An instance of the frozen dataclass `cls` from every one of its fields, set as they are:
+    its `__init__` sets each through `object.__setattr__`, which was a third of the plain
+    reading. Only for values the plain reading has checked (the property test in
+    tests/registry_clm/test_plain_reading.py compares the result with the general reading's)."""
+    made = object.__new__(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 def _plain_text(value: Any) -> str:
@@ -418,15 +431,15 @@ def _plain_pool(raw: Any) -> NodePool:
     name = _plain_text(get("name"))
     if not name:
         raise _Irregular
-    return NodePool(
-        name=name,
-        profile=_plain_text(get("profile")),
-        instance_types=tuple(map(_plain_text, _plain_list(get("instance_types")))),
-        discount_strategy=_plain_text(get("discount_strategy")),
-        min_size=_plain_whole(get("min_size")),
-        max_size=_plain_whole(get("max_size")),
-        config_items=_plain_items(get("config_items")),
-    )
+    return _frozen(NodePool, {
+        "name": name,
+        "profile": _plain_text(get("profile")),
+        "instance_types": tuple(map(_plain_text, _plain_list(get("instance_types")))),
+        "discount_strategy": _plain_text(get("discount_strategy")),
+        "min_size": _plain_whole(get("min_size")),
+        "max_size": _plain_whole(get("max_size")),
+        "config_items": _plain_items(get("config_items")),
+    })
 
 
 def _plain_problem(raw: Any) -> Problem:
@@ -460,25 +473,25 @@ def _plain_cluster(raw: Any) -> Cluster:
         raise _Irregular
     provider = _plain_text(get("provider"))
     lifecycle = _plain_text(get("lifecycle_status"))
-    return Cluster(
-        id=cid,
-        alias=_plain_text(get("alias")),
-        infrastructure_account=_plain_text(get("infrastructure_account")),
-        region=_plain_text(get("region")),
-        local_id=_plain_text(get("local_id")),
-        provider=provider or "zalando-aws",
-        api_server_url=_plain_text(get("api_server_url")),
-        channel=_plain_text(get("channel")),
-        environment=_plain_text(get("environment")),
-        criticality_level=_plain_whole(get("criticality_level"), _INT32),
-        lifecycle_status=lifecycle or READY,
-        owner=_plain_text(get("owner")),
-        config_items=_plain_items(get("config_items")),
-        node_pools=tuple(map(_plain_pool, _plain_list(get("node_pools")))),
-        status=_plain_status(get("status")),
-        written_provider=None if provider else "",
-        written_lifecycle_status=None if lifecycle else "",
-    )
+    return _frozen(Cluster, {
+        "id": cid,
+        "alias": _plain_text(get("alias")),
+        "infrastructure_account": _plain_text(get("infrastructure_account")),
+        "region": _plain_text(get("region")),
+        "local_id": _plain_text(get("local_id")),
+        "provider": provider or "zalando-aws",
+        "api_server_url": _plain_text(get("api_server_url")),
+        "channel": _plain_text(get("channel")),
+        "environment": _plain_text(get("environment")),
+        "criticality_level": _plain_whole(get("criticality_level"), _INT32),
+        "lifecycle_status": lifecycle or READY,
+        "owner": _plain_text(get("owner")),
+        "config_items": _plain_items(get("config_items")),
+        "node_pools": tuple(map(_plain_pool, _plain_list(get("node_pools")))),
+        "status": _plain_status(get("status")),
+        "written_provider": None if provider else "",
+        "written_lifecycle_status": None if lifecycle else "",
+    })
 
 
 def status_to_dict(status: ClusterStatus) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The plain reading of records (model.py's fast path for JSON-like records) comes to exactly
-what the general reading gives: the same `Cluster`, or the same refusal in the same words.
+what the general reading gives: the same `Cluster`, or the same refusal in the same words; and
+the plain host of a URL (records.py) is urlsplit's.
 
 The general reading is forced by handing the record over as a read-only mapping view (a Mapping,
 but not a dict, which the plain reading leaves alone). Records are drawn mostly plain, with odd
@@ -12,12 +13,14 @@ from __future__ import annotations
 import json
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clmgit.errors import ClmgitError
 from clmgit.model import _Irregular, _plain_cluster, cluster_to_dict, parse_cluster
+from clmgit.registry.records import _host
 
 ODD = st.one_of(
     st.none(),
@@ -132,3 +135,18 @@ def test_a_plain_record_takes_the_plain_reading() -> None:
         except _Irregular:
             continue
         raise AssertionError(f"{odd} took the plain reading")
+
+
+def _general_host(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:
+        return ""
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from(["https://", "http://", "HTTPS://", "https:", ""]),
+       st.text("ab.:/?#@[]-%_ \t\nä1é", max_size=12))
+def test_the_plain_host_of_a_url_is_urlsplits(scheme: str, rest: str) -> None:
+    """check_record's host (a dotted one is needed, as CLM derives the hosted zone from it)."""
+    assert _host(scheme + rest) == _general_host(scheme + rest)
