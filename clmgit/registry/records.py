@@ -134,9 +134,10 @@ def _load_clusters(data: Any) -> list[Cluster]:
 def _code_version() -> str:
     """What the cached records depend on besides the file: clmgit's version and the source of
     the reading and checking code (so an edit of either, released or not, reads files anew)."""
-    from clmgit import __version__, model
+    import clmgit
+    from clmgit import model
 
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256(clmgit.__version__.encode())
     for source in (model.__file__, __file__):
         try:
             digest.update(Path(source or "").read_bytes())
