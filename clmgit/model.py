@@ -11,7 +11,7 @@ import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from clmgit.errors import ConfigError
 
@@ -220,6 +220,8 @@ def _string(value: Any, where: str, name: str) -> str:
     """A string field: the text as written; "" for null or missing. A lone UTF-16 surrogate
     (JSON `\\ud800`) becomes U+FFFD, as Go's JSON decoder makes it."""
     if type(value) is str:  # nearly always: registries of thousands of records come here
+        if value.isascii():  # a flag of the string object: no scan
+            return value
         return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if value is None:
         return ""
@@ -263,8 +265,16 @@ def _mapping(value: Any, where: str, name: str) -> Mapping[Any, Any]:
 
 def _items(raw: Any, where: str, name: str = "config_items") -> dict[str, str]:
     items = _mapping(raw, where, name)
-    return {_string(k, where, f"a key of {name}"): _string(v, where, f"{name}.{k}")
-            for k, v in items.items()}
+    out: dict[str, str] = {}
+    for k, v in items.items():
+        # Plain ASCII text, as nearly every item is, is taken as it is; anything else goes
+        # through `_string` (its field name is only spelt out then: thousands of records
+        # have tens of thousands of items).
+        if type(k) is str and type(v) is str and k.isascii() and v.isascii():
+            out[k] = v
+        else:
+            out[_string(k, where, f"a key of {name}")] = _string(v, where, f"{name}.{k}")
+    return out
 
 
 def parse_node_pool(raw: Any, where: str) -> NodePool:
@@ -312,6 +322,10 @@ def parse_status(raw: Any, where: str = "status") -> ClusterStatus:
 
 def parse_cluster(raw: Any, where: str) -> Cluster:
     """One registry record; `where` names it in errors (file and position)."""
+    try:
+        return _plain_cluster(raw)
+    except _Irregular:
+        pass  # the general reading below takes it, or names what is wrong with it
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: a cluster must be a mapping, not {_type_name(raw)}")
     cid = _string(raw.get("id"), where, "id")
@@ -342,6 +356,142 @@ def parse_cluster(raw: Any, where: str) -> Cluster:
         written_provider=None if provider else "",
         written_lifecycle_status=None if lifecycle else "",
     )
+
+
+# --- the same reading, for plain records ---------------------------------------------------------
+#
+# Registries of thousands of records arrive as JSON (the HTTP registry, the parsed-registry cache)
+# where nearly every record is plain: dicts and lists, ASCII strings, integers in range, null. For
+# such a record the general reading above comes to exactly the values below; anything else (a
+# Scalar, another type, non-ASCII text, a missing id or pool name) raises `_Irregular` and is
+# read by the general path, which also words every error.
+
+
+_T = TypeVar("_T")
+
+
+class _Irregular(Exception):
+    """A record the plain reading leaves to the general one."""
+
+
+def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
+    """An instance of the frozen dataclass `cls` from every one of its fields, set as they are:
+    its `__init__` sets each through `object.__setattr__`, which was a third of the plain
+    reading. Only for values the plain reading has checked (the property test in
+    tests/registry_clm/test_plain_reading.py compares the result with the general reading's)."""
+    made = object.__new__(cls)
+    made.__dict__.update(fields)
+    return made
+
+
+def _plain_text(value: Any) -> str:
+    if type(value) is str and value.isascii():
+        return value
+    if value is None:
+        return ""
+    raise _Irregular
+
+
+def _plain_whole(value: Any, bounds: tuple[int, int] = _INT64) -> int:
+    if value is None:
+        return 0
+    if type(value) is int and bounds[0] <= value <= bounds[1]:
+        return value
+    raise _Irregular
+
+
+def _plain_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if type(value) is list:
+        return value
+    raise _Irregular
+
+
+def _plain_dict(value: Any) -> dict[Any, Any]:
+    if value is None:
+        return {}
+    if type(value) is dict:
+        return value
+    raise _Irregular
+
+
+def _plain_items(value: Any) -> dict[str, str]:
+    items = _plain_dict(value)
+    for k, v in items.items():
+        if type(k) is not str or type(v) is not str or not k.isascii() or not v.isascii():
+            raise _Irregular
+    return dict(items)
+
+
+def _plain_pool(raw: Any) -> NodePool:
+    if type(raw) is not dict:
+        raise _Irregular
+    get = raw.get
+    name = _plain_text(get("name"))
+    if not name:
+        raise _Irregular
+    return _frozen(NodePool, {
+        "name": name,
+        "profile": _plain_text(get("profile")),
+        "instance_types": tuple(map(_plain_text, _plain_list(get("instance_types")))),
+        "discount_strategy": _plain_text(get("discount_strategy")),
+        "min_size": _plain_whole(get("min_size")),
+        "max_size": _plain_whole(get("max_size")),
+        "config_items": _plain_items(get("config_items")),
+    })
+
+
+def _plain_problem(raw: Any) -> Problem:
+    get = _plain_dict(raw).get
+    return Problem(
+        type=_plain_text(get("type")),
+        title=_plain_text(get("title")),
+        detail=_plain_text(get("detail")),
+        status=_plain_whole(get("status"), _INT32),
+        instance=_plain_text(get("instance")),
+    )
+
+
+def _plain_status(raw: Any) -> ClusterStatus:
+    get = _plain_dict(raw).get
+    return ClusterStatus(
+        current_version=_plain_text(get("current_version")),
+        last_version=_plain_text(get("last_version")),
+        next_version=_plain_text(get("next_version")),
+        problems=tuple(map(_plain_problem, _plain_list(get("problems")))),
+        applied_at=_plain_text(get("applied_at")),
+    )
+
+
+def _plain_cluster(raw: Any) -> Cluster:
+    if type(raw) is not dict:
+        raise _Irregular
+    get = raw.get
+    cid = _plain_text(get("id"))
+    if not cid:
+        raise _Irregular
+    provider = _plain_text(get("provider"))
+    lifecycle = _plain_text(get("lifecycle_status"))
+    return _frozen(Cluster, {
+        "id": cid,
+        "alias": _plain_text(get("alias")),
+        "infrastructure_account": _plain_text(get("infrastructure_account")),
+        "region": _plain_text(get("region")),
+        "local_id": _plain_text(get("local_id")),
+        "provider": provider or "zalando-aws",
+        "api_server_url": _plain_text(get("api_server_url")),
+        "channel": _plain_text(get("channel")),
+        "environment": _plain_text(get("environment")),
+        "criticality_level": _plain_whole(get("criticality_level"), _INT32),
+        "lifecycle_status": lifecycle or READY,
+        "owner": _plain_text(get("owner")),
+        "config_items": _plain_items(get("config_items")),
+        "node_pools": tuple(map(_plain_pool, _plain_list(get("node_pools")))),
+        "status": _plain_status(get("status")),
+        "written_provider": None if provider else "",
+        "written_lifecycle_status": None if lifecycle else "",
+    })
 
 
 def status_to_dict(status: ClusterStatus) -> dict[str, Any]:

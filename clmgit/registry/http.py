@@ -27,7 +27,7 @@ from urllib3.util.retry import Retry
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, cluster_to_dict, parse_cluster, status_to_dict
 from clmgit.registry import LeaseLost, holder_is_dead
-from clmgit.registry.records import check_record, check_registry
+from clmgit.registry.records import check_record, check_registry, collection_paused
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
 
 TOKEN_ENV = "CLMGIT_REGISTRY_TOKEN"
@@ -90,12 +90,16 @@ class HttpRegistry:
     def clusters(self, **filters: str) -> list[Cluster]:
         """Every record matching the URL's filters and `filters`, in registry order."""
         response = self._call("GET", "/kubernetes-clusters", params={**self._filters, **filters})
-        items = _json(response, self.location).get("items")
-        if not isinstance(items, list):
-            raise RegistryError(f"the registry at {self.location} answered without an item list")
-        return check_registry(
-            [parse_cluster(r, f"{self.location}: cluster #{i + 1}") for i, r in enumerate(items)],
-            self.location)
+        with collection_paused():
+            body = _json(response, self.location)
+            items = body.get("items") if isinstance(body, dict) else None
+            if not isinstance(items, list):
+                raise RegistryError(
+                    f"the registry at {self.location} answered without an item list")
+            return check_registry(
+                [parse_cluster(r, f"{self.location}: cluster #{i + 1}")
+                 for i, r in enumerate(items)],
+                self.location)
 
     def cluster(self, cluster_id: str) -> Cluster:
         response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)

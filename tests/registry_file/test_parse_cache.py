@@ -1,14 +1,19 @@
 """clusters.yaml as read (every scalar with its text and YAML 1.1 value) is cached by content as
-JSON: what the cache gives back is what the YAML gives."""
+JSON: what the cache gives back is what the YAML gives. Above it, the records as checked are
+cached by content and by the code that read them: what comes back is what was read."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from clmgit.errors import RegistryError
 from clmgit.model import Scalar
+from clmgit.registry import records
 from clmgit.registry.records import _dump, _load, load_written, parse_file
 
 ODD = b"""\
@@ -56,3 +61,71 @@ def test_a_registry_parses_the_same_from_the_cache(tmp_path, monkeypatch: pytest
     cold = parse_file(text, "clusters.yaml")
     assert list((tmp_path / "cache" / "yaml").glob("*.json"))  # written
     assert parse_file(text, "clusters.yaml") == cold
+
+
+#: Records that take the general reading back from the cache too: text beyond ASCII, YAML 1.1
+#: scalars kept as written, nulls, no provider or lifecycle, a Karpenter pool, problems.
+WRITTEN = """\
+clusters:
+- id: aws:123456789012:eu-central-1:kube-1
+  alias: kübe
+  api_server_url: https://kube-1.example.org
+  channel: 1.20
+  environment: yes
+  criticality_level: 2.9
+  config_items: {mode: 0755, when: 2024-01-02, nothing: ~, text: "naïve"}
+  node_pools:
+  - {name: default, profile: worker-splitaz, instance_types: [m5.large], max_size: 3}
+  - {name: karpenter, profile: worker-karpenter, discount_strategy: ~}
+  status:
+    current_version: abc#def
+    problems: [{type: t, title: x, status: 500, instance: /i}]
+- id: aws:123456789012:eu-central-1:kube-2
+  provider: zalando-eks
+  lifecycle_status: decommission-requested
+"""
+
+
+def entries(cache: Path) -> set[Path]:
+    return set((cache / "yaml").glob("*.json"))
+
+
+def test_the_checked_records_are_cached_and_read_back_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    cold = parse_file(WRITTEN, "clusters.yaml")
+    assert [c.alias for c in cold] == ["kübe", ""]
+    assert cold[0].config_items["mode"] == "0755" and cold[0].criticality_level == 2
+    written = entries(tmp_path)
+    assert len(written) == 2  # the YAML as read, and the records as checked
+    monkeypatch.setattr(yaml, "load", None)  # a read from the cache parses no YAML
+    assert parse_file(WRITTEN, "clusters.yaml") == cold
+    assert entries(tmp_path) == written
+
+
+def test_a_damaged_entry_is_read_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    cold = parse_file(WRITTEN, "clusters.yaml")
+    for entry in entries(tmp_path):
+        entry.write_text('[{"id": 1}]')
+    assert parse_file(WRITTEN, "clusters.yaml") == cold
+
+
+def test_another_version_of_the_code_reads_the_file_anew(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    cold = parse_file(WRITTEN, "clusters.yaml")
+    before = entries(tmp_path)
+    monkeypatch.setattr(records, "_code_version", lambda: "another")
+    assert parse_file(WRITTEN, "clusters.yaml") == cold
+    assert len(entries(tmp_path) - before) == 1  # its own records entry, the YAML one reused
+
+
+def test_a_refused_registry_is_refused_again(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    refused = WRITTEN.replace("instance_types: [m5.large], ", "")
+    for _ in range(2):
+        with pytest.raises(RegistryError, match="no instance types for cluster .*kube-1, pool "
+                                                "default"):
+            parse_file(refused, "clusters.yaml")
