@@ -321,6 +321,7 @@ class ClmSession:
     account: ClmAccount | None = None
     secrets: set[str] = field(default_factory=set)  # decrypted plaintexts, for masking
     generated: dict[str, GeneratedFiles] = field(default_factory=dict)  # by S3 path
+    _published: dict[str, GeneratedFiles] = field(default_factory=dict)  # as last uploaded
     #: The files rendered to compute values (files.yaml, userdata.yaml), by (path, pool name).
     rendered: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _items: ConfigItems | None = None
@@ -526,14 +527,18 @@ class ClmSession:
         return files.s3_path
 
     def publish(self) -> list[str]:
-        """Upload every recorded set of generated files (the engine's apply step; a dry run
-        does not call it). Returns the S3 paths."""
+        """Upload the recorded sets of generated files not uploaded yet (the engine's apply
+        step; a dry run does not call it). Returns the S3 paths uploaded now."""
         if self.account is None:
             raise ConfigError("generated files can only be uploaded with an AWS account")
-        for files in self.generated.values():
-            body = files_archive(files.text, files.kms_key, self.account)
-            self.account.put_object(files.bucket, files.key, body)
-        return list(self.generated)
+        uploaded = []
+        for path, files in list(self.generated.items()):
+            if self._published.get(path) != files:
+                body = files_archive(files.text, files.kms_key, self.account)
+                self.account.put_object(files.bucket, files.key, body)
+                self._published[path] = files
+                uploaded.append(path)
+        return uploaded
 
 
 def user_data(text: str) -> str:

@@ -171,15 +171,22 @@ class _Run:
         def stack_text(path: str) -> Callable[[Mapping[str, str]], str]:
             return lambda outputs: renderer.render_stack(path, self.values(outputs)).text
 
-        def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
-            def text(outputs: Mapping[str, str]) -> str:
-                rendered = renderer.render_node_pool_stack(name, self.values(outputs)).text
+        def published(text: Callable[[Mapping[str, str]], str],
+                      ) -> Callable[[Mapping[str, str]], str]:
+            """`text`, and then CLM's generated files its render recorded uploaded: the
+            instances' user data points at them, so they are in S3 before the stack that starts
+            the instances (the etcd stack's with the etcd key, a pool's with the key of the main
+            stack's outputs, known by then)."""
+            def render(outputs: Mapping[str, str]) -> str:
+                rendered = text(outputs)
                 if renderer.account is not None and not self.dry_run:
-                    # CLM's generated files, which the pool's user data points at, are in S3
-                    # before its stack is: the main stack's outputs (their key) are known here.
                     renderer.clm.publish()
                 return rendered
-            return text
+            return render
+
+        def pool_text(name: str) -> Callable[[Mapping[str, str]], str]:
+            return published(
+                lambda outputs: renderer.render_node_pool_stack(name, self.values(outputs)).text)
 
         def removed_pool(pool: str) -> None:
             drain_node_pool(self.to.kube, self.to.pools, cluster, pool, clock=self.clock,
@@ -190,7 +197,7 @@ class _Run:
         main_path, *extra_paths = renderer.stack_paths()
         etcd_path = renderer.etcd_stack_path()
         etcd = None if etcd_path is None else etcd_stack(
-            etcd_stack_name(cluster.config_items), stack_text(etcd_path))
+            etcd_stack_name(cluster.config_items), published(stack_text(etcd_path)))
         pools = renderer.stack_pools()
         karpenter = renderer.karpenter_pools()
         results = apply_stacks(

@@ -18,6 +18,7 @@ from clmgit.engine.cluster import Backends, Engine
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.layout import CLM_LAYOUT, DEFAULT, Layout
 from clmgit.model import Cluster, NodePool
+from clmgit.sandbox.clmaccount import MemoryClmAccount
 from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStack, FakeStacks
 
 SHA = "a" * 40
@@ -27,12 +28,13 @@ MAIN_TAGS = {f"kubernetes.io/cluster/{CLUSTER.id}": "owned",
 
 
 class World:
-    def __init__(self, tree: dict[str, str] | None = None, layout: Layout = CLM_LAYOUT) -> None:
+    def __init__(self, tree: dict[str, str] | None = None, layout: Layout = CLM_LAYOUT,
+                 account: MemoryClmAccount | None = None) -> None:
         self.stacks = FakeStacks()
         self.pools = FakeNodePools(layout)
         self.kube = FakeKube()
         self.engine = Engine(StaticConfigSource({SHA: tree or TREE}), self.backends,
-                             clock=FakeClock(), layout=layout)
+                             clock=FakeClock(), layout=layout, accounts=lambda cluster: account)
 
     def backends(self, cluster: Cluster) -> Backends:
         values = {k: v for k, v in placeholder_values(cluster).items() if k != "stack_outputs"}
@@ -56,6 +58,36 @@ def test_stacks_are_named_as_clm_names_them_and_applied_etcd_main_extras_masters
         f"nodepool-default-master-{CLUSTER.id.replace(':', '-')}",  # masters first
         f"nodepool-default-worker-{CLUSTER.id.replace(':', '-')}",
     ]
+
+
+class UploadsInOrder(MemoryClmAccount):
+    """An account whose uploads go into the stacks' call log (as ("upload", directory))."""
+
+    log: list[tuple[str, str]] = []
+
+    def put_object(self, bucket: str, key: str, body: bytes) -> None:
+        super().put_object(bucket, key, body)
+        self.log.append(("upload", key.split("/")[1]))
+
+
+def test_generated_files_are_in_s3_before_the_stack_that_starts_their_instances() -> None:
+    files = "files:\n  - {path: /etc/motd, data: aGVsbG8K, permissions: 0644}\n"
+    tree = {**TREE, "cluster/etcd/files.yaml": files,
+            "cluster/node-pools/master-default/files.yaml": files.replace("hello", "master"),
+            "cluster/node-pools/worker-default/files.yaml": files}
+    account = UploadsInOrder(keys={"alias/etcd-cluster": "arn:aws:kms:eu-central-1:1:key/e"})
+    world = World(tree, account=account)
+    account.log = world.stacks.calls
+
+    world.apply(replace(CLUSTER, node_pools=tuple(
+        replace(p, instance_types=("m5.large",)) for p in CLUSTER.node_pools)))
+
+    pools = f"nodepool-default-%s-{CLUSTER.id.replace(':', '-')}"
+    assert [(op, name) for op, name in world.stacks.calls if op in ("create", "upload")] == [
+        ("upload", "etcd"), ("create", "etcd-kube-1"), ("create", "kube-1"),
+        ("create", "extra-kube-1"), ("upload", "master"), ("create", pools % "master"),
+        ("upload", "worker"), ("create", pools % "worker")]
+    assert len(account.objects) == 3  # each uploaded once
 
 
 def test_stacks_carry_clms_tags_only_and_are_all_protected() -> None:
