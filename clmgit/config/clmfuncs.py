@@ -177,6 +177,39 @@ class GoMap(dict[str, Any]):
     ZERO: Any = None
 
 
+def go_index(target: Any, *keys: Any) -> Any:
+    """Go's `index` builtin, which converted templates call by its name: `target[k1][k2]...`,
+    where a key a map lacks gives the map's zero value — `ZERO` of a `GoMap` or config items,
+    else "" for a map of strings and nil for any other — and a list's index must be in range."""
+    for key in keys:
+        if isinstance(target, Mapping):
+            target = target[key] if key in target else _zero_value(target)
+        elif isinstance(target, list | tuple | str | bytes):
+            if isinstance(key, bool) or not isinstance(key, int):
+                raise HelperError(f"index: cannot index slice/array with type "
+                                  f"{type(key).__name__}")
+            if not 0 <= key < len(target):
+                raise HelperError(f"index: index out of range: {key}")
+            # a string's element is a byte, as in Go
+            target = target.encode("utf-8", "surrogateescape")[key] if isinstance(
+                target, str) else target[key]
+        else:
+            str(target)  # an undefined value raises here and names itself
+            kind = "nil" if target is None else type(target).__name__
+            raise HelperError(f"index: cannot index {kind}")
+    return target
+
+
+def _zero_value(mapping: Mapping[Any, Any]) -> Any:
+    zero = getattr(mapping, "ZERO", _NO_ZERO)
+    if zero is not _NO_ZERO:
+        return zero
+    return "" if mapping and all(type(v) is str for v in mapping.values()) else None
+
+
+_NO_ZERO = object()
+
+
 def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """A map from key, value, key, value, ... (string keys, each once). Keyword arguments alone
     build a dict as Jinja's own `dict` does."""

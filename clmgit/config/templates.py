@@ -26,7 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.clmfuncs import GoMap, clm_functions
+from clmgit.config.clmfuncs import GoMap, clm_functions, go_index
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HELPERS, HelperError
@@ -86,6 +86,8 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandbo
     env.filters.update({name: f for name, f in clm.items() if name not in env.filters
                         or name in HELPERS})
     env.globals.update(clm)
+    # Go's `index`, which `clmgit convert` writes as a call: Go's zero value for a missing key.
+    env.globals["index"] = go_index
     for name in ("manifest_hash", "manifestHash"):
         env.filters[name] = env.globals[name] = manifest_hash
     return env

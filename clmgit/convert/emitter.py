@@ -358,11 +358,6 @@ class _Emitter:
             if name == "eq" and len(values) > 2:
                 return "(" + " or ".join(f"{values[0]} == {v}" for v in values[1:]) + ")"
             return f"({values[0]} {op} {values[1]})"
-        if name == "index":
-            target = f"({values[0]})"
-            for key in values[1:]:
-                target = _index(target, key)
-            return target
         if name == "len":  # Go counts a string's bytes
             v = values[0]
             return (f'(({v}).encode("utf-8", "surrogateescape")|length if ({v}) is string '
@@ -420,14 +415,6 @@ def _names(op: go.Operand) -> tuple[str, ...]:
 
 def _macro_name(name: str) -> str:
     return "tpl_" + re.sub(r"\W", "_", name)
-
-
-def _index(target: str, key: str) -> str:
-    """Go's `index`: a missing map key gives the map's zero value (`""` in a map of strings such
-    as `ConfigItems`, nil otherwise), where Jinja's subscript would be undefined."""
-    zero = (f'("" if {target} and ({target}.values()|reject("string")|list|length) == 0 '
-            "else none)")
-    return f"({target}[{key}] if {target} is not mapping or {key} in {target} else {zero})"
 
 
 def _literal(op: go.Literal) -> str:

@@ -17,7 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from clmgit.adapters.aws.ec2info import Ec2Info
-from clmgit.config.clmfuncs import NAMES, aws_session, clm_functions
+from clmgit.config.clmfuncs import NAMES, GoMap, aws_session, clm_functions
+from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HelperError
 from clmgit.config.templates import make_environment
 from clmgit.errors import ApplyError
@@ -37,6 +38,29 @@ def test_the_table_has_all_of_clms_functions() -> None:
     assert "manifestHash" in clm_functions(manifest_hash=lambda name: name)
     env = make_environment()
     assert NAMES <= set(env.globals)
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    ('{{ index(items, "a") }}|{{ index(items, "missing") }}', "1|"),  # config items: ""
+    ('{{ index(go, "missing") is none }}', "true"),  # map[string]interface{}: nil
+    ('{{ index(strings, "missing") }}|{{ index(mixed, "missing") is none }}', "|true"),
+    ('{{ index(nested, "a", 1) }}|{{ index(nested, "b", "c") }}', "y|z"),
+    ('{{ index(nested.a, 0) }}{{ index("hi", 0) }}', "x104"),  # a string's element is a byte
+])
+def test_index_gives_gos_zero_value_for_a_missing_key(template: str, expected: str) -> None:
+    out = render(template, items=ConfigItems(a="1"), go=GoMap(a=[]), strings={"a": "b"},
+                 mixed={"a": 1}, nested={"a": ["x", "y"], "b": {"c": "z"}})
+    assert out == expected
+
+
+@pytest.mark.parametrize(("template", "error"), [
+    ('{{ index(list, 2) }}', "index: index out of range: 2"),
+    ('{{ index(list, "a") }}', "index: cannot index slice/array with type str"),
+    ('{{ index(none, "a") }}', "index: cannot index nil"),
+])
+def test_index_refuses_what_go_refuses(template: str, error: str) -> None:
+    with pytest.raises(HelperError, match=error):
+        render(template, list=["a", "b"])
 
 
 @pytest.mark.parametrize(("data", "expected"), [("", ""), ("foo", "0=foo"),
