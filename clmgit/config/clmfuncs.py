@@ -185,14 +185,14 @@ def go_index(target: Any, *keys: Any) -> Any:
         if isinstance(target, Mapping):
             target = target[key] if key in target else _zero_value(target)
         elif isinstance(target, list | tuple | str | bytes):
+            if isinstance(target, str):  # a string's elements are its bytes, as in Go
+                target = target.encode("utf-8", "surrogateescape")
             if isinstance(key, bool) or not isinstance(key, int):
                 raise HelperError(f"index: cannot index slice/array with type "
                                   f"{type(key).__name__}")
             if not 0 <= key < len(target):
                 raise HelperError(f"index: index out of range: {key}")
-            # a string's element is a byte, as in Go
-            target = target.encode("utf-8", "surrogateescape")[key] if isinstance(
-                target, str) else target[key]
+            target = target[key]
         else:
             str(target)  # an undefined value raises here and names itself
             kind = "nil" if target is None else type(target).__name__
@@ -201,13 +201,9 @@ def go_index(target: Any, *keys: Any) -> Any:
 
 
 def _zero_value(mapping: Mapping[Any, Any]) -> Any:
-    zero = getattr(mapping, "ZERO", _NO_ZERO)
-    if zero is not _NO_ZERO:
-        return zero
+    if isinstance(mapping, GoMap):
+        return mapping.ZERO
     return "" if mapping and all(type(v) is str for v in mapping.values()) else None
-
-
-_NO_ZERO = object()
 
 
 def make_dict(*args: Any, **kwargs: Any) -> dict[str, Any]:

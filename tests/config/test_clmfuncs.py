@@ -46,6 +46,7 @@ def test_the_table_has_all_of_clms_functions() -> None:
     ('{{ index(strings, "missing") }}|{{ index(mixed, "missing") is none }}', "|true"),
     ('{{ index(nested, "a", 1) }}|{{ index(nested, "b", "c") }}', "y|z"),
     ('{{ index(nested.a, 0) }}{{ index("hi", 0) }}', "x104"),  # a string's element is a byte
+    ('{{ index("hé", 2) }}', "169"),  # é is two bytes
 ])
 def test_index_gives_gos_zero_value_for_a_missing_key(template: str, expected: str) -> None:
     out = render(template, items=ConfigItems(a="1"), go=GoMap(a=[]), strings={"a": "b"},
