@@ -321,7 +321,7 @@ class ClmSession:
     account: ClmAccount | None = None
     secrets: set[str] = field(default_factory=set)  # decrypted plaintexts, for masking
     generated: dict[str, GeneratedFiles] = field(default_factory=dict)  # by S3 path
-    _published: dict[str, GeneratedFiles] = field(default_factory=dict)  # as last uploaded
+    _published: set[GeneratedFiles] = field(default_factory=set)  # uploaded
     #: The files rendered to compute values (files.yaml, userdata.yaml), by (path, pool name).
     rendered: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _items: ConfigItems | None = None
@@ -532,12 +532,12 @@ class ClmSession:
         if self.account is None:
             raise ConfigError("generated files can only be uploaded with an AWS account")
         uploaded = []
-        for path, files in list(self.generated.items()):
-            if self._published.get(path) != files:
+        for files in self.generated.values():
+            if files not in self._published:
                 body = files_archive(files.text, files.kms_key, self.account)
                 self.account.put_object(files.bucket, files.key, body)
-                self._published[path] = files
-                uploaded.append(path)
+                self._published.add(files)
+                uploaded.append(files.s3_path)
         return uploaded
 
 

@@ -129,6 +129,7 @@ def _change_set_execution(mp: Patcher) -> None:
     for name in ("parse_and_create_resource", "parse_and_update_resource"):
         mp.setattr(parsing, name, _remember_resource(getattr(parsing, name)))
     original = CloudFormationBackend.execute_change_set
+    original_create = CloudFormationBackend.create_change_set
 
     def execute_change_set(
         self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None
@@ -153,7 +154,6 @@ def _change_set_execution(mp: Patcher) -> None:
         stack.cross_stack_resources = stack.resource_map.cross_stack_resources = self.exports
         return change_set_id, stack_id
 
-    original_create = CloudFormationBackend.create_change_set
     mp.setattr(CloudFormationBackend, "execute_change_set", execute_change_set)
     mp.setattr(CloudFormationBackend, "create_change_set", create_change_set)
 
