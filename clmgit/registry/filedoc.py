@@ -16,6 +16,7 @@ import yaml
 
 from clmgit import yamledit
 from clmgit.errors import RegistryError
+from clmgit.registry.records import malformed_yaml
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -80,9 +81,7 @@ def _compose(text: str, name: str) -> yaml.Node:
     try:
         root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise RegistryError(f"{name}: malformed YAML{where}") from None
+        raise malformed_yaml(e, name) from None
     if not isinstance(root, yaml.MappingNode):
         raise RegistryError(f"{name}: expected a mapping with a `clusters:` list")
     return root

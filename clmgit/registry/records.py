@@ -59,9 +59,14 @@ def load_written(text: bytes | str, name: str) -> Any:
     try:
         return yaml.load(text, Loader=_WrittenLoader)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise RegistryError(f"{name}: malformed YAML{where}") from None
+        raise malformed_yaml(e, name) from None
+
+
+def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
+    """The one sentence for a registry file that is not YAML, with the line where known."""
+    mark = getattr(e, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark else ""
+    return RegistryError(f"{name}: malformed YAML{where}")
 
 
 def _dump(value: Any) -> Any:
