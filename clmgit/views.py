@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
     from clmgit.promotion.promote import Plan
-    from clmgit.promotion.status import ClusterState
+    from clmgit.promotion.status import ClusterState, GroupRow
     from clmgit.promotion.write import Landed
 
 
@@ -157,42 +157,67 @@ def _preview_data(p: GroupPreview) -> dict[str, Any]:
     }
 
 
-STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "pinned", "applied", "state")
+STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", "pinned",
+                 "applied", "state")
 
 
-def states(items: Sequence[ClusterState], *, as_json: bool) -> None:
+def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
+           as_json: bool) -> None:
+    """Clusters, then a summary line: counts by state and the frozen channels."""
+    from clmgit.promotion.status import state_counts
+
     if as_json:
-        emit_json(
-            [
-                {
-                    "id": s.id,
-                    "alias": s.alias,
-                    "environment": s.environment,
-                    "channel": s.channel,
-                    "group": s.group,
-                    "pinned_sha": s.pinned_sha,
-                    "applied_sha": s.applied_sha or None,
-                    "state": s.state,
-                    "reason": s.reason,
-                }
-                for s in items
-            ]
-        )
+        emit_json([_state_data(s) for s in items])
         return
     rows: list[list[Any]] = [
-        [
-            s.id,
-            s.alias,
-            s.environment,
-            s.channel,
-            s.group or "-",
-            _short(s.pinned_sha),
-            _short(s.applied_sha),
-            s.state + (f" ({s.reason})" if s.reason else ""),
-        ]
+        [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
+         _short(s.pinned_sha), _short(s.applied_sha),
+         s.state + (f" ({s.reason})" if s.reason else "")]
         for s in items
     ]
     table(STATE_COLUMNS, rows)
+    counts = ", ".join(f"{n} {state}" for state, n in state_counts(items).items())
+    plural = "" if len(items) == 1 else "s"
+    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else ""))
+    for name, reason in frozen:
+        line(f"channel {name} is frozen" + (f": {reason}" if reason else ""))
+
+
+def _state_data(s: ClusterState) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "alias": s.alias,
+        "environment": s.environment,
+        "channel": s.channel,
+        "group": s.group,
+        "lifecycle": s.lifecycle,
+        "pinned_sha": s.pinned_sha,
+        "applied_sha": s.applied_sha or None,
+        "state": s.state,
+        "reason": s.reason,
+    }
+
+
+def _gate_cell(r: GroupRow) -> str:
+    if not r.refusals:
+        return r.gate
+    more = f" (+{len(r.refusals) - 1} more)" if len(r.refusals) > 1 else ""
+    return f"{r.gate}: {r.refusals[0].removesuffix(' (--force overrides)')}{more}"
+
+
+def group_rows(rows: Sequence[GroupRow], *, as_json: bool) -> None:
+    """`status --by group`: a row per channel group."""
+    if as_json:
+        emit_json(list(rows))
+        return
+    table(
+        ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
+        [[r.channel, r.group, _short(r.pinned_sha), r.clusters,
+          ", ".join(f"{n} {state}" for state, n in r.states.items()) or "-",
+          (f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no",
+          _short(r.next_sha), _gate_cell(r)]
+         for r in rows],
+    )
 
 
 def history(entries: Sequence[Entry], *, as_json: bool) -> None:
