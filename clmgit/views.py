@@ -21,6 +21,10 @@ def _short(sha: str | None) -> str:
     return sha[:7] if sha else "-"
 
 
+def _clusters(n: int) -> str:
+    return f"{n} cluster{'' if n == 1 else 's'}"
+
+
 def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
     if as_json:
         emit_json(
@@ -47,7 +51,8 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
     verb = "promote" if p.action == "promote" else "roll back"
     for c in p.changes:
         src = f" from {p.source}" if p.source else ""
-        line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)}")
+        line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)} "
+             f"({_clusters(c.clusters)})")
     for name in p.unchanged:
         line(f"  {p.target}/{name} already at {_short(p.sha)}")
     for o in p.overrides:
@@ -221,11 +226,26 @@ def group_rows(rows: Sequence[GroupRow], *, as_json: bool) -> None:
 
 
 def history(entries: Sequence[Entry], *, as_json: bool) -> None:
+    """Newest first; dates in UTC; an override (a gate or freeze lifted) is marked `!` and
+    named, so a bypass never looks like any other row."""
     if as_json:
         emit_json(list(entries))
         return
-    rows = [[e.date[:16].replace("T", " "), e.author, e.commit[:7], e.subject] for e in entries]
-    table(("date", "author", "commit", "change"), rows)
+    rows = [[_utc(e.date), e.author, e.commit[:7],
+             "-" if e.clusters is None else e.clusters,
+             ("! " + ", ".join(e.overrides)) if e.overrides else "", e.subject]
+            for e in entries]
+    table(("date (UTC)", "author", "commit", "clusters", "override", "change"), rows)
+
+
+def _utc(date: str) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(date).astimezone(UTC)
+    except ValueError:
+        return date
+    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 # --- reconcile ---------------------------------------------------------------------------------

@@ -218,14 +218,21 @@ def _selector(pairs: list[str]) -> dict[str, str]:
 def history(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Argument(help="Only this channel.")] = None,
+    channel_opt: Annotated[str | None, typer.Option(
+        "--channel", help="Only this channel (the same as the argument).")] = None,
+    group: Annotated[str | None, typer.Option(help="Only changes that moved this group.")
+                     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 50,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Promotions, rollbacks and freezes, newest first."""
+    """Promotions, rollbacks and freezes, newest first; overrides marked with !."""
     from clmgit import views
+    from clmgit.errors import ConfigError
     from clmgit.promotion.history import history as read_history
 
-    entries = read_history(settings(ctx).ws, channel, limit=limit)
+    if channel and channel_opt and channel != channel_opt:
+        raise ConfigError(f"two channels given: {channel!r} and --channel {channel_opt!r}")
+    entries = read_history(settings(ctx).ws, channel or channel_opt, group=group, limit=limit)
     views.history(entries, as_json=out is Format.json)
 
 

@@ -160,6 +160,32 @@ def test_history_newest_first(fleet: Fleet) -> None:
     assert "freeze(alpha): incident" in table.splitlines()[1]
 
 
+def test_history_marks_overrides_counts_clusters_and_filters_groups(fleet: Fleet) -> None:
+    fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    forced = fleet.cli("promote", "alpha", "beta", "--group", "canary", "--force")
+    assert forced.code == 0, forced.err
+    assert f"-> {fleet.c3[:7]} (1 cluster)" in forced.out  # the plan says what it moves
+
+    entries = json.loads(fleet.cli("history", "--group", "canary", "-o", "json").out)
+    assert [(e["channel"], e["clusters"], e["overrides"]) for e in entries] == [
+        ("beta", 1, ["force"])]
+    table = fleet.cli("history", "--channel", "beta").out.splitlines()
+    assert table[0].split()[:6] == ["date", "(UTC)", "author", "commit", "clusters", "override"]
+    assert "! force" in table[1] and "promote(beta)" in table[1]
+    alpha = fleet.cli("history", "alpha").out.splitlines()
+    assert "!" not in alpha[1] and "promote(alpha)" in alpha[1]
+
+    assert fleet.cli("history", "--group", "nope").code == 1
+    assert fleet.cli("history", "alpha", "--channel", "beta").code == 1
+
+
+def test_history_dates_are_utc() -> None:
+    from clmgit.views import _utc
+
+    assert _utc("2026-11-24T15:30:00+01:00") == "2026-11-24 14:30"
+
+
 def test_diff_shows_commits_per_group(fleet: Fleet) -> None:
     fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
     assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2).code == 0
