@@ -49,6 +49,9 @@ def selector_matches(selector: Mapping[str, str], cluster: Cluster) -> bool:
 class Gates:
     applied_in_source: bool = False
     soak: timedelta | None = None
+    #: "applied": a group is promoted only once the groups before it in the file (the canary)
+    #: have applied the SHA.
+    groups_before: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,10 +116,13 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
+    groups_before = gates_raw.get("groups_before")
+    if groups_before not in (None, "applied"):
+        raise ConfigError(f"{path}: gates.groups_before must be 'applied', not {groups_before!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),
@@ -127,6 +133,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
         gates=Gates(
             applied_in_source=bool(gates_raw.get("applied_in_source", False)),
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
+            groups_before=groups_before,
         ),
         groups=groups,
     )

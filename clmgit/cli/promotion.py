@@ -33,6 +33,9 @@ def promote(
                      ] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze",
                                                 help="Promote into a frozen channel.")] = False,
+    from_any: Annotated[bool, typer.Option(
+        "--from-any", help="Promote from a channel other than TARGET's source: (recorded).")
+                        ] = False,
     push: Push = False,
     pr: PrOpt = False,
     out: OutputOpt = Format.table,
@@ -42,7 +45,7 @@ def promote(
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
     plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
-                          ignore_freeze=ignore_freeze)
+                          ignore_freeze=ignore_freeze, from_any=from_any)
     _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 

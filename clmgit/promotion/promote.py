@@ -132,6 +132,7 @@ def plan_promotion(
     sha: str | None = None,
     force: bool = False,
     ignore_freeze: bool = False,
+    from_any: bool = False,
     now: datetime | None = None,
 ) -> Plan:
     now = now or _now()
@@ -162,13 +163,14 @@ def plan_promotion(
         return Plan("promote", dst.name, src.name, new, (), unchanged)
 
     olds = [c.old for c in changes if c.old]
-    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now)
+    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now,
+                              groups=[c.group for c in changes] if dst.groups else ())
     results.append(gates.check_forward(
         ws.repo, dst, [(c.group, c.old) for c in changes if c.old], new))
     planned = _branch_move(ws, dst, {c.group: new for c in changes}, new,
                            known=olds if dst.groups else ())
     results.append(gates.GateResult(gates.BRANCH_CONTENT, planned.refusal))
-    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze)
+    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze, from_any=from_any)
 
     promoted_at = format_timestamp(now)
     pins = {
