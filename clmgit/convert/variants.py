@@ -1,0 +1,218 @@
+"""Variants of the clusters a check renders, made so that every template of the tree renders
+content for at least one of them: where a file renders only comments, "identical" proves only
+the `if` around it.
+
+The config items the templates compare (`clmgit.convert.compared`) are the candidate settings,
+each item set to each value it is compared with. Each candidate is tried on the Go original
+alone, for the files still unreached (a few milliseconds each); a greedy set cover picks the
+candidates that reach the most, pairs of one file's own items are tried where no single one
+does (`eq a "true"` inside `eq b "true"`), and the picks are packed into as few variants as
+agree on every item's value. A packed variant is tried again as a whole, and a pick whose
+files it no longer reaches (two settings that exclude each other) moves to a variant of its
+own. Every variant has the node pools of `clmgit.convert.clmdata.variant_pools` (taints,
+labels, zones, spot, arm64, t2, Karpenter requirements, a master), so that the pools' own
+branches are rendered too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+
+from clmgit.convert.compared import Item, compared_items, field_items
+from clmgit.convert.nodes import Parsed
+from clmgit.model import Cluster, NodePool
+
+Setting = tuple[Item, str]
+PAIRS_PER_FILE = 60  # pairs tried for a file no single setting reaches: a bound on the search
+
+
+@dataclass(frozen=True)
+class Reached:
+    """What a cluster's Go rendering of some files gave: those with content, those failing."""
+
+    content: set[str]
+    failed: set[str]
+
+
+#: Which of the files a cluster renders content for, and which fail (`Checker.reach`).
+Reach = Callable[[Cluster, Collection[str]], Reached]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A cluster made to reach templates, and what it sets beyond the cluster it was made from
+    (`Cluster.ConfigItems.x`, `NodePool.ConfigItems.y` on every pool): for the report."""
+
+    cluster: Cluster
+    settings: dict[str, str]
+
+
+@dataclass
+class _Pick:
+    settings: tuple[Setting, ...]
+    reaches: set[str]
+
+
+@dataclass
+class _Bin:
+    items: dict[Item, str] = field(default_factory=dict)
+    picks: list[_Pick] = field(default_factory=list)
+
+    def agrees(self, pick: _Pick) -> bool:
+        return all(self.items.get(item, value) == value for item, value in pick.settings)
+
+    def add(self, pick: _Pick) -> None:
+        self.items.update(pick.settings)
+        self.picks.append(pick)
+
+
+@dataclass
+class _Search:
+    """The cover of one tree from one start: probes of settings on the Go original."""
+
+    start: Cluster
+    trees: Mapping[str, Parsed]  # every template
+    reach: Reach
+    _broken: set[str] | None = None  # what fails for the start already
+
+    def probe(self, items: Mapping[Item, str], wanted: Collection[str]) -> Reached:
+        return self.reach(variant(self.start, items, 0), wanted)
+
+    def whole(self, items: Mapping[Item, str]) -> tuple[set[str], bool]:
+        """Every template tried with the settings: those with content, and whether one fails
+        that the start renders (a value no registry would hold, or two settings that exclude
+        each other)."""
+        reached = self.probe(items, self.trees)
+        if reached.failed and self._broken is None:
+            self._broken = self.probe({}, self.trees).failed
+        return reached.content - reached.failed, bool(reached.failed - (self._broken or set()))
+
+    def gain(self, items: Mapping[Item, str], wanted: set[str]) -> set[str]:
+        reached = self.probe(items, wanted)
+        return reached.content - reached.failed
+
+
+def covering_variants(base: Cluster, pools: Sequence[NodePool], unreached: Collection[str],
+                      trees: Mapping[str, Parsed], reach: Reach, *,
+                      known: Collection[str]) -> list[Variant]:
+    """Clusters made from `base` with `pools` that reach as many of `unreached` as setting the
+    compared config items can, and break no template; at least one (the pools are worth
+    rendering on their own). `trees`: every template's syntax tree. `known`: the config items
+    `base` has with its defaults; an item a template reads as a field and no one sets gets a
+    made-up value, as a registry holds it for a cluster that turns on what reads it."""
+    # Cluster items only: a pool's own (labels, taints) are structured, and the pools have them.
+    placeholders = {item: f"sample-{item.key}" for item in field_items(trees.values())
+                    if item.scope == "Cluster" and item.key not in known}
+    start = variant(replace(base, node_pools=tuple(pools)), placeholders, 0)
+    search = _Search(start, trees, reach)
+    bins = _pack(search, _pick(search, set(unreached)))
+    return [Variant(variant(start, b.items, n), {f"{item.scope}.ConfigItems.{item.key}": value
+                                                 for item, value in {**placeholders,
+                                                                     **b.items}.items()})
+            for n, b in enumerate(bins or [_Bin()], 1)]
+
+
+def variant(base: Cluster, items: Mapping[Item, str], number: int) -> Cluster:
+    """`base` with the settings: cluster items on the cluster, node pool items on every pool;
+    named `<local id>-v<number>` (0: a probe, which keeps the name)."""
+    cluster_items = {i.key: v for i, v in items.items() if i.scope == "Cluster"}
+    pool_items = {i.key: v for i, v in items.items() if i.scope == "NodePool"}
+    if not number:
+        return replace(base, config_items={**base.config_items, **cluster_items},
+                       node_pools=_pools_with(base.node_pools, pool_items))
+    name = f"{base.local_id}-v{number}"
+    return replace(
+        base, id=base.id.rsplit(":", 1)[0] + ":" + name if ":" in base.id else name,
+        alias=name, local_id=name, config_items={**base.config_items, **cluster_items},
+        node_pools=_pools_with(base.node_pools, pool_items))
+
+
+def _pools_with(pools: Sequence[NodePool], items: Mapping[str, str]) -> tuple[NodePool, ...]:
+    return tuple(replace(p, config_items={**p.config_items, **items}) for p in pools)
+
+
+def _pick(search: _Search, remaining: set[str]) -> list[_Pick]:
+    """The greedy cover: single settings, the one that reaches most first; then pairs of a
+    file's own settings for what is left. A setting is tried on the files that read its item
+    only, and lazily: the settings are taken in the order of how many of those files remain,
+    and tried until none can reach more than the best tried (what one reaches only shrinks as
+    files are covered)."""
+    per_file = {path: _settings(compared_items([search.trees[path]]))
+                for path in sorted(remaining) if path in search.trees}
+    readers: dict[Setting, set[str]] = {}
+    for path, settings in per_file.items():
+        for setting in settings:
+            readers.setdefault(setting, set()).add(path)
+    tried: dict[Setting, set[str]] = {}
+
+    def bound(s: Setting) -> int:
+        return len((tried[s] if s in tried else readers[s]) & remaining)
+
+    picks: list[_Pick] = []
+    while remaining and readers:
+        best: Setting | None = None
+        for s in sorted(readers, key=lambda s: (-bound(s), s)):
+            if best is not None and bound(s) <= bound(best):
+                break
+            if s not in tried:
+                tried[s] = search.gain(dict([s]), readers[s] & remaining)
+            if best is None or bound(s) > bound(best):
+                best = s
+        if best is None or not bound(best):
+            break
+        del readers[best]
+        picks.append(_Pick((best,), tried[best] & remaining))
+        remaining -= tried[best]
+    for path in sorted(remaining):
+        if path in remaining:
+            pick = _pair_for(search, path, per_file.get(path, []), remaining)
+            if pick is not None:
+                picks.append(pick)
+                remaining -= pick.reaches
+    return picks
+
+
+def _pair_for(search: _Search, path: str, settings: Sequence[Setting],
+              remaining: set[str]) -> _Pick | None:
+    pairs = [(a, b) for a, b in combinations(settings, 2) if a[0] != b[0]]
+    for pair in pairs[:PAIRS_PER_FILE]:
+        if path in search.gain(dict(pair), {path}):
+            return _Pick(pair, search.gain(dict(pair), remaining))
+    return None
+
+
+def _settings(items: Mapping[Item, Iterable[str]]) -> list[Setting]:
+    return [(item, value) for item, values in items.items() for value in values]
+
+
+def _pack(search: _Search, picks: list[_Pick]) -> list[_Bin]:
+    """The picks in as few variants as agree on each item (first fit), each variant tried as a
+    whole: a pick that breaks a template on its own is dropped (its files stay uncovered, and
+    the report says so); one that the others' company breaks, or whose files the variant no
+    longer reaches, moves on to the next variant, or to one of its own."""
+    variants: list[_Bin] = []
+    queue = list(picks)
+    while queue:
+        pending, queue = queue, []
+        fresh: list[_Bin] = []
+        for pick in pending:
+            home = next((v for v in fresh if v.agrees(pick)), None)
+            if home is None:
+                home = _Bin()
+                fresh.append(home)
+            home.add(pick)
+        for v in fresh:
+            served, broken = search.whole(v.items)
+            if broken:
+                sound = [p for p in v.picks if not search.whole(dict(p.settings))[1]]
+                if sound:  # alone, as it was tried
+                    variants.append(_Bin(dict(sound[0].settings), sound[:1]))
+                queue += sound[1:]
+                continue
+            # The first pick stays in any case, so that every round settles one.
+            kept = [p for p in v.picks if p.reaches <= served] or v.picks[:1]
+            queue += [p for p in v.picks if p not in kept]
+            variants.append(_Bin(dict(s for p in kept for s in p.settings), kept))
+    return variants
