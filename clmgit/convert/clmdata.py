@@ -45,10 +45,11 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
 
 
 #: The node pools of the coverage variants (`clmgit.convert.variants`): every shape a node pool
-#: template branches on — a master; taints (`key=value:Effect`, as the node pool stacks split
-#: them; the one the Skipper pool's gate compares with, and two on one pool), labels,
-#: a subset of the zones, spot and arm64 types; t2 types (`supports_t2_unlimited`); Karpenter
-#: pools with CLM's default types and requirements, and with types of their own.
+#: template branches on — a master; taints (the one the Skipper pool's gate compares with; two
+#: on a Karpenter pool, one without a value, which kubernetes-on-aws's Auto Scaling group pools
+#: cannot take: they split each at `=`), labels, a subset of the zones, spot and arm64 types;
+#: t2 types (`supports_t2_unlimited`); Karpenter pools with CLM's default types and
+#: requirements, and with types of their own.
 _REQUIREMENTS = ("- key: karpenter.k8s.aws/instance-generation\n  operator: Gt\n  values: ['5']\n"
                  "- key: topology.kubernetes.io/zone\n  operator: In\n"
                  "  values: [eu-central-1a, eu-central-1b]\n")
@@ -62,7 +63,7 @@ VARIANT_POOLS = (
     NodePool("burst", "worker-splitaz", ("t2.medium", "t2.large"), "none", 3, 6, {}),
     NodePool("karpenter", "worker-karpenter", ("default-for-karpenter",), "none", 0, 0, {
         "requirements": _REQUIREMENTS,
-        "taints": "dedicated=batch:NoSchedule,example.org/gpu=true:NoExecute",
+        "taints": "dedicated=batch:NoSchedule,example.org/gpu:NoExecute",
         "labels": "dedicated=batch", "consolidation": "false"}),
     NodePool("karpenter-typed", "worker-karpenter", ("c6g.large", "m6g.large"), "spot", 0, 0, {
         "consolidation_policy": "WhenEmpty", "consolidate_after": "10m"}),

@@ -153,7 +153,8 @@ def _pick(search: _Search, remaining: set[str]) -> list[_Pick]:
     picks: list[_Pick] = []
     while remaining and readers:
         best: Setting | None = None
-        for s in sorted(readers, key=lambda s: (-bound(s), s)):
+        # Ties: "false" last, which reads as "off" even where any value turns content on.
+        for s in sorted(readers, key=lambda s: (-bound(s), s[1] == "false", s)):
             if best is not None and bound(s) <= bound(best):
                 break
             if s not in tried:
