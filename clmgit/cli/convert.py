@@ -200,13 +200,16 @@ def _report_check(m: Migration) -> None:
                              "registry")
     verdict = "all byte-identical" if check.identical else f"{len(check.differences)} differ"
     output.line(f"  check: {who}, and {len(check.variants)} variant(s) made to reach every "
-                f"template ({', '.join(check.variants)}): {check.renders} files rendered both "
-                f"ways, {verdict}")
+                f"template and compared value ({', '.join(check.variants)}): {check.renders} "
+                f"files rendered both ways, {verdict}")
     reached = len(check.files) - len(check.uncovered)
     output.line(f"  coverage: {reached} of {len(check.files)} templates rendered content "
                 f"({100 * check.coverage:.1f} %)" + (", uncovered:" if check.uncovered else ""))
     for path in check.uncovered:
         output.line(f"    {path}")
+    if check.left_out:
+        output.line("  settings no variant has, CLM's original fails with them: "
+                    + ", ".join(check.left_out))
     for d in check.differences:
             output.line(f"  {d.cluster} {d.path}:")
             output.line("    " + d.detail.rstrip("\n").replace("\n", "\n    "))

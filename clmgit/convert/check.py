@@ -42,7 +42,6 @@ from clmgit.model import Cluster, NodePool
 DEFAULTS = "cluster/config-defaults.yaml"
 NODE_POOLS = "cluster/node-pools/"
 TEMPLATE_SUFFIXES = (".yaml", ".yml")
-DISCOVERED_ITEMS = ("vpc_id", "subnets")  # `ClmSession.items` sets them when a record does not
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,8 @@ class CheckResult:
     reached: set[str] = field(default_factory=set)
     #: The clusters made to reach the rest, with the config items each sets.
     variants: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Settings no variant has: CLM's original fails with them (`Cluster.ConfigItems.x=v`).
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -85,6 +86,7 @@ class CheckResult:
         return {
             "clusters": self.clusters, "renders": self.renders,
             "variants": [{"cluster": name, "sets": sets} for name, sets in self.variants.items()],
+            "settings_left_out": self.left_out,
             "identical": self.identical,
             "differences": [{"cluster": d.cluster, "file": d.path, "detail": d.detail}
                             for d in self.differences],
@@ -111,10 +113,11 @@ def check_covering(checker: Checker, clusters: Sequence[Cluster],
     result = checker.check(clusters)
     if clusters:
         trees = {path: checker.tree(path) for path in checker.paths}
-        made = covering_variants(clusters[0], pools, result.uncovered, trees, checker.reach,
-                                 known=checker.known_items(clusters[0]))
-        result.variants = {v.cluster.id: v.settings for v in made}
-        checker.check([v.cluster for v in made], result)
+        cover = covering_variants(clusters[0], pools, result.uncovered, trees, checker.reach,
+                                  items=checker.items_with_defaults(clusters[0]))
+        result.variants = {v.cluster.id: v.settings for v in cover.variants}
+        result.left_out = cover.left_out
+        checker.check([v.cluster for v in cover.variants], result)
     return result
 
 
@@ -174,15 +177,16 @@ class Checker:
                     reached.content.add(path)
         return reached
 
-    def known_items(self, cluster: Cluster) -> set[str]:
+    def items_with_defaults(self, cluster: Cluster) -> dict[str, str]:
         """The config items `cluster` has with its defaults (none if they fail to render), and
-        those CLM discovers."""
+        those CLM discovers (as they are discovered offline)."""
         try:
             defaults = parse_defaults(self.render_go(DEFAULTS, defaults_data(cluster), {}),
                                       DEFAULTS)
         except Exception:  # noqa: BLE001 - the check reports the defaults' failure
             defaults = {}
-        return {*defaults, *cluster.config_items, *DISCOVERED_ITEMS}
+        merged = with_defaults(cluster, defaults)
+        return dict(ClmSession(merged, OfflineAccount(merged, self.ec2)).items())
 
     def _groups(self, cluster: Cluster, defaults_go: str, *,
                 wanted: Collection[str] | None = None,

@@ -17,7 +17,8 @@ from clmgit.convert import nodes as go
 
 _SCOPES = ("Cluster", "NodePool")  # whose `ConfigItems`
 _CONDITIONS = frozenset({"and", "or", "not"})
-_OTHER_VALUES = ("true", "false")
+_OTHER_VALUES = {"true", "false"}
+_TESTED = "\0tested"  # in a scan: the item is tested, any value other than a constant may do
 
 
 @dataclass(frozen=True, order=True)
@@ -31,11 +32,27 @@ class Item:
 def compared_items(trees: Iterable[go.Parsed]) -> dict[Item, tuple[str, ...]]:
     """Every config item the templates compare or test, with the values that may turn their
     content on, sorted."""
+    found = _scan(trees)
+    return {item: tuple(sorted(values - {_TESTED} | (_OTHER_VALUES if _TESTED in values
+                                                      else set())))
+            for item, values in found.items()}
+
+
+def compared_values(trees: Iterable[go.Parsed]) -> dict[Item, tuple[str, ...]]:
+    """The config items the templates compare with constants (`eq`, `ne`), with those
+    constants: values a registry holds for them, unlike `true` for a `labels` tested for
+    being set."""
+    found = _scan(trees)
+    return {item: tuple(sorted(values - {_TESTED})) for item, values in found.items()
+            if values - {_TESTED}}
+
+
+def _scan(trees: Iterable[go.Parsed]) -> dict[Item, set[str]]:
     found: dict[Item, set[str]] = {}
     for tree in trees:
         for pipe, condition in _pipes(tree.nodes, tree.defines.values()):
             _scan_pipe(pipe, found, condition=condition)
-    return {item: tuple(sorted(values)) for item, values in sorted(found.items())}
+    return dict(sorted(found.items()))
 
 
 def field_items(trees: Iterable[go.Parsed]) -> set[Item]:
@@ -89,7 +106,7 @@ def _scan_command(command: go.Command, found: dict[Item, set[str]], *, condition
     if len(args) == 1:
         item = _item(head)
         if item is not None and condition:
-            found.setdefault(item, set()).update(_OTHER_VALUES)
+            found.setdefault(item, set()).add(_TESTED)
     elif isinstance(head, go.Identifier):
         _scan_call(head.name, args[1:], found, condition=condition)
     for arg in args:
@@ -106,12 +123,12 @@ def _scan_call(name: str, args: tuple[go.Operand, ...], found: dict[Item, set[st
             values = found.setdefault(item, set())
             values.update(literals)
             if name == "ne" or not literals:
-                values.update(_OTHER_VALUES)
+                values.add(_TESTED)
     else:
         tested = (list(map(_item, args)) if name in _CONDITIONS else
                   [_indexed(args)] if name == "index" and condition else [])
         for item in filter(None, tested):
-            found.setdefault(item, set()).update(_OTHER_VALUES)
+            found.setdefault(item, set()).add(_TESTED)
 
 
 def _item(operand: go.Operand) -> Item | None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
-from clmgit.convert.compared import Item, compared_items, field_items
+from clmgit.convert.compared import Item, compared_items, compared_values, field_items
 from clmgit.convert.nodes import Parsed
 from clmgit.model import Cluster, NodePool
 
@@ -76,42 +76,96 @@ class _Search:
     trees: Mapping[str, Parsed]  # every template
     reach: Reach
     _broken: set[str] | None = None  # what fails for the start already
+    _reads: dict[str, set[Item]] = field(default_factory=dict)  # the items each template reads
 
     def probe(self, items: Mapping[Item, str], wanted: Collection[str]) -> Reached:
         return self.reach(variant(self.start, items, 0), wanted)
 
-    def whole(self, items: Mapping[Item, str]) -> tuple[set[str], bool]:
-        """Every template tried with the settings: those with content, and whether one fails
-        that the start renders (a value no registry would hold, or two settings that exclude
-        each other)."""
+    def whole(self, items: Mapping[Item, str]) -> tuple[set[str], set[str]]:
+        """Every template tried with the settings: those with content, and those that fail
+        but render for the start (a value no registry would hold, or two settings that
+        exclude each other)."""
         reached = self.probe(items, self.trees)
-        if reached.failed and self._broken is None:
+        return reached.content - reached.failed, self.new_failures(reached.failed)
+
+    def new_failures(self, failed: set[str]) -> set[str]:
+        if failed and self._broken is None:
             self._broken = self.probe({}, self.trees).failed
-        return reached.content - reached.failed, bool(reached.failed - (self._broken or set()))
+        return failed - (self._broken or set())
+
+    def culprits(self, picks: Sequence[_Pick], failed: set[str]) -> list[_Pick]:
+        """The picks that make some of `failed` fail on their own: first those whose items
+        the failing templates read, tried on those templates only; all of them if none."""
+        suspects = [p for p in picks if any(item in self.reads(path) for path in failed
+                                            for item, _value in p.settings)]
+        for group in (suspects, [p for p in picks if p not in suspects]):
+            found = [p for p in group
+                     if self.new_failures(self.probe(dict(p.settings), failed).failed)]
+            if found:
+                return found
+        return []
+
+    def reads(self, path: str) -> set[Item]:
+        if path not in self._reads:
+            tree = [self.trees[path]]
+            self._reads[path] = {*compared_items(tree), *field_items(tree)}
+        return self._reads[path]
 
     def gain(self, items: Mapping[Item, str], wanted: set[str]) -> set[str]:
         reached = self.probe(items, wanted)
         return reached.content - reached.failed
 
 
+@dataclass(frozen=True)
+class Cover:
+    """The variants made, and the settings left out because CLM's original fails with them."""
+
+    variants: list[Variant]
+    left_out: list[str]  # `Cluster.ConfigItems.x=v`
+
+
 def covering_variants(base: Cluster, pools: Sequence[NodePool], unreached: Collection[str],
                       trees: Mapping[str, Parsed], reach: Reach, *,
-                      known: Collection[str]) -> list[Variant]:
-    """Clusters made from `base` with `pools` that reach as many of `unreached` as setting the
-    compared config items can, and break no template; at least one (the pools are worth
-    rendering on their own). `trees`: every template's syntax tree. `known`: the config items
-    `base` has with its defaults; an item a template reads as a field and no one sets gets a
-    made-up value, as a registry holds it for a cluster that turns on what reads it."""
+                      items: Mapping[str, str]) -> Cover:
+    """Clusters made from `base` with `pools`: first those that reach as many of `unreached`
+    as setting the compared config items can (at least one: the pools are worth rendering on
+    their own); then those that set each item compared with constants to each constant that
+    neither `base` nor those have, in as few variants as agree. None breaks a template.
+
+    `trees`: every template's syntax tree. `items`: `base`'s config items with its defaults;
+    an item a template reads as a field and no one sets gets a made-up value, as a registry
+    holds it for a cluster that turns on what reads it."""
     # Cluster items only: a pool's own (labels, taints) are structured, and the pools have them.
     placeholders = {item: f"sample-{item.key}" for item in field_items(trees.values())
-                    if item.scope == "Cluster" and item.key not in known}
+                    if item.scope == "Cluster" and item.key not in items}
     start = variant(replace(base, node_pools=tuple(pools)), placeholders, 0)
     search = _Search(start, trees, reach)
-    bins = _pack(search, _pick(search, set(unreached)))
-    return [Variant(variant(start, b.items, n), {f"{item.scope}.ConfigItems.{item.key}": value
-                                                 for item, value in {**placeholders,
-                                                                     **b.items}.items()})
-            for n, b in enumerate(bins or [_Bin()], 1)]
+    reaching, dropped = _pack(search, _pick(search, set(unreached)))
+    reaching = reaching or [_Bin()]
+    exercised = {*_settings_of(start, items), *(s for b in reaching for s in b.items.items()),
+                 *(s for p in dropped for s in p.settings)}
+    rest = [_Pick((s,), set()) for s in _settings(compared_values(trees.values()))
+            if s not in exercised]
+    values, dropped_values = _pack(search, rest)
+    made = [Variant(variant(start, b.items, n), {_name(i): v for i, v in {**placeholders,
+                                                                         **b.items}.items()})
+            for n, b in enumerate(reaching + values, 1)]
+    return Cover(made, [f"{_name(i)}={v}" for p in dropped + dropped_values
+                        for i, v in p.settings])
+
+
+def _name(item: Item) -> str:
+    return f"{item.scope}.ConfigItems.{item.key}"
+
+
+def _settings_of(start: Cluster, items: Mapping[str, str]) -> set[Setting]:
+    """The settings the start has already: its cluster's items with the defaults, and its
+    pools' (which inherit the cluster's)."""
+    own = {**items, **start.config_items}
+    found = {(Item("Cluster", k), v) for k, v in own.items()}
+    found |= {(Item("NodePool", k), v) for k, v in own.items()}
+    return found | {(Item("NodePool", k), v) for p in start.node_pools
+                    for k, v in p.config_items.items()}
 
 
 def variant(base: Cluster, items: Mapping[Item, str], number: int) -> Cluster:
@@ -188,32 +242,37 @@ def _settings(items: Mapping[Item, Iterable[str]]) -> list[Setting]:
     return [(item, value) for item, values in items.items() for value in values]
 
 
-def _pack(search: _Search, picks: list[_Pick]) -> list[_Bin]:
+def _pack(search: _Search, picks: list[_Pick]) -> tuple[list[_Bin], list[_Pick]]:
     """The picks in as few variants as agree on each item (first fit), each variant tried as a
-    whole: a pick that breaks a template on its own is dropped (its files stay uncovered, and
-    the report says so); one that the others' company breaks, or whose files the variant no
-    longer reaches, moves on to the next variant, or to one of its own."""
-    variants: list[_Bin] = []
+    whole; and the picks dropped. A pick that makes a template fail on its own is dropped (a
+    file it was to reach stays uncovered, and the report says so); one that fails only in the
+    others' company, or whose files the variant no longer reaches, moves on to the next
+    variant, or to one of its own."""
+    bins: list[_Bin] = []
+    dropped: list[_Pick] = []
     queue = list(picks)
     while queue:
         pending, queue = queue, []
         fresh: list[_Bin] = []
         for pick in pending:
-            home = next((v for v in fresh if v.agrees(pick)), None)
+            home = next((b for b in fresh if b.agrees(pick)), None)
             if home is None:
                 home = _Bin()
                 fresh.append(home)
             home.add(pick)
-        for v in fresh:
-            served, broken = search.whole(v.items)
-            if broken:
-                sound = [p for p in v.picks if not search.whole(dict(p.settings))[1]]
-                if sound:  # alone, as it was tried
-                    variants.append(_Bin(dict(sound[0].settings), sound[:1]))
-                queue += sound[1:]
+        for b in fresh:
+            served, failed = search.whole(b.items)
+            if failed:
+                culprits = search.culprits(b.picks, failed)
+                dropped += culprits
+                rest = [p for p in b.picks if p not in culprits]
+                if not culprits and rest:  # in company only: the first alone, as it was tried
+                    bins.append(_Bin(dict(rest[0].settings), rest[:1]))
+                    rest = rest[1:]
+                queue += rest
                 continue
             # The first pick stays in any case, so that every round settles one.
-            kept = [p for p in v.picks if p.reaches <= served] or v.picks[:1]
-            queue += [p for p in v.picks if p not in kept]
-            variants.append(_Bin(dict(s for p in kept for s in p.settings), kept))
-    return variants
+            kept = [p for p in b.picks if p.reaches <= served] or b.picks[:1]
+            queue += [p for p in b.picks if p not in kept]
+            bins.append(_Bin(dict(s for p in kept for s in p.settings), kept))
+    return bins, dropped

@@ -126,6 +126,30 @@ def test_a_setting_that_breaks_another_template_is_not_used(
     assert report["check"]["identical"] is True
     assert report["check"]["coverage"]["uncovered"] == ["cluster/manifests/mode/on.yaml"]
     assert all("Cluster.ConfigItems.mode" not in v["sets"] for v in report["check"]["variants"])
+    assert report["check"]["settings_left_out"] == ["Cluster.ConfigItems.mode=fancy"]
+    table = check(b, "--allow-uncovered").out
+    assert "settings no variant has, CLM's original fails with them: " \
+           "Cluster.ConfigItems.mode=fancy\n" in table
+
+
+def test_every_value_compared_with_is_set_by_some_variant(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    # The file renders content with the default already; each other constant it is compared
+    # with takes a variant, and settings of different items share one.
+    b = clm(tmp_path_factory, {
+        **FILES, "cluster/config-defaults.yaml": DEFAULTS + "dns: c\nlevel: low\n",
+        "cluster/manifests/dns/cm.yaml": (
+            "kind: ConfigMap\n"
+            "dns: {{ if eq .Cluster.ConfigItems.dns \"a\" }}A"
+            "{{ else if eq .Cluster.ConfigItems.dns \"b\" }}B{{ else }}C{{ end }}\n"
+            "level: {{ if ne .Cluster.ConfigItems.level \"high\" }}normal{{ end }}\n")})
+    result = check(b, "--output", "json")
+    assert result.code == 0, result.err
+    variants = json.loads(result.out)["conversions"][0]["check"]["variants"]
+    dns = sorted(v["sets"].get("Cluster.ConfigItems.dns", "") for v in variants)
+    assert dns == ["", "a", "b"]  # the variant that reaches the files, then a and b
+    level = [v["sets"].get("Cluster.ConfigItems.level") for v in variants]
+    assert level.count("high") == 1 and len(variants) == 3
 
 
 def test_the_scan_finds_items_and_the_values_compared_with() -> None:

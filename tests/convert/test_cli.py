@@ -84,7 +84,8 @@ def test_converts_onto_a_new_branch_as_one_commit_and_checks(clm_repo: ConfigRep
         "pool-worker-default (worker-default), spot (worker-default, spot))" in result.out
     # 3 clusters × (defaults, main stack, 2 manifests, and each of the 2 pools' stack), and
     # the variant with the pools of variant_pools (one of the tree's one profile): 5 more
-    assert "1 variant(s) made to reach every template (aws:123456789012:eu-central-1:" \
+    assert "1 variant(s) made to reach every template and compared value " \
+        "(aws:123456789012:eu-central-1:" \
         "kube-test-v1): 23 files rendered both ways, all byte-identical" in result.out
     assert "coverage: 5 of 5 templates rendered content (100.0 %)\n" in result.out
 
