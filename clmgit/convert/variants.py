@@ -1,17 +1,19 @@
 """Variants of the clusters a check renders, made so that every template of the tree renders
-content for at least one of them: where a file renders only comments, "identical" proves only
-the `if` around it.
+content for at least one of them (where a file renders only comments, "identical" proves only
+the `if` around it), and every config item compared with constants takes each of them.
 
-The config items the templates compare (`clmgit.convert.compared`) are the candidate settings,
-each item set to each value it is compared with. Each candidate is tried on the Go original
-alone, for the files still unreached (a few milliseconds each); a greedy set cover picks the
-candidates that reach the most, pairs of one file's own items are tried where no single one
-does (`eq a "true"` inside `eq b "true"`), and the picks are packed into as few variants as
-agree on every item's value. A packed variant is tried again as a whole, and a pick whose
-files it no longer reaches (two settings that exclude each other) moves to a variant of its
-own. Every variant has the node pools of `clmgit.convert.clmdata.variant_pools` (taints,
-labels, zones, spot, arm64, t2, Karpenter requirements, a master), so that the pools' own
-branches are rendered too.
+The config items the templates compare (`clmgit.convert.compared`) are the candidate settings.
+First the reaching variants: each candidate is tried on the Go original alone, on the unreached
+files that read its item (a few milliseconds each); a lazy greedy set cover picks the candidates
+that reach the most, pairs of one file's own settings are tried where no single one does
+(`eq a "yes"` inside `ne b "off"`). Then the value variants: each item compared with constants
+set to each constant that the start and the reaching variants lack. Each group of picks is
+packed first fit into as few variants as agree on every item's value, and each packed variant
+is tried as a whole: a pick with which the original fails on its own is left out (and
+reported), one that fails only in company, or whose files the variant no longer reaches, moves
+on to another variant. Every variant has the node pools of
+`clmgit.convert.clmdata.VARIANT_POOLS` (taints, labels, zones, spot, arm64, t2, Karpenter
+requirements, a master), so that the pools' own branches are rendered too.
 """
 
 from __future__ import annotations
