@@ -1,0 +1,144 @@
+"""Objects kubectl applied client-side (as CLM applies every manifest), taken over by the real
+adapter against the emulator: the field ownership moves to clmgit, nothing else does."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+
+from clmgit.adapters.kube import KubeAPI
+from clmgit.config.render import Component, ManifestObject
+from clmgit.engine.kube import KubeConflict
+from clmgit.engine.manifests import ObjectChange, apply_manifests
+from clmgit.engine.takeover import CSA_MANAGER, LAST_APPLIED
+from clmgit.sandbox.kubeapi import KubeAPIServer
+from clmgit.sandbox.kubeapi.fixtures import make_deployment
+from tests.kube.conftest import CONTEXT
+
+SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default", "labels": {"app": "x"}},
+            "data": {"level": "info", "legacy": "yes"}}
+WEB = make_deployment("web", replicas=2)
+
+
+def component(*objects: dict[str, Any]) -> list[Component]:
+    return [Component("platform", tuple(ManifestObject("cluster/manifests/platform/x.yaml", i, o)
+                                        for i, o in enumerate(objects)))]
+
+
+@pytest.fixture
+def clm_apply(kubeconfig_path: Any) -> Any:
+    """Create objects as CLM's client-side apply does: the last-applied annotation holding the
+    manifest, written by the field manager `kubectl-client-side-apply`; the server records it."""
+    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
+
+    def create(obj: dict[str, Any]) -> None:
+        body = copy.deepcopy(obj)
+        body["metadata"].setdefault("annotations", {})[LAST_APPLIED] = json.dumps(obj)
+        plural = {"ConfigMap": "configmaps", "Deployment": "deployments"}[obj["kind"]]
+        base = "/api/v1" if obj["apiVersion"] == "v1" else f"/apis/{obj['apiVersion']}"
+        request = api.param_serialize(
+            "POST", f"{base}/namespaces/default/{plural}", query_params=[
+                ("fieldManager", CSA_MANAGER)], header_params={
+                "Content-Type": "application/json", "Accept": "application/json"},
+            body=body, auth_settings=["BearerToken"])
+        response = api.call_api(*request)
+        response.read()
+        assert response.status == 201, response.data
+
+    yield create
+    api.close()
+
+
+def managers(server: KubeAPIServer, kind: str = "ConfigMap", name: str = "settings") -> set[str]:
+    version = "v1" if kind == "ConfigMap" else "apps/v1"
+    obj = server.read(version, kind, name, "default")
+    return {(e["manager"], e["operation"]) for e in obj["metadata"]["managedFields"]}
+
+
+def test_unchanged_manifests_are_taken_over_unchanged(kube: KubeAPI, server: KubeAPIServer,
+                                                      clm_apply: Any) -> None:
+    clm_apply(SETTINGS)
+    clm_apply(WEB)
+    before = server.read("apps/v1", "Deployment", "web", "default")
+
+    changes = apply_manifests(kube, component(SETTINGS, WEB))
+
+    assert [(c.action, c.taken_from) for c in changes] == [("unchanged", (CSA_MANAGER,))] * 2
+    after = server.read("apps/v1", "Deployment", "web", "default")
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert LAST_APPLIED not in (after["metadata"].get("annotations") or {})
+    assert managers(server) == {("clmgit", "Apply")}
+    assert managers(server, "Deployment", "web") == {("clmgit", "Apply")}
+    # Taken over once: the next run finds nothing to migrate and nothing to write.
+    server.stats.reset()
+    assert [c.taken_from for c in apply_manifests(kube, component(SETTINGS, WEB))] == [(), ()]
+    assert server.stats.mutations == 0
+
+
+def test_after_the_takeover_a_changed_value_applies_and_a_dropped_key_goes(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
+) -> None:
+    clm_apply(SETTINGS)
+    changed = copy.deepcopy(SETTINGS)
+    changed["data"] = {"level": "debug"}
+
+    (change,) = apply_manifests(kube, component(changed))
+
+    assert change == ObjectChange("configured", "ConfigMap", "default", "settings", "platform",
+                                  taken_from=(CSA_MANAGER,))
+    assert server.read("v1", "ConfigMap", "settings", "default")["data"] == {"level": "debug"}
+
+
+def test_a_field_another_manager_owns_still_conflicts_and_is_not_taken(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
+) -> None:
+    clm_apply(WEB)
+    apps = client.AppsV1Api(kube._api)
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}},
+                                           field_manager="hpa-controller")
+    wanted = copy.deepcopy(WEB)
+    wanted["spec"]["replicas"] = 3
+
+    with pytest.raises(KubeConflict, match='"hpa-controller".*spec.replicas') as e:
+        apply_manifests(kube, component(wanted))
+
+    assert e.value.managers == ("hpa-controller",)
+    assert server.read("apps/v1", "Deployment", "web", "default")["spec"]["replicas"] == 5
+    assert ("hpa-controller", "Update") in managers(server, "Deployment", "web")
+
+
+def test_a_dry_run_plans_the_takeover_and_writes_nothing(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
+) -> None:
+    clm_apply(SETTINGS)
+    changed = copy.deepcopy(SETTINGS)
+    changed["data"]["level"] = "debug"
+    server.stats.reset()
+
+    same = apply_manifests(kube, component(SETTINGS), dry_run=True)
+    differs = apply_manifests(kube, component(changed), dry_run=True)
+
+    assert [(c.action, c.taken_from) for c in same + differs] == [
+        ("unchanged", (CSA_MANAGER,)), ("configured", (CSA_MANAGER,))]
+    assert server.stats.mutations == 0
+    assert managers(server) == {(CSA_MANAGER, "Update")}
+
+
+def test_a_dry_run_still_reports_another_managers_conflict(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
+) -> None:
+    clm_apply(WEB)
+    apps = client.AppsV1Api(kube._api)
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}},
+                                           field_manager="hpa-controller")
+    wanted = copy.deepcopy(WEB)
+    wanted["spec"]["replicas"] = 3
+
+    with pytest.raises(KubeConflict, match="hpa-controller"):
+        apply_manifests(kube, component(wanted), dry_run=True)
