@@ -140,13 +140,14 @@ class KubeAPI:
         """The dry run cannot write the migration, so it asks the server with the migration in
         mind: a conflict only with the managers the migration takes from is not one after it
         (the fields would be clmgit's), so it asks again forcing; any other manager still
-        conflicts."""
+        conflicts. What the apply after the migration would prune is taken out of the answer."""
         try:
-            return self._apply(kind, namespace, body, where, dry_run=True)
+            answer = self._apply(kind, namespace, body, where, dry_run=True)
         except KubeConflict as e:
             if not e.managers or not set(e.managers) <= set(migration.managers):
                 raise
-        return self._apply(kind, namespace, body, where, dry_run=True, force=True)
+            answer = self._apply(kind, namespace, body, where, dry_run=True, force=True)
+        return takeover.as_if_taken_over(answer, migration, FIELD_MANAGER)
 
     def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],
               namespace: str | None = None) -> Obj:

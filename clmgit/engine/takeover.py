@@ -19,10 +19,14 @@ plans the same migration:
   `kubectl`, so a stale copy would mislead a later client-side `kubectl apply`'s three-way merge;
 - one JSON patch carries it all, guarded by the object's resourceVersion (a `replace` of it, as
   kubectl sends, so a concurrent write is a 409 to retry, not a 422).
+
+A dry run cannot write the migration; `as_if_taken_over` predicts what the apply after it would
+prune, from the field sets the server's dry-run answer carries.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +47,8 @@ class Takeover:
 
     managers: tuple[str, ...]
     patch: list[dict[str, Any]]
+    #: The fields clmgit's Apply entry holds after it.
+    fields: frozenset[FieldPath] = frozenset()
 
 
 def client_side_managers(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -77,7 +83,62 @@ def plan(live: Mapping[str, Any], manager: str) -> Takeover | None:
     if LAST_APPLIED in annotations:
         patch.append({"op": "remove",
                       "path": "/metadata/annotations/" + _pointer_token(LAST_APPLIED)})
-    return Takeover(tuple(sorted({str(e["manager"]) for e in taken})), patch)
+    return Takeover(tuple(sorted({str(e["manager"]) for e in taken})), patch, frozenset(fields))
+
+
+def as_if_taken_over(answer: Mapping[str, Any], migration: Takeover,
+                     manager: str) -> dict[str, Any]:
+    """A dry run's answer, given on the object before its migration, as the apply after it
+    would leave the object: the server prunes what clmgit owned through the migration, the
+    manifest no longer sets and no other manager owns (a dry run cannot write the migration,
+    so it cannot ask the server)."""
+    entries = (answer.get("metadata") or {}).get("managedFields") or []
+    taken = [e for e in client_side_managers(entries) if e.get("manager") in migration.managers]
+    mine = [e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
+            and not e.get("subresource")]
+    applied = set().union(*(_fields(e) for e in mine))
+    others = set().union(*(_fields(e) for e in entries
+                           if not any(e is t for t in [*taken, *mine])))
+    owned = applied | others
+    result: dict[str, Any] = json.loads(json.dumps(answer))
+    for path in sorted(migration.fields - owned, key=len, reverse=True):
+        inside_owned = any(len(o) > len(path) and o[:len(path)] == path for o in owned)
+        if not inside_owned and not _key_field(path):
+            _remove(result, path)
+    return result
+
+
+def _key_field(path: FieldPath) -> bool:
+    """A key field of a map-list item, which goes with its item, never alone."""
+    return (len(path) > 1 and path[-2].startswith("k:")
+            and path[-1][2:] in json.loads(path[-2][2:]))
+
+
+def _remove(obj: Any, path: FieldPath) -> None:
+    """Delete what `path` names in `obj`, if it is there."""
+    *parents, last = path
+    for element in parents:
+        obj = _child(obj, element)
+        if obj is None:
+            return
+    if isinstance(obj, dict) and last.startswith("f:"):
+        obj.pop(last[2:], None)
+    elif isinstance(obj, list) and (item := _child(obj, last)) is not None:
+        obj.remove(item)
+
+
+def _child(node: Any, element: str) -> Any:
+    kind, text = element[:2], element[2:]
+    if kind == "f:" and isinstance(node, dict):
+        return node.get(text)
+    if kind in ("k:", "v:") and isinstance(node, list):
+        wanted = json.loads(text)
+        for item in node:
+            if (kind == "v:" and item == wanted) or (kind == "k:" and isinstance(item, dict)
+                                                   and all(item.get(k) == v
+                                                           for k, v in wanted.items())):
+                return item
+    return None
 
 
 def _fields(entry: Mapping[str, Any]) -> set[FieldPath]:

@@ -119,15 +119,21 @@ def test_a_dry_run_plans_the_takeover_and_writes_nothing(
     clm_apply(SETTINGS)
     changed = copy.deepcopy(SETTINGS)
     changed["data"]["level"] = "debug"
+    dropped = copy.deepcopy(SETTINGS)
+    del dropped["data"]["legacy"]
     server.stats.reset()
 
-    same = apply_manifests(kube, component(SETTINGS), dry_run=True)
-    differs = apply_manifests(kube, component(changed), dry_run=True)
+    plans = [apply_manifests(kube, component(m), dry_run=True)[0]
+             for m in (SETTINGS, changed, dropped)]
 
-    assert [(c.action, c.taken_from) for c in same + differs] == [
-        ("unchanged", (CSA_MANAGER,)), ("configured", (CSA_MANAGER,))]
+    assert [(c.action, c.taken_from) for c in plans] == [
+        ("unchanged", (CSA_MANAGER,)), ("configured", (CSA_MANAGER,)),
+        ("configured", (CSA_MANAGER,))]  # the key the real run would prune
     assert server.stats.mutations == 0
     assert managers(server) == {(CSA_MANAGER, "Update")}
+    (real,) = apply_manifests(kube, component(dropped))
+    assert real.action == "configured"
+    assert server.read("v1", "ConfigMap", "settings", "default")["data"] == {"level": "info"}
 
 
 def test_a_dry_run_still_reports_another_managers_conflict(
