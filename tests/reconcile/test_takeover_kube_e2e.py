@@ -30,6 +30,7 @@ ECHO_IMAGE = "registry.example.org/echo:1.1"
 MANIFESTS = [path for path in cluster_tree(1) if path.startswith("cluster/manifests/")]
 #: A line of the reconcile's report about a Kubernetes object that was written.
 WRITTEN = re.compile(r"\b(Namespace|ConfigMap|Deployment) \S+: (created|configured)")
+PLANNED = re.compile(r"\b(Namespace|ConfigMap|Deployment) \S+: would")
 
 ClmApply = Callable[[Sandbox, list[dict[str, Any]]], None]
 
@@ -126,6 +127,15 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     before = {name: copy.deepcopy(kube.read(v, k, name, "platform")) for v, k, name in
               [("v1", "ConfigMap", "platform-settings"), ("apps/v1", "Deployment", "echo")]}
     assert managers(before["echo"]) == {(CSA_MANAGER, "Update")}
+
+    # A dry run plans the takeover, reports no object as changing, and writes nothing.
+    writes = kube.stats.mutations
+    dry = sandbox.reconcile("--dry-run")
+    assert dry.code == 0, dry.err
+    assert PLANNED.findall(dry.out) == [], dry.out
+    assert kube.stats.mutations == writes
+    assert managers(kube.read("apps/v1", "Deployment", "echo", "platform")) == {
+        (CSA_MANAGER, "Update")}
 
     # (a) The same manifests: taken over, nothing reported as written, nothing changed.
     first = sandbox.reconcile()
