@@ -125,7 +125,8 @@ class KubeAPI:
                                         query={"fieldManager": FIELD_MANAGER},
                                         body=migration.patch, content_type=JSON_PATCH)
             if status != 409:
-                self._checked(status, answer, f"taking over {where} from {migration.managers}")
+                taken = ", ".join(migration.managers)
+                self._checked(status, answer, f"taking over {where} from {taken}")
                 return
             live = self.get(kind, name, namespace)
             again = takeover.plan(live, FIELD_MANAGER) if live else None

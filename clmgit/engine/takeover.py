@@ -26,6 +26,7 @@ prune, from the field sets the server's dry-run answer carries.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -72,10 +73,11 @@ def plan(live: Mapping[str, Any], manager: str) -> Takeover | None:
     fields.discard(ANNOTATION_FIELD)
     if set(annotations) <= {LAST_APPLIED}:
         fields.discard(ANNOTATIONS)  # the map itself goes with its last key
-    merged = {**(mine or taken[0]), "manager": manager, "operation": "Apply",
-              "fieldsType": "FieldsV1", "fieldsV1": to_fields_v1(fields)}
-    kept = [merged if e is (mine or taken[0]) else e
-            for e in entries if e is (mine or taken[0]) or not any(e is t for t in taken)]
+    target = mine or taken[0]  # becomes clmgit's entry, in its place (csaupgrade's choice)
+    merged = {**target, "manager": manager, "operation": "Apply", "fieldsType": "FieldsV1",
+              "fieldsV1": to_fields_v1(fields)}
+    kept = [merged if e is target else e
+            for e in entries if e is target or not any(e is t for t in taken)]
     patch: list[dict[str, Any]] = [
         {"op": "replace", "path": "/metadata/managedFields", "value": kept},
         {"op": "replace", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
@@ -100,7 +102,7 @@ def as_if_taken_over(answer: Mapping[str, Any], migration: Takeover,
     others = set().union(*(_fields(e) for e in entries
                            if not any(e is t for t in [*taken, *mine])))
     owned = applied | others
-    result: dict[str, Any] = json.loads(json.dumps(answer))
+    result = copy.deepcopy(dict(answer))
     for path in sorted(migration.fields - owned, key=len, reverse=True):
         inside_owned = any(len(o) > len(path) and o[:len(path)] == path for o in owned)
         if not inside_owned and not _key_field(path):

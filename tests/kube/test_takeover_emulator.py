@@ -135,3 +135,32 @@ def test_a_dry_run_plans_the_takeover_and_writes_nothing(
     (real,) = apply_manifests(kube, component(dropped))
     assert real.action == "configured"
     assert server.read("v1", "ConfigMap", "settings", "default")["data"] == {"level": "info"}
+
+
+def test_a_write_between_reading_and_migrating_is_a_409_and_the_takeover_plans_again(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clm_apply(SETTINGS)
+    core = client.CoreV1Api(kube._api)
+    read = kube.get
+    calls: list[str] = []
+
+    def read_then_someone_writes(*args: Any, **kwargs: Any) -> Any:
+        found = read(*args, **kwargs)
+        if not calls:  # a write lands between the read and the migration
+            core.patch_namespaced_config_map("settings", "default",
+                                             {"metadata": {"labels": {"team": "a"}}},
+                                             field_manager="someone-else")
+        calls.append("get")
+        return found
+
+    monkeypatch.setattr(kube, "get", read_then_someone_writes)
+    server.stats.reset()
+
+    stored = kube.apply(SETTINGS)
+
+    assert calls == ["get", "get"]  # read, 409, read again
+    assert server.stats.count("patch", "configmaps") == 4  # label, 409, migration, apply
+    assert managers(server) == {("clmgit", "Apply"), ("someone-else", "Update")}
+    assert stored["metadata"]["labels"] == {"app": "x", "team": "a"}
+    assert "annotations" not in stored["metadata"]
