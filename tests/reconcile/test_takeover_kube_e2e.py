@@ -133,6 +133,7 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     dry = sandbox.reconcile("--dry-run")
     assert dry.code == 0, dry.err
     assert PLANNED.findall(dry.out) == [], dry.out
+    assert f"would take over 4 object(s) from {CSA_MANAGER}" in dry.out
     assert kube.stats.mutations == writes
     assert managers(kube.read("apps/v1", "Deployment", "echo", "platform")) == {
         (CSA_MANAGER, "Update")}
@@ -141,6 +142,7 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     first = sandbox.reconcile()
     assert first.code == 0, first.err
     assert WRITTEN.findall(first.out) == [], first.out
+    assert f"took over 4 object(s) from {CSA_MANAGER}" in first.out
     settings = kube.read("v1", "ConfigMap", "platform-settings", "platform")
     echo = kube.read("apps/v1", "Deployment", "echo", "platform")
     assert settings["data"] == before["platform-settings"]["data"]
