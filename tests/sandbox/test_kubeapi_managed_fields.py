@@ -124,3 +124,25 @@ def test_a_null_for_a_field_another_manager_owns_leaves_it(raw_call: RawCall,
     after = kube_server.read("v1", "ConfigMap", "one", "default")
     assert after["data"] == {"a": "1", "b": "2"}
     assert entries(after)["someone-else", "Apply"] == entries(before)["someone-else", "Apply"]
+
+
+def test_scheme_defaults_are_owned_by_an_update_not_by_an_apply_and_come_back(
+    apps: client.AppsV1Api, raw_call: RawCall, kube_server: KubeAPIServer
+) -> None:
+    apps.create_namespaced_deployment("default", make_deployment("web"), field_manager="kubectl")
+    created = kube_server.read("apps/v1", "Deployment", "web", "default")
+    assert created["spec"]["revisionHistoryLimit"] == 10
+    assert "f:revisionHistoryLimit" in entries(created)["kubectl", "Update"]["f:spec"]
+
+    body = make_deployment("api")
+    path = "/apis/apps/v1/namespaces/default/deployments/api?fieldManager=clmgit"
+    status, applied = raw_call("PATCH", path, body=body, content_type=APPLY)
+    assert status == 201, applied
+    assert applied["spec"]["progressDeadlineSeconds"] == 600
+    assert "f:progressDeadlineSeconds" not in entries(applied)["clmgit", "Apply"]["f:spec"]
+
+    body["spec"]["revisionHistoryLimit"] = 3
+    raw_call("PATCH", path, body=body, content_type=APPLY)
+    del body["spec"]["revisionHistoryLimit"]  # pruned, and defaulted again
+    status, pruned = raw_call("PATCH", path, body=body, content_type=APPLY)
+    assert (status, pruned["spec"]["revisionHistoryLimit"]) == (200, 10)
