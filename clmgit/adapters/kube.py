@@ -148,7 +148,20 @@ class KubeAPI:
             if not e.managers or not set(e.managers) <= set(migration.managers):
                 raise
             answer = self._apply(kind, namespace, body, where, dry_run=True, force=True)
-        return takeover.as_if_taken_over(answer, migration, FIELD_MANAGER)
+        predicted = takeover.as_if_taken_over(answer, migration, FIELD_MANAGER)
+        if predicted == answer:
+            return answer
+        return self._dry_run_update(kind, namespace, predicted, where)
+
+    def _dry_run_update(self, kind: Kind, namespace: str | None, obj: Obj, where: str) -> Obj:
+        """`obj` as the server would store it. What an apply prunes the server defaults again
+        where the kind has a default (kubectl's client-side apply owned the defaults too); a
+        dry-run update of the prediction lets the server fill them in."""
+        meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+        status, stored = self._call("PUT", _path(kind, namespace, meta["name"]),
+                                    query={"fieldManager": FIELD_MANAGER, "dryRun": "All"},
+                                    body={**obj, "metadata": meta})
+        return self._checked(status, stored, f"dry-running {where} after its takeover")
 
     def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],
               namespace: str | None = None) -> Obj:

@@ -164,3 +164,19 @@ def test_a_write_between_reading_and_migrating_is_a_409_and_the_takeover_plans_a
     assert managers(server) == {("clmgit", "Apply"), ("someone-else", "Update")}
     assert stored["metadata"]["labels"] == {"app": "x", "team": "a"}
     assert "annotations" not in stored["metadata"]
+
+
+def test_defaults_the_client_side_manager_owned_come_back_so_a_dry_run_sees_no_change(
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
+) -> None:
+    clm_apply(WEB)
+    live = server.read("apps/v1", "Deployment", "web", "default")
+    (csa,) = live["metadata"]["managedFields"]
+    assert "f:revisionHistoryLimit" in csa["fieldsV1"]["f:spec"]  # defaulted, and owned
+
+    (planned,) = apply_manifests(kube, component(WEB), dry_run=True)
+    (done,) = apply_manifests(kube, component(WEB))
+
+    assert (planned.action, done.action) == ("unchanged", "unchanged")
+    after = server.read("apps/v1", "Deployment", "web", "default")
+    assert after["spec"] == live["spec"] and after["spec"]["revisionHistoryLimit"] == 10
