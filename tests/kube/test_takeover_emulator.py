@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -31,10 +32,17 @@ def component(*objects: dict[str, Any]) -> list[Component]:
 
 
 @pytest.fixture
-def clm_apply(kubeconfig_path: Any) -> Any:
+def api(kubeconfig_path: Any) -> Iterator[client.ApiClient]:
+    """The official client, for writes of other managers than clmgit."""
+    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def clm_apply(api: client.ApiClient) -> Callable[[dict[str, Any]], None]:
     """Create objects as CLM's client-side apply does: the last-applied annotation holding the
     manifest, written by the field manager `kubectl-client-side-apply`; the server records it."""
-    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
 
     def create(obj: dict[str, Any]) -> None:
         body = copy.deepcopy(obj)
@@ -50,8 +58,7 @@ def clm_apply(kubeconfig_path: Any) -> Any:
         response.read()
         assert response.status == 201, response.data
 
-    yield create
-    api.close()
+    return create
 
 
 def managers(server: KubeAPIServer, kind: str = "ConfigMap", name: str = "settings") -> set[str]:
@@ -97,10 +104,10 @@ def test_after_the_takeover_a_changed_value_applies_and_a_dropped_key_goes(
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
 def test_a_field_another_manager_owns_still_conflicts_and_is_not_taken(
-    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, dry_run: bool
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, api: client.ApiClient, dry_run: bool
 ) -> None:
     clm_apply(WEB)
-    apps = client.AppsV1Api(kube._api)
+    apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}},
                                            field_manager="hpa-controller")
     wanted = copy.deepcopy(WEB)
@@ -138,10 +145,11 @@ def test_a_dry_run_plans_the_takeover_and_writes_nothing(
 
 
 def test_a_write_between_reading_and_migrating_is_a_409_and_the_takeover_plans_again(
-    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, monkeypatch: pytest.MonkeyPatch
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, api: client.ApiClient,
+    monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clm_apply(SETTINGS)
-    core = client.CoreV1Api(kube._api)
+    core = client.CoreV1Api(api)
     read = kube.get
     calls: list[str] = []
 
