@@ -15,6 +15,7 @@ module as an `ApplyError` naming the object; the bearer token is never part of a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
+from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
 from clmgit.errors import ApplyError, ConfigError
@@ -31,8 +33,12 @@ from clmgit.model import Cluster
 Kinds = list[Kind]  # `list` is also a method name below
 RETRY_BACKOFF = Backoff(initial=0.5, factor=2, maximum=10, timeout=60)
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 MULTIPLE_PDBS = "more than one PodDisruptionBudget"
+TAKEOVER_ATTEMPTS = 3
+#: How the API server names the other manager in each cause of an apply conflict.
+CONFLICT_CAUSE = re.compile(r'conflict with "([^"]+)"')
 
 
 class _Retry(Exception):
@@ -88,15 +94,74 @@ class KubeAPI:
         body = dict(obj)
         if kind.namespaced:
             body["metadata"] = {**obj["metadata"], "namespace": namespace}
-        query = {"fieldManager": FIELD_MANAGER, "dryRun": "All" if dry_run else None}
-        status, answer = self._call("PATCH", _path(kind, namespace, name), query=query,
-                                    body=body, content_type=APPLY_PATCH)
         where = f"{kind.kind} {namespace}/{name}" if namespace else f"{kind.kind} {name}"
+        live = self.get(kind, name, namespace)
+        migration = takeover.plan(live, FIELD_MANAGER) if live else None
+        if migration is None:
+            return self._apply(kind, namespace, body, where, dry_run=dry_run)
+        if dry_run:
+            return self._dry_run_after_takeover(kind, namespace, body, where, migration)
+        self._take_over(kind, namespace, name, where, migration)
+        return self._apply(kind, namespace, body, where, dry_run=False)
+
+    def _apply(self, kind: Kind, namespace: str | None, body: Obj, where: str, *,
+               dry_run: bool, force: bool = False) -> Obj:
+        """One server-side apply as `clmgit`; a conflict is a `KubeConflict` naming it."""
+        query = {"fieldManager": FIELD_MANAGER, "dryRun": "All" if dry_run else None,
+                 "force": "true" if force else None}
+        status, answer = self._call("PATCH", _path(kind, namespace, body["metadata"]["name"]),
+                                    query=query, body=body, content_type=APPLY_PATCH)
         if status == 409:
             raise KubeConflict(f"applying {where} conflicts with another field manager: "
                                f"{_message(answer)}; remove the field from the manifest or "
-                               "release it in the cluster")
+                               "release it in the cluster", managers=_conflicting(answer))
         return self._checked(status, answer, f"applying {where}")
+
+    def _take_over(self, kind: Kind, namespace: str | None, name: str, where: str,
+                   migration: takeover.Takeover) -> None:
+        """Send the migration's JSON patch; a write in between (409) means plan again."""
+        for _ in range(TAKEOVER_ATTEMPTS):
+            status, answer = self._call("PATCH", _path(kind, namespace, name),
+                                        query={"fieldManager": FIELD_MANAGER},
+                                        body=migration.patch, content_type=JSON_PATCH)
+            if status != 409:
+                taken = ", ".join(migration.managers)
+                self._checked(status, answer, f"taking over {where} from {taken}")
+                return
+            live = self.get(kind, name, namespace)
+            again = takeover.plan(live, FIELD_MANAGER) if live else None
+            if again is None:
+                return  # someone else migrated it (or deleted it: the apply will say)
+            migration = again
+        raise ApplyError(f"taking over {where}: it changed {TAKEOVER_ATTEMPTS} times while "
+                         "clmgit migrated its field ownership; run again")
+
+    def _dry_run_after_takeover(self, kind: Kind, namespace: str | None, body: Obj, where: str,
+                                migration: takeover.Takeover) -> Obj:
+        """The dry run cannot write the migration, so it asks the server with the migration in
+        mind: a conflict only with the managers the migration takes from is not one after it
+        (the fields would be clmgit's), so it asks again forcing; any other manager still
+        conflicts. What the apply after the migration would prune is taken out of the answer."""
+        try:
+            answer = self._apply(kind, namespace, body, where, dry_run=True)
+        except KubeConflict as e:
+            if not e.managers or not set(e.managers) <= set(migration.managers):
+                raise
+            answer = self._apply(kind, namespace, body, where, dry_run=True, force=True)
+        predicted = takeover.as_if_taken_over(answer, migration, FIELD_MANAGER)
+        if predicted == answer:
+            return answer
+        return self._dry_run_update(kind, namespace, predicted, where)
+
+    def _dry_run_update(self, kind: Kind, namespace: str | None, obj: Obj, where: str) -> Obj:
+        """`obj` as the server would store it. What an apply prunes the server defaults again
+        where the kind has a default (kubectl's client-side apply owned the defaults too); a
+        dry-run update of the prediction lets the server fill them in."""
+        meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+        status, stored = self._call("PUT", _path(kind, namespace, meta["name"]),
+                                    query={"fieldManager": FIELD_MANAGER, "dryRun": "All"},
+                                    body={**obj, "metadata": meta})
+        return self._checked(status, stored, f"dry-running {where} after its takeover")
 
     def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],
               namespace: str | None = None) -> Obj:
@@ -221,6 +286,13 @@ def _path(kind: Kind, namespace: str | None = None, name: str | None = None) -> 
         base += f"/namespaces/{namespace}"
     base += f"/{kind.plural}"
     return f"{base}/{name}" if name else base
+
+
+def _conflicting(body: Any) -> tuple[str, ...]:
+    """The managers an apply conflict names, from its causes; () when it names none."""
+    causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body, Mapping) else []
+    found = (CONFLICT_CAUSE.search(str(c.get("message", ""))) for c in causes)
+    return tuple(sorted({m.group(1) for m in found if m}))
 
 
 def _message(body: Any) -> str:

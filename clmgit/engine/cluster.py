@@ -238,10 +238,12 @@ class _Run:
         """Step 7: pre_apply deletions, the manifests, post_apply deletions."""
         manifests = self.renderer.render_manifests(self.values(outputs))
         self._delete(deletions.pre_apply, "pre_apply")
-        for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
+        changes = apply_manifests(self.to.kube, manifests, dry_run=self.dry_run)
+        for change in changes:
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
                 self.report.add(f"{change.kind} {where}{change.name}: {self._action(change)}")
+        self._report_takeover(changes)
         self._delete(deletions.post_apply, "post_apply")
         self.karpenter(outputs, manifests)
 
@@ -261,6 +263,15 @@ class _Run:
         verb = "would delete" if self.dry_run else "deleted"
         for gone in remove_orphans(self.to.kube, {p.name for p in pools}, dry_run=self.dry_run):
             self.report.add(f"Karpenter pool removed from the registry: {verb} {gone}")
+
+    def _report_takeover(self, changes: Sequence[ObjectChange]) -> None:
+        """One line for the objects whose fields clmgit took from kubectl's client-side apply
+        (CLM's), which are otherwise unchanged and so not listed."""
+        taken = [c for c in changes if c.taken_from]
+        if taken:
+            verb = "would take over" if self.dry_run else "took over"
+            managers = ", ".join(sorted({m for c in taken for m in c.taken_from}))
+            self.report.add(f"{verb} {len(taken)} object(s) from {managers}")
 
     def _action(self, change: ObjectChange) -> str:
         # "created"/"configured" would claim a change a dry run did not make
