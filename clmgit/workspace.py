@@ -33,7 +33,8 @@ class Workspace:
 
     @cached_property
     def channels(self) -> dict[str, Channel]:
-        channels = load_channels(self.repo, self.control_sha)
+        channels = load_channels(self.repo, self.control_sha,
+                                 control_branch=self.control_branch)
         if not channels:
             raise ConfigError(
                 f"no channel files in channels/ on branch {self.control_branch!r} of "

@@ -23,6 +23,7 @@ from clmgit.errors import GitError, PushRejectedError, RefusedError
 from clmgit.redact import redact
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
+_OBJECT_TYPES = frozenset({"commit", "tag", "tree", "blob"})
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,30 @@ class GitRepo:
             trees = self.subtrees([rev, *listed], path)
             self._history_trees[key] = frozenset(t for t in trees if t)
         return self._history_trees[key]
+
+    def object_types(self, oids: Sequence[str]) -> dict[str, str | None]:
+        """The type of each object (`commit`, `tag`, `tree`, `blob`); None where it is missing."""
+        if not oids:
+            return {}
+        out = self.run("cat-file", "--batch-check=%(objecttype)",
+                       stdin="".join(f"{oid}\n" for oid in oids).encode())
+        kinds = [line.split()[-1] for line in out.splitlines()]
+        return {oid: kind if kind in _OBJECT_TYPES else None  # missing, ambiguous
+                for oid, kind in zip(oids, kinds, strict=True)}
+
+    def object_id(self, ref: str) -> str | None:
+        """The id of the object `ref` names, not peeled (a tag stays a tag); None if none."""
+        out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", ref,
+                       ok=(0, 1, 128))
+        return out.strip() or None
+
+    def describe_object(self, oid: str, kind: str | None) -> str:
+        """`an annotated tag of commit <sha>`, `a tree`: what a non-commit is, for a refusal
+        that says which commit was meant."""
+        if kind == "tag":
+            target = self.rev(oid)
+            return f"an annotated tag of commit {target}" if target else "an annotated tag"
+        return f"a {kind or 'missing object'}"
 
     def merge_base(self, a: str, b: str) -> str | None:
         """Their best common ancestor; None when they have none (or one is not a commit)."""

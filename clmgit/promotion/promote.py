@@ -88,12 +88,19 @@ def _now() -> datetime:
 
 
 def resolve_commit(ws: Workspace, ref: str) -> str:
+    """The full id of the commit `ref` abbreviates. A tag's id is refused, not peeled: a pin
+    names a commit, and the user should see which one they are pinning."""
     if not SHORT_SHA_RE.match(ref):
         raise ConfigError(f"{ref!r} is not a commit SHA")
-    sha = ws.repo.rev(ref)
-    if sha is None:
+    oid = ws.repo.object_id(ref)
+    kind = ws.repo.object_types([oid])[oid] if oid else None
+    if oid is None or kind is None:
         raise GitError(f"commit {ref} does not exist in {ws.repo.location}")
-    return sha
+    if kind != "commit":
+        raise ConfigError(
+            f"{ref} is {ws.repo.describe_object(oid, kind)}, not a commit; pass the commit id"
+        )
+    return oid
 
 
 def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
