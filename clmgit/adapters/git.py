@@ -339,6 +339,8 @@ class GitRepo:
         up front: that checkout would be left behind its branch, as if its change were undone.
         """
         updates = list(updates)
+        if not updates:
+            return
         here = self.current_branch()
         self._refuse_other_worktrees(updates)
         synced = [u for u in updates if here and u.ref == f"refs/heads/{here}" and u.old]
@@ -377,8 +379,6 @@ class GitRepo:
         raise GitError(failure(args, proc.returncode, proc.stderr))
 
     def _refuse_other_worktrees(self, updates: Sequence[RefUpdate]) -> None:
-        if not updates:
-            return
         here = self.workdir.resolve() if self.workdir else None
         path = None
         for line in self.run("worktree", "list", "--porcelain").splitlines():
@@ -457,7 +457,7 @@ class GitRepo:
         if proc.returncode != 0:
             raise PushRejectedError(
                 f"push to {remote} was rejected ({failure(args, proc.returncode, proc.stderr)}); "
-                "nothing changed locally — fetch, then retry")
+                "nothing changed locally — run the command again (it fetches first)")
         for u in updates:
             if u.ref.startswith("refs/heads/"):
                 tracking = u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)

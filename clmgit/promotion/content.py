@@ -58,11 +58,10 @@ def same_content(repo: GitRepo, a: str, b: str) -> bool:
 
 
 def plan_branch_move(
-    repo: GitRepo, branch: str, sha: str, *, known: Sequence[str] = ()
+    repo: GitRepo, branch: str, head: str | None, sha: str, *, known: Sequence[str] = ()
 ) -> PlannedMove:
-    """Move `branch` to `sha`'s content. `known` are commits whose content may be left
-    behind (a rollback leaves the pins it goes back from)."""
-    head = repo.branch_sha(branch)
+    """Move `branch`, at `head` (None: it does not exist yet), to `sha`'s content. `known` are
+    commits whose content may be left behind (a rollback leaves the pins it goes back from)."""
     if head is None:
         return PlannedMove(BranchMove(branch, None, sha, MoveKind.CREATE))
     if repo.is_ancestor(head, sha):

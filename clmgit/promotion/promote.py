@@ -242,7 +242,7 @@ def _branch_move(
     after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
     if set(after.values()) != {sha}:
         return PlannedMove(None)
-    return plan_branch_move(ws.repo, ch.branch, sha, known=known)
+    return plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha, known=known)
 
 
 def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ def planned_moves(ws: Workspace, *, force: bool = False) -> list[BranchMove]:
             continue  # unpinned, partly promoted, or a group without a pin: the branch stays
         (sha,) = shas
         assert sha is not None
-        planned = plan_branch_move(ws.repo, ch.branch, sha)
+        planned = plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha)
         if planned.refusal and not force:
             refusals.append(planned.refusal)
         elif planned.move:
@@ -34,6 +34,6 @@ def sync_branches(
     ws: Workspace, *, push: bool = False, dry_run: bool = False, force: bool = False
 ) -> list[BranchMove]:
     moves = planned_moves(ws, force=force)
-    if moves and not dry_run:
-        land(ws, files={}, message="", moves=moves, push=push)
+    if not dry_run:
+        land(ws, files={}, message="", moves=moves, push=push)  # no moves: catches up
     return moves
