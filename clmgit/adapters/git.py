@@ -200,9 +200,13 @@ class GitRepo:
         limit: int | None = None,
         first_parent: bool = False,
         no_merges: bool = False,
+        grep: str | None = None,
     ) -> list[Commit]:
-        """Commits of a range, newest first, with their full messages."""
+        """Commits of a range, newest first, with their full messages (with `grep`: only those
+        with a line of the message matching that regular expression)."""
         args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
+        if grep:
+            args.append(f"--grep={grep}")
         if limit:
             args.append(f"-n{limit}")
         if first_parent:
@@ -212,6 +216,10 @@ class GitRepo:
         revs = [revs] if isinstance(revs, str) else list(revs)
         out = self.run(*args, *revs, "--", *paths)
         return list(_parse_log(out))
+
+    def rev_list(self, rev: str) -> list[str]:
+        """Every commit reachable from `rev`, in the order `log` shows them."""
+        return self.run("rev-list", rev).split()
 
     def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
         revs = [revs] if isinstance(revs, str) else list(revs)

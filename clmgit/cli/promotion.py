@@ -256,8 +256,9 @@ def sync_branches(
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
     for m in moves:
+        forced = ", forced" if m.override else ""
         output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
-                    f"({m.kind.value})")
+                    f"({m.kind.value}{forced})")
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

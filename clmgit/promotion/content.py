@@ -35,6 +35,7 @@ class BranchMove:
     old: str | None
     new: str  # the SHA whose content the branch gets
     kind: MoveKind = MoveKind.FAST_FORWARD
+    override: str = ""  # the refusal `--force` went past (what the move drops), recorded
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def land(
             )
     updates: list[RefUpdate] = []
     commit = None
-    if files:
+    if files or message:  # a message alone records what moved (sync-branches --force)
         commit = repo.make_commit(
             ws.control_sha, {p: t.encode() for p, t in files.items()}, message
         )
@@ -78,9 +78,13 @@ def _move_commit(ws: Workspace, move: BranchMove) -> str:
     if move.kind is not MoveKind.PROMOTION_MERGE:
         return move.new
     assert move.old is not None
+    forced = f"--force: {move.override}\n\n" if move.override else ""
+    trailers = f"Clmgit-Branch-Sha: {move.new}\n"
+    if move.override:
+        trailers += "Clmgit-Override: force\n"
     message = (
         f"Promote {move.branch} to {move.new[:7]}\n\n"
         f"The tree of {move.new} on top of {move.old[:7]}; made by clmgit so that the branch "
-        f"moves without rewriting its history.\n\nClmgit-Branch-Sha: {move.new}\n"
+        f"moves without rewriting its history.\n\n{forced}{trailers}"
     )
     return ws.repo.merge_commit(head=move.old, new=move.new, message=message)
