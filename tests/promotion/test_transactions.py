@@ -91,3 +91,25 @@ def test_a_held_index_lock_is_refused(fleet: Fleet, monkeypatch: pytest.MonkeyPa
     r = fleet.cli("freeze", "beta", "--reason", "x")
     assert r.code == 1 and "index.lock exists" in r.err
     assert snapshot(fleet.path) == before and lock.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ("promote", "dev", "alpha"),  # a gate
+    ("promote", "dev", "alpha", "--force", "--dry-run", "--sha", "c1"),  # a dry run: exit 0
+    ("promote", "alpha", "beta", "--force"),  # frozen: --force does not lift a freeze
+    ("promote", "dev", "alpha", "--sha", "c3", "--force", "--pr"),  # no GitHub repository
+    ("rollback", "beta"),  # no pin to roll back
+    ("sync-branches",),  # the hotfix on alpha
+])
+def test_every_refusal_leaves_the_checkout_as_it_was(fleet: Fleet, args) -> None:
+    fleet.builder.commit("main", {"channels/beta.yaml": fleet.file("channels/beta.yaml").replace(
+        "frozen: false", "frozen: true")}, "freeze beta by hand")
+    fleet.set_clusters(applied(default_records(), "dev", fleet.c2))
+    assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2).code == 0
+    fleet.builder.commit("alpha", {"cluster/hotfix.yaml": "x: 1\n"}, "Hotfix on alpha")
+    args = tuple(getattr(fleet, a) if a in ("c1", "c3") else a for a in args)
+    before = snapshot(fleet.path)
+    r = fleet.cli(*args)
+    assert r.code == (0 if "--dry-run" in args else 1), r.err
+    assert "Traceback" not in r.err
+    assert snapshot(fleet.path) == before
