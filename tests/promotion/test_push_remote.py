@@ -63,6 +63,21 @@ def test_freeze_killed_after_its_push_is_finished_by_a_rerun(fleet: Fleet, tmp_p
     assert_local_is_remote(fleet, "main")
 
 
+def test_rollback_killed_after_its_push_is_finished_by_a_rerun(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2, "--push").code == 0
+    assert fleet.cli("promote", "dev", "alpha", "--push").code == 0
+    args = ("rollback", "alpha", "--to", fleet.c2, "--push")
+    assert run_killed(fleet.path, args, at="update-ref", tmp=tmp_path).code == -9
+    assert on_origin(fleet, "alpha") != fleet.branch("alpha")
+    r = fleet.cli(*args)
+    assert r.code == 0 and r.out.strip() == f"alpha already at {fleet.c2[:7]}"
+    assert_local_is_remote(fleet, "main", "alpha")
+    assert pins(fleet, "alpha") == {"default": fleet.c2}
+
+
 @pytest.mark.parametrize("theirs", ["same", "earlier"])
 def test_another_clone_promoted_first(fleet: Fleet, tmp_path: Path, theirs: str) -> None:
     fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
