@@ -33,11 +33,16 @@ class Group:
     promoted_from: str = ""
 
     def matches(self, cluster: Cluster) -> bool:
-        for key, pattern in self.selector.items():
-            value = cluster.field_value(key)
-            if value is None or not fnmatch.fnmatchcase(value, pattern):
-                return False
-        return True
+        return selector_matches(self.selector, cluster)
+
+
+def selector_matches(selector: Mapping[str, str], cluster: Cluster) -> bool:
+    """Every key of `selector` names a field of the cluster whose value matches its glob."""
+    for key, pattern in selector.items():
+        value = cluster.field_value(key)
+        if value is None or not fnmatch.fnmatchcase(value, pattern):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

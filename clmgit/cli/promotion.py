@@ -7,6 +7,7 @@ import contextlib
 import shlex
 import sys
 from collections.abc import Callable, Iterator
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -178,29 +179,82 @@ def render(
         sys.stdout.write(render_text(rendered))
 
 
+class By(StrEnum):
+    cluster = "cluster"
+    group = "group"
+
+
 def status(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    group: Annotated[str | None, typer.Option(help="Only clusters of this group.")] = None,
+    state: Annotated[list[str], typer.Option(
+        "--state", metavar="STATE",
+        help="Only clusters in this state (repeatable): in-sync, pending, updating, failed, "
+             "blocked, decommission.")] = [],  # noqa: B006 - typer reads it, never mutates it
+    label: Annotated[list[str], typer.Option(
+        "--selector", "-l", metavar="KEY=GLOB",
+        help="Only clusters whose field matches (repeatable), as a group selector: "
+             "environment=production, config_items.team=a*.")] = [],  # noqa: B006
+    sort_by: Annotated[str | None, typer.Option(
+        "--sort-by", metavar="COLUMN", help="Sort by this column (default: registry order).")
+                       ] = None,
+    by: Annotated[By, typer.Option(
+        "--by", help="cluster: a row per cluster; group: a row per channel group with its "
+                     "pin, states, freeze and gate.")] = By.cluster,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Pinned versus applied version, per cluster."""
+    """Pinned versus applied version, per cluster (or per group with --by group)."""
     from clmgit import views
-    from clmgit.promotion.status import fleet_status
+    from clmgit.promotion.status import Filter, fleet_status, group_rollup, sort_states
 
-    views.states(fleet_status(settings(ctx).ws, channel), as_json=out is Format.json)
+    ws = settings(ctx).ws
+    where = Filter(channel=channel, group=group, states=frozenset(state),
+                   labels=_selector(label))
+    states = fleet_status(ws, where=where)
+    as_json = out is Format.json
+    if by is By.group:
+        views.group_rows([r for r in group_rollup(ws, states)
+                          if (channel is None or r.channel == channel)
+                          and (group is None or r.group == group)], as_json=as_json)
+        return
+    if sort_by:
+        states = sort_states(states, sort_by)
+    frozen = [(ch.name, ch.freeze_reason) for ch in ws.channels.values()
+              if ch.frozen and (channel is None or ch.name == channel)]
+    views.states(states, frozen=frozen, as_json=as_json)
+
+
+def _selector(pairs: list[str]) -> dict[str, str]:
+    from clmgit.errors import ConfigError
+
+    selector = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"-l {pair!r}: expected KEY=GLOB, such as environment=production")
+        selector[key] = value
+    return selector
 
 
 def history(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Argument(help="Only this channel.")] = None,
+    channel_opt: Annotated[str | None, typer.Option(
+        "--channel", help="Only this channel (the same as the argument).")] = None,
+    group: Annotated[str | None, typer.Option(help="Only changes that moved this group.")
+                     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 50,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Promotions, rollbacks and freezes, newest first."""
+    """Promotions, rollbacks and freezes, newest first; overrides marked with !."""
     from clmgit import views
+    from clmgit.errors import ConfigError
     from clmgit.promotion.history import history as read_history
 
-    entries = read_history(settings(ctx).ws, channel, limit=limit)
+    if channel and channel_opt and channel != channel_opt:
+        raise ConfigError(f"two channels given: {channel!r} and --channel {channel_opt!r}")
+    entries = read_history(settings(ctx).ws, channel or channel_opt, group=group, limit=limit)
     views.history(entries, as_json=out is Format.json)
 
 

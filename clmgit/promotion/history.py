@@ -32,12 +32,17 @@ class Entry:
     sha: str = ""
     groups: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
+    clusters: int | None = None  # clusters the change moved (None: not recorded)
 
 
-def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> list[Entry]:
-    """Changes to channel files and recorded branch moves, newest first."""
+def history(ws: Workspace, channel: str | None = None, *, group: str | None = None,
+            limit: int = 50) -> list[Entry]:
+    """Changes to channel files and recorded branch moves, newest first; with `group`, only
+    those that moved it."""
+    if group and not any(g.name == group for ch in ws.channels.values() for g in ch.groups):
+        raise ConfigError(f"no channel has a group {group!r}")
     entries = []
-    for c in _logged(ws, channel, limit):
+    for c in _logged(ws, channel, None if group else limit):
         pairs = trailer_pairs(c.body)
         t = dict(pairs)
         action = t.get("Clmgit-Action") or "edit"
@@ -54,12 +59,16 @@ def history(ws: Workspace, channel: str | None = None, *, limit: int = 50) -> li
                 sha=t.get("Clmgit-Sha", ""),
                 groups=tuple(g for g in t.get("Clmgit-Groups", "").split(",") if g),
                 overrides=tuple(v for k, v in pairs if k == "Clmgit-Override"),
+                clusters=int(t["Clmgit-Clusters"]) if t.get("Clmgit-Clusters", "").isdigit()
+                else None,
             )
         )
+    if group:
+        entries = [e for e in entries if group in e.groups][:limit]
     return entries
 
 
-def _logged(ws: Workspace, channel: str | None, limit: int) -> list[Commit]:
+def _logged(ws: Workspace, channel: str | None, limit: int | None) -> list[Commit]:
     """The commits that touch channel files, and those that record a forced branch move
     (`sync-branches --force`, which changes no file), in the order of the log."""
     path = channel_path(ws.channel(channel).name) if channel else CHANNELS_DIR

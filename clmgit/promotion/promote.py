@@ -10,6 +10,7 @@ an allowed one. A dry run is a plan that is printed (refused or not) and never l
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,6 +39,7 @@ class GroupChange:
     group: str
     old: str | None
     new: str
+    clusters: int = 0  # how many running clusters the change moves
 
 
 class PlanKind(enum.Enum):
@@ -159,7 +161,9 @@ def plan_promotion(
             f"{dst.name!r} follows branch {dst.branch!r} today; this promotion pins it (group "
             f"{DEFAULT_GROUP!r}), and its clusters then follow the pin, not the branch",
         )
-    changes = tuple(GroupChange(name, old, new) for name, old in selected if old != new)
+    members = group_members(ws, dst)
+    changes = tuple(GroupChange(name, old, new, members[name])
+                    for name, old in selected if old != new)
     unchanged = tuple(name for name, old in selected if old == new)
     if not changes:
         return Plan("promote", dst.name, src.name, new, (), unchanged)
@@ -202,6 +206,7 @@ def plan_rollback(
     target_sha = resolve_commit(ws, to) if to else None
     changes: list[GroupChange] = []
     unchanged: list[str] = []
+    members = group_members(ws, ch)
     for g in ch.select(groups):
         if g.sha is None:
             raise RefusedError(f"group {g.name!r} of {ch.name!r} has no pin to roll back")
@@ -218,7 +223,7 @@ def plan_rollback(
                 "moving forward is `clmgit promote`"
             )
         else:
-            changes.append(GroupChange(g.name, g.sha, back))
+            changes.append(GroupChange(g.name, g.sha, back, members[g.name]))
     sha = changes[0].new if changes else (target_sha or "")
     if not changes:
         return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
@@ -233,6 +238,18 @@ def plan_rollback(
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
                 verdict.overrides, (), planned.move, refusals=verdict.refusals)
     return _with_commit(ws, plan, ch, pins)
+
+
+def group_members(ws: Workspace, ch: Channel) -> Counter[str]:
+    """Running clusters of the channel per group (a channel without groups: all in one)."""
+    counts: Counter[str] = Counter()
+    for cluster in ws.clusters:
+        if cluster.channel != ch.name or cluster.lifecycle_status in gates.INACTIVE:
+            continue
+        group = ch.group_for(cluster) if ch.groups else None
+        if group or not ch.groups:
+            counts[group.name if group else DEFAULT_GROUP] += 1
+    return counts
 
 
 def _branch_move(
@@ -283,7 +300,8 @@ def commit_message(plan: Plan) -> str:
     trailers = [f"Clmgit-Action: {plan.action}"]
     if plan.source:
         trailers.append(f"Clmgit-Source: {plan.source}")
-    trailers += [f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}"]
+    trailers += [f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}",
+                 f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
     if plan.action == "rollback":
         trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
     trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]

@@ -7,6 +7,7 @@ from typing import Any
 
 import cfn_templates as t
 import pytest
+from cloud_fixtures import all_stacks
 
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.clock import TimedOut
@@ -51,8 +52,8 @@ def status(aws: Any, name: str) -> str:
 
 
 def stack_exists(aws: Any, name: str) -> bool:
-    return any(s["StackName"] == name
-               for s in aws("cloudformation").describe_stacks()["Stacks"])
+    return any(s["StackName"] == name and s["StackStatus"] != "DELETE_COMPLETE"
+               for s in all_stacks(aws("cloudformation")))
 
 
 def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:

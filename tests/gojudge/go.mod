@@ -1,0 +1,3 @@
+module clmgit.test/gojudge
+
+go 1.19
