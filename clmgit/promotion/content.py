@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clmgit.adapters.git import GitRepo
 
@@ -45,6 +45,13 @@ class PlannedMove:
 
     move: BranchMove | None
     refusal: str | None = None
+
+    def taken(self) -> BranchMove | None:
+        """The move as made once allowed: a refused one (gone past with --force) carries its
+        refusal, so that its promotion merge says what it dropped."""
+        if self.move is None or not self.refusal:
+            return self.move
+        return replace(self.move, override=self.refusal)
 
 
 def contains(repo: GitRepo, old: str, new: str) -> bool:

@@ -185,7 +185,7 @@ def plan_promotion(
     commits = _shortlog(ws, changes, new)
     plan = Plan(
         "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
-        planned.move, refusals=verdict.refusals, notes=notes,
+        planned.taken(), refusals=verdict.refusals, notes=notes,
     )
     return _with_commit(ws, plan, dst, pins)
 
@@ -236,7 +236,7 @@ def plan_rollback(
     verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
                           force=force, ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
-                verdict.overrides, (), planned.move, refusals=verdict.refusals)
+                verdict.overrides, (), planned.taken(), refusals=verdict.refusals)
     return _with_commit(ws, plan, ch, pins)
 
 

@@ -9,7 +9,6 @@ or promotion merge (content.py), and a branch that carries content the pin lacks
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from clmgit.errors import RefusedError
 from clmgit.promotion.content import BranchMove, plan_branch_move
@@ -18,7 +17,8 @@ from clmgit.workspace import Workspace
 
 
 def planned_moves(ws: Workspace, *, force: bool = False) -> list[BranchMove]:
-    moves, refusals = [], []
+    moves: list[BranchMove] = []
+    refusals: list[str] = []
     for ch in ws.channels.values():
         shas = {g.sha for g in ch.groups}
         if len(shas) != 1 or None in shas:
@@ -28,8 +28,8 @@ def planned_moves(ws: Workspace, *, force: bool = False) -> list[BranchMove]:
         planned = plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha)
         if planned.refusal and not force:
             refusals.append(planned.refusal)
-        elif planned.move:
-            moves.append(replace(planned.move, override=planned.refusal or ""))
+        elif move := planned.taken():
+            moves.append(move)
     if refusals:
         raise RefusedError("sync-branches refused: " + "; ".join(refusals))
     return moves

@@ -85,6 +85,8 @@ def test_hotfix_on_a_channel_branch_refuses_the_move_then_merges_with_force(
     alpha = origin_sha(fleet, "alpha")
     assert fleet.builder.git("log", "-1", "--format=%P", alpha).split() == [hotfix, fleet.c3]
     assert tree(fleet, alpha) == tree(fleet, fleet.c3)  # merge, no force push: hotfix kept
+    merge = fleet.builder.git("log", "-1", "--format=%B", alpha)
+    assert "Clmgit-Override: force" in merge and "Hotfix on alpha" in merge
 
 
 def test_branches_move_by_merge_after_a_promotion_merge_and_sync_uses_tree_equality(
