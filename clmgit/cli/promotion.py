@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -46,7 +48,8 @@ def promote(
     ws = _plan_workspace(ctx, push=push, pr=pr)
     plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+    with _retry_hint():
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
 def rollback(
@@ -66,22 +69,37 @@ def rollback(
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
     plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+    with _retry_hint():
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
-def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
-    """With --pr the plan is made against the remote, where the pull request will land."""
+def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
+    """With --push or --pr the plan is made against the remote, where the change will land
+    (see clmgit/promotion/remote.py)."""
     if push and pr:
         raise typer.BadParameter(
             "--push and --pr exclude each other: --push lands the change, --pr proposes it",
             param_hint="'--pr'",
         )
     ws = settings(ctx).ws
-    if not pr:
+    if not (push or pr):
         return ws
-    from clmgit.promotion.pr import remote_workspace
+    from clmgit.promotion.remote import remote_workspace
 
-    return remote_workspace(ws)
+    return remote_workspace(ws, carry_local=push)
+
+
+@contextlib.contextmanager
+def _retry_hint() -> Iterator[None]:
+    """A rejected push names the command that finishes the job: this one again, which fetches
+    and plans on what the remote has now."""
+    from clmgit.errors import PushRejectedError
+
+    try:
+        yield
+    except PushRejectedError as e:
+        again = shlex.join(["clmgit", *sys.argv[1:]])
+        raise PushRejectedError(f"{e}: {again}") from None
 
 
 def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: bool, out: Format,
@@ -94,6 +112,10 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
             views.plan(plan, None, as_json=out is Format.json)
         check(plan)
     if plan.nothing_to_do:
+        if push and not dry_run:
+            from clmgit.promotion.write import catch_up
+
+            catch_up(ws)
         if out is Format.json:
             output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
         else:
@@ -262,7 +284,9 @@ def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
                 push: bool) -> None:
     from clmgit.promotion.freeze import set_frozen
 
-    landed = set_frozen(settings(ctx).ws, channel, frozen=frozen, reason=reason, push=push)
+    ws = _plan_workspace(ctx, push=push)
+    with _retry_hint():
+        landed = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push)
     word = "frozen" if frozen else "unfrozen"
     if landed is None:
         output.line(f"{channel} is already {word}")
@@ -282,13 +306,16 @@ def sync_branches(
     fast-forward or promotion merge."""
     from clmgit.promotion.sync import sync_branches as sync
 
-    moves = sync(settings(ctx).ws, push=push, dry_run=dry_run, force=force)
+    ws = _plan_workspace(ctx, push=push)
+    with _retry_hint():
+        moves = sync(ws, push=push, dry_run=dry_run, force=force)
     if not moves:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
     for m in moves:
+        forced = ", forced" if m.override else ""
         output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
-                    f"({m.kind.value})")
+                    f"({m.kind.value}{forced})")
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

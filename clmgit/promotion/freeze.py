@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clmgit.channels import set_freeze
 from clmgit.errors import ConfigError, RefusedError
-from clmgit.promotion.write import Landed, land
+from clmgit.promotion.write import Landed, catch_up, land
 from clmgit.workspace import Workspace
 
 
@@ -16,6 +16,8 @@ def set_frozen(
     if frozen and not reason.strip():
         raise ConfigError("a freeze needs a reason: --reason TEXT")
     if ch.frozen == frozen and (not frozen or ch.freeze_reason == reason):
+        if push:
+            catch_up(ws)
         return None
     if frozen and ch.frozen:
         # Replacing the reason would hide why the channel was frozen in the first place.

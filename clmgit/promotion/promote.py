@@ -90,12 +90,19 @@ def _now() -> datetime:
 
 
 def resolve_commit(ws: Workspace, ref: str) -> str:
+    """The full id of the commit `ref` abbreviates. A tag's id is refused, not peeled: a pin
+    names a commit, and the user should see which one they are pinning."""
     if not SHORT_SHA_RE.match(ref):
         raise ConfigError(f"{ref!r} is not a commit SHA")
-    sha = ws.repo.rev(ref)
-    if sha is None:
+    oid = ws.repo.object_id(ref)
+    kind = ws.repo.object_types([oid])[oid] if oid else None
+    if oid is None or kind is None:
         raise GitError(f"commit {ref} does not exist in {ws.repo.location}")
-    return sha
+    if kind != "commit":
+        raise ConfigError(
+            f"{ref} is {ws.repo.describe_object(oid, kind)}, not a commit; pass the commit id"
+        )
+    return oid
 
 
 def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
@@ -180,7 +187,7 @@ def plan_promotion(
     commits = _shortlog(ws, changes, new)
     plan = Plan(
         "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
-        planned.move, refusals=verdict.refusals, notes=notes,
+        planned.taken(), refusals=verdict.refusals, notes=notes,
     )
     return _with_commit(ws, plan, dst, pins)
 
@@ -231,7 +238,7 @@ def plan_rollback(
     verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
                           force=force, ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
-                verdict.overrides, (), planned.move, refusals=verdict.refusals)
+                verdict.overrides, (), planned.taken(), refusals=verdict.refusals)
     return _with_commit(ws, plan, ch, pins)
 
 
@@ -254,7 +261,7 @@ def _branch_move(
     after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
     if set(after.values()) != {sha}:
         return PlannedMove(None)
-    return plan_branch_move(ws.repo, ch.branch, sha, known=known)
+    return plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha, known=known)
 
 
 def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:
