@@ -49,8 +49,10 @@ class KubeAPI:
     """The `KubeClient` on an `ApiClient`."""
 
     def __init__(self, api: k8s.ApiClient, *, clock: Clock | None = None,
-                 backoff: Backoff = RETRY_BACKOFF) -> None:
+                 backoff: Backoff = RETRY_BACKOFF, where: str = "") -> None:
         self._api = api
+        #: How the cluster was reached, for errors a person must act on (an expired token).
+        self._where = where or str(api.configuration.host)
         self._clock = clock or SystemClock()
         self._backoff = backoff
         self._kinds: Kinds | None = None
@@ -267,6 +269,10 @@ class KubeAPI:
         text = response.data.decode() if response.data else ""
         decoded = json.loads(text) if text.startswith("{") else text
         status = int(response.status)
+        if status == 401:
+            raise ApplyError(f"the API server refused the credentials of {self._where} (401 "
+                             f"Unauthorized): the token is expired or wrong; refresh it and run "
+                             "again")
         if status >= 500 and not (eviction and MULTIPLE_PDBS in _message(decoded)):
             raise _Retry(f"{status} {_message(decoded)}")
         if status == 429 and not eviction:
@@ -312,14 +318,17 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
         configuration = k8s.Configuration(host=cluster.api_server_url)
         configuration.api_key = {"BearerToken": token}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        return KubeAPI(k8s.ApiClient(configuration), clock=clock)
+        return KubeAPI(k8s.ApiClient(configuration), clock=clock,
+                       where=f"--token at {cluster.api_server_url}")
     if not kubeconfig:
         raise ConfigError(f"no way to reach cluster {cluster.id}: give --token (CLMGIT_TOKEN) "
                           "or --kubeconfig")
-    return KubeAPI(_from_kubeconfig(cluster, kubeconfig), clock=clock)
+    api, context = _from_kubeconfig(cluster, kubeconfig)
+    return KubeAPI(api, clock=clock,
+                   where=f"context {context!r} of {kubeconfig} ({api.configuration.host})")
 
 
-def _from_kubeconfig(cluster: Cluster, path: str) -> k8s.ApiClient:
+def _from_kubeconfig(cluster: Cluster, path: str) -> tuple[k8s.ApiClient, str]:
     try:
         contexts, _ = k8s_config.list_kube_config_contexts(config_file=path)
     except (ConfigException, OSError) as e:
@@ -331,6 +340,6 @@ def _from_kubeconfig(cluster: Cluster, path: str) -> k8s.ApiClient:
             k8s_config.load_kube_config(config_file=path, context=candidate,
                                         client_configuration=configuration,
                                         persist_config=False)
-            return k8s.ApiClient(configuration)
+            return k8s.ApiClient(configuration), candidate
     raise ConfigError(f"kubeconfig {path} has no context named {cluster.id!r}"
                       + (f" or {cluster.alias!r}" if cluster.alias else ""))
