@@ -29,6 +29,9 @@ from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
 
+#: Plans a cluster again from (its plan, its record as read under the lease).
+Replan = Callable[[Target, Cluster], Target]
+
 # Outcomes of a cluster in a run.
 APPLIED = "applied"
 FAILED = "failed"
@@ -74,6 +77,8 @@ class Reconciler:
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
+    replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -126,13 +131,12 @@ class Reconciler:
             return _result(target, FAILED, detail=str(e))
 
     def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
-        # `cluster` is the record as it is now: that is what is applied and hashed.
-        target = replace(planned, cluster=cluster)
-        if planned.action != DECOMMISSION:
-            target = replace(target, version=applied_version(planned.sha, cluster))
-            if _finished_meanwhile(planned.cluster, cluster, target.version):
-                self.registry.record(cluster.id, self.holder, release=True)
-                return _result(target, IN_SYNC)
+        # `cluster` is the record as it is now, and the plan is made again from it: the run's
+        # plan may be hours old (a decommission cancelled, a block set, a channel changed).
+        target = self.replan(planned, cluster)
+        if target.action in (IN_SYNC, BLOCKED):
+            self.registry.record(cluster.id, self.holder, release=True)
+            return _no_work(target)
         starting = replace(cluster.status, next_version=target.version)
         # The lifecycle stays `requested` until the cluster is created: CLM knows no other
         # value for a cluster in the making (it refuses `creating` as an invalid status).
@@ -158,6 +162,17 @@ class Reconciler:
         self.registry.record(cluster.id, self.holder, status=done,
                              lifecycle_status=target.final_lifecycle, release=True)
         return _result(target, APPLIED, changes=tuple(report.changes))
+
+
+def keep_plan(planned: Target, now: Cluster) -> Target:
+    """The planned action and SHA for the record as it is now: the re-plan of a cluster named
+    for one action (`provision`, a confirmed `decommission`), which no channel decides."""
+    if planned.action == DECOMMISSION:
+        return replace(planned, cluster=now)
+    target = replace(planned, cluster=now, version=applied_version(planned.sha, now))
+    if _finished_meanwhile(planned.cluster, now, target.version):
+        return replace(target, action=IN_SYNC)
+    return target
 
 
 def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
