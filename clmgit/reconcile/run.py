@@ -122,13 +122,27 @@ class Reconciler:
 
     def _apply(self, target: Target) -> Result:
         cluster_id = target.cluster.id
-        fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+        try:
+            fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+        except ClmgitError as e:  # the registry failed for this cluster: the others go on
+            return _result(target, FAILED, detail=f"cannot take its lease: {e}")
         if fresh is None:
             return _result(target, SKIPPED, detail="another reconciler holds its lease")
         try:
             return self._apply_leased(target, fresh)
         except LeaseLost as e:
             return _result(target, FAILED, detail=str(e))
+        except ClmgitError as e:
+            # A registry write (or the re-plan's read of the channels) failed: this cluster's
+            # failure. Its lease is given up if the registry lets us; else it expires.
+            self._release_quietly(cluster_id)
+            return _result(target, FAILED, detail=str(e))
+
+    def _release_quietly(self, cluster_id: str) -> None:
+        try:
+            self.registry.record(cluster_id, self.holder, release=True)
+        except ClmgitError as e:
+            log.warning("cannot give up the lease of %s: %s", cluster_id, e)
 
     def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
         # `cluster` is the record as it is now, and the plan is made again from it: the run's
@@ -149,7 +163,14 @@ class Reconciler:
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
-            self.registry.record(cluster.id, self.holder, status=failed, release=True)
+            try:
+                self.registry.record(cluster.id, self.holder, status=failed, release=True)
+            except LeaseLost:
+                raise
+            except ClmgitError as e:
+                self._release_quietly(cluster.id)
+                return _result(target, FAILED, detail=f"{problem.title}; the registry did not "
+                               f"take this problem: {e}")
             return _result(target, FAILED, detail=problem.title)
         if target.action == DECOMMISSION:
             done = replace(cluster.status, next_version="", problems=())

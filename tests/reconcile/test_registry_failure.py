@@ -1,0 +1,62 @@
+"""A registry that fails for one cluster fails that cluster, not the run: the others are
+reconciled, the failed one is reported with the registry's reason, and the run exits 4."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clmgit.errors import RegistryError
+from clmgit.model import desired_version
+from clmgit.registry.file import FileRegistry
+
+pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
+
+REASON = "cannot write the registry clusters.yaml: No space left on device"
+
+
+def fail_for(monkeypatch, method: str, cluster_id: str) -> None:
+    """`FileRegistry.<method>` raises for `cluster_id` only, as a full disk or an HTTP 5xx
+    would; every other cluster's calls go through."""
+    original = getattr(FileRegistry, method)
+
+    def failing(self, cid, *args, **kwargs):
+        if cid == cluster_id:
+            raise RegistryError(REASON)
+        return original(self, cid, *args, **kwargs)
+
+    monkeypatch.setattr(FileRegistry, method, failing)
+
+
+@pytest.mark.parametrize("method", ["acquire", "record"])
+def test_a_registry_failure_for_one_cluster_fails_only_that_cluster(sandbox_factory, monkeypatch,
+                                                                    method):
+    sandbox = sandbox_factory(2)
+    good, bad = sandbox.records
+    fail_for(monkeypatch, method, bad["id"])
+
+    result = sandbox.reconcile("--output", "json")
+
+    assert result.code == 4, result.out + result.err
+    assert "Traceback" not in result.err
+    assert f"1 cluster(s) failed: {bad['alias']}" in result.err
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    assert outcomes[good["alias"]]["outcome"] == "applied"
+    assert outcomes[bad["alias"]]["outcome"] == "failed"
+    assert REASON in outcomes[bad["alias"]]["detail"]
+    applied = sandbox.clusters()[good["alias"]]
+    assert applied.status.current_version == desired_version(sandbox.versions[0], applied)
+
+
+def test_the_table_names_the_registry_failure(sandbox_factory, monkeypatch):
+    sandbox = sandbox_factory(2)
+    _, bad = sandbox.records
+    fail_for(monkeypatch, "acquire", bad["id"])
+
+    result = sandbox.reconcile()
+
+    assert result.code == 4, result.out + result.err
+    [row] = [line for line in result.out.splitlines() if line.startswith(bad["alias"])]
+    assert "failed" in row and f"cannot take its lease: {REASON}" in row
+    assert "1 applied" in result.out and "1 failed" in result.out
