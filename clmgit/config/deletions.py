@@ -36,6 +36,9 @@ class Deletion:
     has_owner: bool | None = None
     propagation_policy: str | None = None
     grace_period_seconds: int | None = None
+    #: The file and entry it was read from (`cluster/cf-deletions.yaml: post_apply[0]`), for
+    #: errors found when it is applied; not part of the entry's value.
+    where: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as written in a deletions file, unset fields left out."""
@@ -96,6 +99,7 @@ def parse_deletion(raw: Any, where: str, *, stacks: bool = False) -> Deletion:
         has_owner=_optional_bool(raw, "has_owner", where),
         propagation_policy=_policy(raw.get("propagation_policy"), where),
         grace_period_seconds=_grace(raw.get("grace_period_seconds"), where),
+        where=where,
     )
     _check_target(deletion, where, stacks=stacks)
     return deletion
