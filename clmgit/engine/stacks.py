@@ -288,7 +288,7 @@ def deletion_stack_names(backend: StackBackend, entries: Sequence[Deletion], *,
             _refuse_foreign(entry, _foreign_owner(tags, cluster, layout), cluster,
                             f"stack {entry.name} is one")
             names.append(entry.name)
-        elif entry.labels:
+        elif entry.labels or entry.allow_dangerous:  # no labels: every stack of the cluster
             names += _own_stacks_with(backend, entry, cluster, layout)
     return names
 

@@ -22,3 +22,57 @@ def test_a_labels_stack_deletion_leaves_another_clusters_stacks_in_the_account(
     assert f"logs-{one.local_id}" not in sandbox.stacks(one)
     assert sandbox.stacks(two) == sorted(
         [two.local_id, f"logs-{two.local_id}", f"nodepool-default-worker-{two.local_id}"])
+
+
+DANGEROUS = "post_apply:\n  - {kind: ConfigMap, namespace: platform%s}\n"
+REFUSAL = ("cluster/manifests/deletions.yaml: post_apply[0]: deleting every ConfigMap in "
+           "namespace platform (selector '!keep' requires nothing of an object) is refused as "
+           "dangerous; add allow_dangerous: true to the entry if that is meant")
+
+
+def test_render_refuses_a_deletion_of_kube_system(fleet, tmp_path):
+    fleet.builder.commit("dev", {"cluster/manifests/deletions.yaml":
+                                 "pre_apply:\n  - {kind: Namespace, name: kube-system}\n"},
+                         "Delete kube-system")
+
+    result = fleet.cli("render", "--cluster", "dev-1", "--out", str(tmp_path / "out"))
+
+    assert result.code == 1
+    assert result.err == (
+        "error: cluster/manifests/deletions.yaml: pre_apply[0]: deleting Namespace kube-system "
+        "is refused as dangerous; add allow_dangerous: true to the entry if that is meant\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_reconcile_fails_the_cluster_on_a_dangerous_deletion_and_deletes_nothing(sandbox):
+    assert sandbox.reconcile().code == 0
+    alias = sandbox.records[0]["alias"]
+    server = sandbox.fleet.server(alias)
+    # A selector every object without the label `keep` matches: before, it deleted them all.
+    sandbox.builder.commit("dev", {"cluster/manifests/deletions.yaml":
+                                   DANGEROUS % ", selector: '!keep'"},
+                           "Delete every ConfigMap of platform")
+
+    result = sandbox.reconcile()
+
+    assert result.code == 4, result.out + result.err
+    assert REFUSAL in result.out
+    assert sandbox.clusters()[alias].status.problems[-1].title == REFUSAL
+    assert server.read("v1", "ConfigMap", "legacy-settings", "platform") is not None
+    assert server.read("v1", "ConfigMap", "platform-settings", "platform") is not None
+
+
+def test_an_entry_that_allows_danger_runs_against_the_cluster(sandbox):
+    assert sandbox.reconcile().code == 0
+    alias = sandbox.records[0]["alias"]
+    server = sandbox.fleet.server(alias)
+    sandbox.builder.commit("dev", {"cluster/manifests/deletions.yaml":
+                                   DANGEROUS % ", allow_dangerous: true"},
+                           "Delete every ConfigMap of platform, on purpose")
+
+    result = sandbox.reconcile()
+
+    assert result.code == 0, result.out + result.err
+    assert "post_apply: deleted ConfigMap platform/legacy-settings" in result.out
+    assert "post_apply: deleted ConfigMap platform/platform-settings" in result.out
+    assert server.read("v1", "ConfigMap", "platform-settings", "platform") is None
