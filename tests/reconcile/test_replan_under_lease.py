@@ -170,3 +170,17 @@ def test_decommission_by_request_withdrawn_meanwhile_is_skipped(sandbox, before_
     assert "skipped" in result.out
     assert "lifecycle_status is now 'ready', no longer 'decommission-requested'" in result.out
     assert sandbox.clusters()[alias].lifecycle_status == "ready"
+
+
+def test_a_cluster_decommissioned_meanwhile_is_not_built_again(sandbox, before_lease):
+    cluster = created(sandbox)
+    sandbox.commit_version(2)
+    registry = sandbox.path / "clusters.yaml"
+    before_lease(lambda: edit_record(registry, set_lifecycle("decommissioned")))
+
+    result = sandbox.reconcile()
+
+    assert result.code == 0, result.out + result.err
+    assert "skipped" in result.out and "it is decommissioned" in result.out
+    now = sandbox.clusters()[cluster.alias]
+    assert (now.lifecycle_status, now.status) == ("decommissioned", cluster.status)
