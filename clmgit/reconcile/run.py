@@ -163,15 +163,7 @@ class Reconciler:
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
-            try:
-                self.registry.record(cluster.id, self.holder, status=failed, release=True)
-            except LeaseLost:
-                raise
-            except ClmgitError as e:
-                self._release_quietly(cluster.id)
-                return _result(target, FAILED, detail=f"{problem.title}; the registry did not "
-                               f"take this problem: {e}")
-            return _result(target, FAILED, detail=problem.title)
+            return self._finish(_result(target, FAILED, detail=problem.title), status=failed)
         if target.action == DECOMMISSION:
             done = replace(cluster.status, next_version="", problems=())
         else:
@@ -180,9 +172,24 @@ class Reconciler:
                 last_version=cluster.status.current_version,
                 applied_at=format_timestamp(self.now()),
             )
-        self.registry.record(cluster.id, self.holder, status=done,
-                             lifecycle_status=target.final_lifecycle, release=True)
-        return _result(target, APPLIED, changes=tuple(report.changes))
+        return self._finish(_result(target, APPLIED, changes=tuple(report.changes)),
+                            status=done, lifecycle_status=target.final_lifecycle)
+
+    def _finish(self, result: Result, *, status: ClusterStatus,
+                lifecycle_status: str | None = None) -> Result:
+        """Record the outcome and give the lease up; `result`, or a failure that says what
+        happened and that the registry did not take it."""
+        try:
+            self.registry.record(result.id, self.holder, status=status,
+                                 lifecycle_status=lifecycle_status, release=True)
+        except LeaseLost:
+            raise
+        except ClmgitError as e:
+            self._release_quietly(result.id)
+            done = result.detail or result.outcome
+            return replace(result, outcome=FAILED,
+                           detail=f"{done}, but the registry did not record it: {e}")
+        return result
 
 
 def keep_plan(planned: Target, now: Cluster) -> Target:

@@ -44,33 +44,29 @@ def test_render_refuses_a_deletion_of_kube_system(fleet, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_reconcile_fails_the_cluster_on_a_dangerous_deletion_and_deletes_nothing(sandbox):
+def reconcile_deleting(sandbox, entry_tail: str):
+    """Create the cluster, commit a deletions file of one ConfigMap entry of namespace
+    platform (`entry_tail` added), reconcile again: (the result, the cluster's API server)."""
     assert sandbox.reconcile().code == 0
-    alias = sandbox.records[0]["alias"]
-    server = sandbox.fleet.server(alias)
-    # A selector every object without the label `keep` matches: before, it deleted them all.
-    sandbox.builder.commit("dev", {"cluster/manifests/deletions.yaml":
-                                   DANGEROUS % ", selector: '!keep'"},
-                           "Delete every ConfigMap of platform")
+    sandbox.builder.commit("dev", {"cluster/manifests/deletions.yaml": DANGEROUS % entry_tail},
+                           "Delete ConfigMaps of platform")
+    return sandbox.reconcile(), sandbox.fleet.server(sandbox.records[0]["alias"])
 
-    result = sandbox.reconcile()
+
+def test_reconcile_fails_the_cluster_on_a_dangerous_deletion_and_deletes_nothing(sandbox):
+    # A selector every object without the label `keep` matches: before, it deleted them all.
+    result, server = reconcile_deleting(sandbox, ", selector: '!keep'")
 
     assert result.code == 4, result.out + result.err
     assert REFUSAL in result.out
+    alias = sandbox.records[0]["alias"]
     assert sandbox.clusters()[alias].status.problems[-1].title == REFUSAL
     assert server.read("v1", "ConfigMap", "legacy-settings", "platform") is not None
     assert server.read("v1", "ConfigMap", "platform-settings", "platform") is not None
 
 
 def test_an_entry_that_allows_danger_runs_against_the_cluster(sandbox):
-    assert sandbox.reconcile().code == 0
-    alias = sandbox.records[0]["alias"]
-    server = sandbox.fleet.server(alias)
-    sandbox.builder.commit("dev", {"cluster/manifests/deletions.yaml":
-                                   DANGEROUS % ", allow_dangerous: true"},
-                           "Delete every ConfigMap of platform, on purpose")
-
-    result = sandbox.reconcile()
+    result, server = reconcile_deleting(sandbox, ", allow_dangerous: true")
 
     assert result.code == 0, result.out + result.err
     assert "post_apply: deleted ConfigMap platform/legacy-settings" in result.out

@@ -16,13 +16,14 @@ pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulat
 REASON = "cannot write the registry clusters.yaml: No space left on device"
 
 
-def fail_for(monkeypatch, method: str, cluster_id: str) -> None:
-    """`FileRegistry.<method>` raises for `cluster_id` only, as a full disk or an HTTP 5xx
-    would; every other cluster's calls go through."""
+def fail_for(monkeypatch, method: str, cluster_id: str, *, only_release: bool = False) -> None:
+    """`FileRegistry.<method>` raises for `cluster_id` only (with `only_release`: only the
+    write that records the outcome), as a full disk or an HTTP 5xx would; every other call
+    goes through."""
     original = getattr(FileRegistry, method)
 
     def failing(self, cid, *args, **kwargs):
-        if cid == cluster_id:
+        if cid == cluster_id and (kwargs.get("release") or not only_release):
             raise RegistryError(REASON)
         return original(self, cid, *args, **kwargs)
 
@@ -60,3 +61,21 @@ def test_the_table_names_the_registry_failure(sandbox_factory, monkeypatch):
     [row] = [line for line in result.out.splitlines() if line.startswith(bad["alias"])]
     assert "failed" in row and f"cannot take its lease: {REASON}" in row
     assert "1 applied" in result.out and "1 failed" in result.out
+
+
+def test_a_cluster_applied_whose_outcome_the_registry_refuses_is_failed_saying_so(
+        sandbox_factory, monkeypatch):
+    sandbox = sandbox_factory(2)
+    good, bad = sandbox.records
+    fail_for(monkeypatch, "record", bad["id"], only_release=True)
+
+    result = sandbox.reconcile("--output", "json")
+
+    assert result.code == 4, result.out + result.err
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    assert outcomes[good["alias"]]["outcome"] == "applied"
+    assert outcomes[bad["alias"]]["outcome"] == "failed"
+    assert outcomes[bad["alias"]]["detail"] == (
+        f"applied, but the registry did not record it: {REASON}")
+    # The next run finds next_version written and applies again: nothing is lost.
+    assert sandbox.clusters()[bad["alias"]].status.next_version
