@@ -4,8 +4,14 @@ reconciled, the failed one is reported with the registry's reason, and the run e
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote
 
 import pytest
+import requests
 
 from clmgit.errors import RegistryError
 from clmgit.model import desired_version
@@ -79,3 +85,56 @@ def test_a_cluster_applied_whose_outcome_the_registry_refuses_is_failed_saying_s
         f"applied, but the registry did not record it: {REASON}")
     # The next run finds next_version written and applies again: nothing is lost.
     assert sandbox.clusters()[bad["alias"]].status.next_version
+
+
+@contextmanager
+def failing_proxy(upstream: str, cluster_id: str) -> Iterator[str]:
+    """An HTTP proxy on 127.0.0.1 in front of a registry server: every PATCH of `cluster_id`
+    is answered 503 (as an overloaded server would), everything else is passed through."""
+    broken = f"/kubernetes-clusters/{quote(cluster_id, safe='')}"
+
+    class Handler(BaseHTTPRequestHandler):
+        def _forward(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.command == "PATCH" and self.path.split("?")[0] == broken:
+                status, content = 503, json.dumps({"title": "Service Unavailable",
+                                                   "detail": "the database is overloaded"})
+            else:
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                answer = requests.request(self.command, upstream + self.path, data=body,
+                                          headers=headers, timeout=30)
+                status, content = answer.status_code, answer.text
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(content.encode())))
+            self.end_headers()
+            self.wfile.write(content.encode())
+
+        do_GET = do_PATCH = do_PUT = do_POST = do_DELETE = _forward
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_registry_server_failing_for_one_cluster_fails_only_that_cluster(sandbox_factory):
+    sandbox = sandbox_factory(2, "sqlite")
+    good, bad = sandbox.records
+    with failing_proxy(sandbox.registry_spec, bad["id"]) as proxy:
+        sandbox.registry_spec = proxy
+        result = sandbox.reconcile("--output", "json")
+
+    assert result.code == 4, result.out + result.err
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    assert outcomes[good["alias"]]["outcome"] == "applied"
+    assert outcomes[bad["alias"]]["outcome"] == "failed"
+    assert "failed with 503 (the database is overloaded)" in outcomes[bad["alias"]]["detail"]
