@@ -12,6 +12,10 @@ handed to the templates of the stacks after it, so a template may be given as a 
 outputs. In CLM's layout (`clmgit.layout`) the etcd stack comes before the main stack, the
 `cf-manifests` stacks keep the caller's order and are named by their templates, and stacks are
 tagged, protected and found as CLM does (`clmgit.engine.clmstacks`).
+
+`cf-deletions.yaml` reaches only the cluster's own stacks (`deletion_stack_names`): stack names
+are per account and region, shared by every cluster there, so each query of a deletion carries
+the cluster's own tags and a stack that carries another cluster's is never deleted.
 """
 
 from __future__ import annotations
