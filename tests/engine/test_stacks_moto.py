@@ -54,8 +54,10 @@ def status(aws: Any, name: str) -> str:
 
 
 def stack_exists(aws: Any, name: str) -> bool:
-    return any(s["StackName"] == name
-               for s in aws("cloudformation").describe_stacks()["Stacks"])
+    # Every page: moto's state lives for the whole session, and after the end-to-end tests the
+    # stacks of one test are no longer on the first page.
+    pages = aws("cloudformation").get_paginator("describe_stacks").paginate()
+    return any(s["StackName"] == name for page in pages for s in page["Stacks"])
 
 
 def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:
