@@ -5,7 +5,7 @@ Built once by the CLI and passed down; everything is read lazily and at most onc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -106,17 +106,24 @@ class Workspace:
 
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
         """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
-        channel = self.channels.get(cluster.channel)
-        if channel is None:
-            return None, f"unknown channel {cluster.channel!r}"
-        if not channel.pinned:
-            return self.head(channel), ""
-        group = channel.group_for(cluster)
-        if group is None:
-            return None, f"no group of channel {channel.name!r} matches"
-        if group.sha is None:
-            return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
-        return group.sha, group.name
+        return pinned_sha(self.channels, cluster, self.head)
+
+
+def pinned_sha(channels: Mapping[str, Channel], cluster: Cluster,
+               head: Callable[[Channel], str]) -> tuple[str | None, str]:
+    """(desired SHA, group name) of a cluster under `channels`; SHA None with a reason when it
+    has none. `head` gives the commit an unpinned channel follows."""
+    channel = channels.get(cluster.channel)
+    if channel is None:
+        return None, f"unknown channel {cluster.channel!r}"
+    if not channel.pinned:
+        return head(channel), ""
+    group = channel.group_for(cluster)
+    if group is None:
+        return None, f"no group of channel {channel.name!r} matches"
+    if group.sha is None:
+        return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
+    return group.sha, group.name
 
 
 def open_workspace(

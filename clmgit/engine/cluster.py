@@ -38,6 +38,7 @@ from clmgit.engine.stacks import (
     apply_stacks,
     clm_extra_stack,
     decommission_stacks,
+    deletion_stack_names,
     etcd_stack,
     extra_stack,
     main_stack,
@@ -208,8 +209,10 @@ class _Run:
                    else extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
             node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name), profile=p.profile,
                                         layout=layout) for p in pools],
-            deletions_pre=_stack_names(self.to.stacks, cf_deletions.pre_apply),
-            deletions_post=_stack_names(self.to.stacks, cf_deletions.post_apply),
+            deletions_pre=deletion_stack_names(self.to.stacks, cf_deletions.pre_apply,
+                                               cluster=cluster, layout=layout),
+            deletions_post=deletion_stack_names(self.to.stacks, cf_deletions.post_apply,
+                                                cluster=cluster, layout=layout),
             on_pool_removed=removed_pool,
             dry_run=self.dry_run,
             layout=layout,
@@ -303,18 +306,6 @@ class _Known(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._outputs)
-
-
-def _stack_names(backend: StackBackend, entries: Sequence[Deletion]) -> list[str]:
-    """The stacks a `cf-deletions.yaml` phase names: by name, or every stack with the labels
-    (as tags)."""
-    names: list[str] = []
-    for entry in entries:
-        if entry.name:
-            names.append(entry.name)
-        elif entry.labels:
-            names += sorted(s.name for s in backend.find_stacks(entry.labels))
-    return names
 
 
 def _stack_line(result: StackResult) -> str:
