@@ -1,8 +1,9 @@
 """`make demo`: the whole story on this machine, no cloud account needed.
 
 AWS is moto in server mode and each cluster has its own Kubernetes API emulator with a node
-simulator, all on 127.0.0.1 and started here. A throw-away config repo has four channels
-(dev -> alpha -> beta -> stable) and three clusters in a clusters.yaml, one per environment.
+simulator, all on 127.0.0.1 and started here. A throw-away config repo, made from
+`examples/config-repo` by its `init.sh`, has four channels (dev -> alpha -> beta -> stable) and
+three clusters in a clusters.yaml, one per environment.
 Every `clmgit` line is the real command in its own process, as you would type it.
 """
 
@@ -17,17 +18,10 @@ import time
 from pathlib import Path
 
 from clmgit.model import parse_cluster
-from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import aws_environment, moto_server
-from clmgit.sandbox.configrepo import (
-    ConfigRepoBuilder,
-    cluster_record,
-    example_channels,
-)
+from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_records, init_example_repo
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.fleet import LocalFleet
-
-REGION = "eu-central-1"
 
 
 def say(text: str) -> None:
@@ -54,50 +48,12 @@ class Demo:
             raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
 
-def records() -> list[dict[str, object]]:
-    """One cluster per environment; short drain polls, since the node simulator is quick."""
-    made = []
-    for local_id, channel, alias, environment in (
-        ("dev-1", "dev", "dev-1", "test"),
-        ("staging-1", "alpha", "staging-1", "staging"),
-        ("prod-canary", "beta", "prod-canary", "production"),
-    ):
-        record = cluster_record(f"aws:123456789012:{REGION}:{local_id}", channel=channel,
-                                alias=alias, environment=environment,
-                                lifecycle_status="requested")
-        record["config_items"] = {"drain_poll_interval": "0.2s"}
-        made.append(record)
-    return made
-
-
-def pinned_channels(sha: str) -> dict[str, str]:
-    """The example channels with every group pinned to `sha`: where a fleet starts."""
-    files = example_channels()
-    for path, text in files.items():
-        if "groups:" in text:
-            lines = []
-            for line in text.splitlines(keepends=True):
-                lines.append(line)
-                if line.lstrip().startswith("- name:"):
-                    indent = len(line) - len(line.lstrip()) + 2
-                    lines.append(" " * indent + f"sha: {sha}\n")
-            files[path] = "".join(lines)
-    return files
-
-
 def main() -> None:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server() as endpoint:
         os.environ["CLMGIT_CACHE_DIR"] = str(Path(tmp) / "cache")
-        b = ConfigRepoBuilder(Path(tmp) / "config")
-        v1 = b.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
-        for channel in ("alpha", "beta", "stable"):
-            b.git("branch", channel, v1)
-        fleet_records = records()
-        b.commit("main", {**pinned_channels(v1), "clusters.yaml": clusters_yaml(fleet_records),
-                          ".gitignore": ".clusters.yaml.*\n"},
-                 "Channels and clusters")
-        clusters = [parse_cluster(r, "demo") for r in fleet_records]
+        b = init_example_repo(Path(tmp) / "config")
+        clusters = [parse_cluster(r, "demo") for r in example_records()]
         with LocalFleet(clusters, Path(tmp) / "kubeconfig") as fleet:
             demo = Demo({"CLMGIT_REPO": str(b.path), "CLMGIT_KUBECONFIG": str(fleet.kubeconfig),
                          "CLMGIT_CACHE_DIR": os.environ["CLMGIT_CACHE_DIR"],

@@ -19,11 +19,8 @@ import threading
 from pathlib import Path
 
 from clmgit.model import parse_cluster
-from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import aws_environment, moto_server
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.demo import pinned_channels, records
+from clmgit.sandbox.configrepo import example_records, init_example_repo
 from clmgit.sandbox.fleet import LocalFleet
 from clmgit.sandbox.kubectl import DEFAULT_MINORS, cached
 
@@ -67,15 +64,8 @@ def main() -> int:
         with moto_server() as endpoint:
             cache = tmp / "cache"
             os.environ["CLMGIT_CACHE_DIR"] = str(cache)
-            builder = ConfigRepoBuilder(tmp / "config")
-            v1 = builder.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
-            for channel in ("alpha", "beta", "stable"):
-                builder.git("branch", channel, v1)
-            fleet_records = records()
-            builder.commit("main", {**pinned_channels(v1),
-                                    "clusters.yaml": clusters_yaml(fleet_records),
-                                    ".gitignore": ".clusters.yaml.*\n"}, "Channels and clusters")
-            clusters = [parse_cluster(r, "sandbox") for r in fleet_records]
+            builder = init_example_repo(tmp / "config")
+            clusters = [parse_cluster(r, "sandbox") for r in example_records()]
             with LocalFleet(clusters, tmp / "kubeconfig") as fleet:
                 print("Creating the clusters (clmgit reconcile)...", flush=True)
                 done = subprocess.run(
