@@ -32,7 +32,7 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from clmgit.engine.nodepools import Instance, NodePoolBackend
@@ -56,16 +56,23 @@ class Kubelet:
     """Keeps the emulator's nodes and workload pods in step with a cluster's instances."""
 
     def __init__(self, server: KubeAPIServer, pools: NodePoolBackend, cluster: Cluster, *,
-                 pool_names: Sequence[str] | None = None) -> None:
+                 pool_names: Sequence[str] | None = None,
+                 refresh: Callable[[], Cluster] | None = None) -> None:
+        """`refresh`, if given, is asked for the cluster's record before every pass, so that
+        pools added to the registry get nodes (standalone, beside a registry that changes)."""
         self.server = server
         self.pools = pools
         self.cluster = cluster
         self.pool_names = list(pool_names or [p.name for p in cluster.node_pools])
+        self._refresh = refresh
         self.volumes: set[str] = set()  # instance ids whose nodes report attached volumes
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def sync(self) -> None:
+        if self._refresh is not None:
+            self.cluster = self._refresh()
+            self.pool_names = [p.name for p in self.cluster.node_pools]
         running = {(pool, i.id): i for pool in self.pool_names
                    for i in self.pools.pool_state(self.cluster, pool).instances
                    if not i.lifecycle_state.startswith("Terminat")}
