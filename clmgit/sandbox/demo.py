@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,30 @@ class Demo:
             raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
 
-def main() -> None:
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (a closed terminal) end the program as Ctrl-C does: a KeyboardInterrupt
+    unwinds every `with`, so the temporary directory goes, moto and the emulators stop, and a
+    running `clmgit` child is killed by `subprocess.run`. SIGINT is set too: a shell that starts
+    us in the background would leave it ignored."""
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _interrupt)
+
+
+def main() -> int:
+    stop_like_ctrl_c()
+    try:
+        run_demo()
+    except KeyboardInterrupt:
+        print("\ndemo: interrupted; moto, the emulators and the repo are gone", file=sys.stderr)
+        return 130
+    return 0
+
+
+def run_demo() -> None:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server() as endpoint:
         os.environ["CLMGIT_CACHE_DIR"] = str(Path(tmp) / "cache")
@@ -105,4 +129,4 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
