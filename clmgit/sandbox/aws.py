@@ -1,11 +1,20 @@
 """moto in server mode for tests and the demo: AWS on 127.0.0.1 and a free port, boto3 talking
-HTTP to it through `AWS_ENDPOINT_URL`, with the patches of `moto_shims` applied."""
+HTTP to it through `AWS_ENDPOINT_URL`, with the patches of `moto_shims` applied.
+
+Standalone: `python -m clmgit.sandbox.aws [--port N]` serves until Ctrl-C, SIGTERM or SIGHUP.
+Stock `moto_server` lacks the patches and fails on what clmgit needs.
+"""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
-from collections.abc import Iterator, Mapping
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from clmgit.sandbox import moto_shims
@@ -28,15 +37,16 @@ def aws_environment(endpoint: str) -> dict[str, str]:
 
 
 @contextmanager
-def moto_server(*, set_environment: bool = True) -> Iterator[str]:
-    """Start moto (patched), yield its endpoint URL, stop it; with `set_environment` the process
-    environment points boto3 at it meanwhile and is restored afterwards."""
+def moto_server(*, set_environment: bool = True, port: int = 0) -> Iterator[str]:
+    """Start moto (patched) on `port` (0: a free one), yield its endpoint URL, stop it; with
+    `set_environment` the process environment points boto3 at it meanwhile and is restored
+    afterwards."""
     from moto.server import ThreadedMotoServer  # a test/demo dependency only
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
     patches = moto_shims.Patcher()
     moto_shims.install(patches)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
@@ -80,3 +90,29 @@ def _update(environ: os._Environ[str], values: Mapping[str, str | None]) -> None
             environ.pop(name, None)
         else:
             environ[name] = value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clmgit.sandbox.aws",
+                                     description="moto in server mode, with clmgit's patches, "
+                                                 "on 127.0.0.1 until Ctrl-C or SIGTERM.")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, lambda *_: stop.set())
+    try:  # moto's server thread would die on a busy port and leave start() waiting for ever
+        socket.create_server(("127.0.0.1", args.port)).close()
+    except OSError as e:
+        print(f"cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
+        return 1
+    with moto_server(port=args.port, set_environment=False) as endpoint:
+        exports = " ".join(f"{k}={v}" for k, v in aws_environment(endpoint).items())
+        print(f"moto (with clmgit's patches) serving {endpoint}; point boto3, the AWS CLI and "
+              f"clmgit at it with:\nexport {exports}", flush=True)
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

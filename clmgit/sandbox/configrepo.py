@@ -7,12 +7,15 @@ dicts of files, and a bare `origin` beside it to push to.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from clmgit.adapters.git import run_git
-
-PROJECT_CHANNELS = Path(__file__).resolve().parents[2] / "channels"
+from clmgit.sandbox.configtree import EXAMPLE_REPO, example_files
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Ada Platform",
@@ -24,16 +27,35 @@ GIT_ENV = {
 
 
 def example_channels() -> dict[str, str]:
-    """The project's example `channels/*.yaml`, as files for a config repo."""
-    return {f"channels/{p.name}": p.read_text() for p in sorted(PROJECT_CHANNELS.glob("*.yaml"))}
+    """The example `channels/*.yaml` (`examples/config-repo/channels/`), as files for a config
+    repo."""
+    return example_files("channels")
+
+
+def example_records() -> list[dict[str, Any]]:
+    """The clusters of the example `clusters.yaml`: those the demo and the sandbox create."""
+    loaded = yaml.safe_load((EXAMPLE_REPO / "clusters.yaml").read_text())
+    return list(loaded["clusters"])
+
+
+def init_example_repo(path: Path) -> ConfigRepoBuilder:
+    """The example config repo made at `path` by `examples/config-repo/init.sh`, the way README
+    tells a new user to make one: so the demo proves the documented command."""
+    subprocess.run([str(EXAMPLE_REPO / "init.sh"), str(path)], env={**os.environ, **GIT_ENV},
+                   check=True, stdout=subprocess.DEVNULL)
+    return ConfigRepoBuilder(path, create=False)
 
 
 class ConfigRepoBuilder:
-    """A config repo at `path` (with a working tree, the control branch checked out)."""
+    """A config repo at `path` (with a working tree, the control branch checked out); with
+    `create=False` one that exists already."""
 
-    def __init__(self, path: Path, *, control_branch: str = "main") -> None:
+    def __init__(self, path: Path, *, control_branch: str = "main", create: bool = True) -> None:
         self.path = path
         self.control_branch = control_branch
+        if not create:
+            self.root = self.git("rev-list", "--max-parents=0", control_branch)
+            return
         path.mkdir(parents=True, exist_ok=True)
         self.git("init", "--quiet", f"--initial-branch={control_branch}")
         self.git("config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])

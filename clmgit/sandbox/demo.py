@@ -1,8 +1,9 @@
 """`make demo`: the whole story on this machine, no cloud account needed.
 
 AWS is moto in server mode and each cluster has its own Kubernetes API emulator with a node
-simulator, all on 127.0.0.1 and started here. A throw-away config repo has four channels
-(dev -> alpha -> beta -> stable) and three clusters in a clusters.yaml, one per environment.
+simulator, all on 127.0.0.1 and started here. A throw-away config repo, made from
+`examples/config-repo` by its `init.sh`, has four channels (dev -> alpha -> beta -> stable) and
+three clusters in a clusters.yaml, one per environment.
 Every `clmgit` line is the real command in its own process, as you would type it.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,17 +19,10 @@ import time
 from pathlib import Path
 
 from clmgit.model import parse_cluster
-from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import aws_environment, moto_server
-from clmgit.sandbox.configrepo import (
-    ConfigRepoBuilder,
-    cluster_record,
-    example_channels,
-)
+from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_records, init_example_repo
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.fleet import LocalFleet
-
-REGION = "eu-central-1"
 
 
 def say(text: str) -> None:
@@ -54,50 +49,48 @@ class Demo:
             raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
 
-def records() -> list[dict[str, object]]:
-    """One cluster per environment; short drain polls, since the node simulator is quick."""
-    made = []
-    for local_id, channel, alias, environment in (
-        ("dev-1", "dev", "dev-1", "test"),
-        ("staging-1", "alpha", "staging-1", "staging"),
-        ("prod-canary", "beta", "prod-canary", "production"),
-    ):
-        record = cluster_record(f"aws:123456789012:{REGION}:{local_id}", channel=channel,
-                                alias=alias, environment=environment,
-                                lifecycle_status="requested")
-        record["config_items"] = {"drain_poll_interval": "0.2s"}
-        made.append(record)
-    return made
+def started_at() -> float:
+    """When this process started, on `time.monotonic`'s clock, so that the duration the demo
+    prints includes Python starting and importing (seconds on a busy machine); where /proc
+    cannot tell (not Linux), now."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    return time.monotonic() - age
 
 
-def pinned_channels(sha: str) -> dict[str, str]:
-    """The example channels with every group pinned to `sha`: where a fleet starts."""
-    files = example_channels()
-    for path, text in files.items():
-        if "groups:" in text:
-            lines = []
-            for line in text.splitlines(keepends=True):
-                lines.append(line)
-                if line.lstrip().startswith("- name:"):
-                    indent = len(line) - len(line.lstrip()) + 2
-                    lines.append(" " * indent + f"sha: {sha}\n")
-            files[path] = "".join(lines)
-    return files
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
-def main() -> None:
-    started = time.monotonic()
+def stop_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (a closed terminal) end the program as Ctrl-C does: a KeyboardInterrupt
+    unwinds every `with`, so the temporary directory goes, moto and the emulators stop, and a
+    running `clmgit` child is killed by `subprocess.run`. SIGINT is set too: a shell that starts
+    us in the background would leave it ignored."""
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _interrupt)
+
+
+def main() -> int:
+    stop_like_ctrl_c()
+    try:
+        run_demo()
+    except KeyboardInterrupt:
+        print("\ndemo: interrupted; moto, the emulators and the repo are gone", file=sys.stderr)
+        return 130
+    return 0
+
+
+def run_demo() -> None:
+    started = started_at()
     with tempfile.TemporaryDirectory(prefix="clmgit-demo-") as tmp, moto_server() as endpoint:
         os.environ["CLMGIT_CACHE_DIR"] = str(Path(tmp) / "cache")
-        b = ConfigRepoBuilder(Path(tmp) / "config")
-        v1 = b.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
-        for channel in ("alpha", "beta", "stable"):
-            b.git("branch", channel, v1)
-        fleet_records = records()
-        b.commit("main", {**pinned_channels(v1), "clusters.yaml": clusters_yaml(fleet_records),
-                          ".gitignore": ".clusters.yaml.*\n"},
-                 "Channels and clusters")
-        clusters = [parse_cluster(r, "demo") for r in fleet_records]
+        b = init_example_repo(Path(tmp) / "config")
+        clusters = [parse_cluster(r, "demo") for r in example_records()]
         with LocalFleet(clusters, Path(tmp) / "kubeconfig") as fleet:
             demo = Demo({"CLMGIT_REPO": str(b.path), "CLMGIT_KUBECONFIG": str(fleet.kubeconfig),
                          "CLMGIT_CACHE_DIR": os.environ["CLMGIT_CACHE_DIR"],
@@ -149,4 +142,4 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,7 +3,7 @@
 Starts moto, one Kubernetes API emulator (HTTPS, its own CA) with a node simulator per cluster,
 and the demo's config repo with three clusters; runs `clmgit reconcile` once so the clusters
 exist (stacks, nodes, manifests); then prints the lines to paste into another shell and waits.
-Ctrl-C (or SIGTERM) stops everything and removes the throw-away directory.
+Ctrl-C, SIGTERM or SIGHUP stops everything and removes the throw-away directory, at any moment.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,11 +18,9 @@ import threading
 from pathlib import Path
 
 from clmgit.model import parse_cluster
-from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.aws import aws_environment, moto_server
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.demo import pinned_channels, records
+from clmgit.sandbox.configrepo import example_records, init_example_repo
+from clmgit.sandbox.demo import stop_like_ctrl_c
 from clmgit.sandbox.fleet import LocalFleet
 from clmgit.sandbox.kubectl import DEFAULT_MINORS, cached
 
@@ -57,25 +54,14 @@ def paste_lines(*, kubeconfig: Path, endpoint: str, cache: Path, repo: Path) -> 
 
 
 def main() -> int:
-    stop = threading.Event()
-    # Ctrl-C and SIGTERM both end the wait; set explicitly, since a shell that starts us in the
-    # background would otherwise leave SIGINT ignored.
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop_like_ctrl_c()  # at any moment, the first reconcile included
     tmp = Path(tempfile.mkdtemp(prefix="clmgit-sandbox-"))
     try:
         with moto_server() as endpoint:
             cache = tmp / "cache"
             os.environ["CLMGIT_CACHE_DIR"] = str(cache)
-            builder = ConfigRepoBuilder(tmp / "config")
-            v1 = builder.commit("dev", cluster_tree(1), "Cluster configuration, version 1")
-            for channel in ("alpha", "beta", "stable"):
-                builder.git("branch", channel, v1)
-            fleet_records = records()
-            builder.commit("main", {**pinned_channels(v1),
-                                    "clusters.yaml": clusters_yaml(fleet_records),
-                                    ".gitignore": ".clusters.yaml.*\n"}, "Channels and clusters")
-            clusters = [parse_cluster(r, "sandbox") for r in fleet_records]
+            builder = init_example_repo(tmp / "config")
+            clusters = [parse_cluster(r, "sandbox") for r in example_records()]
             with LocalFleet(clusters, tmp / "kubeconfig") as fleet:
                 print("Creating the clusters (clmgit reconcile)...", flush=True)
                 done = subprocess.run(
@@ -96,9 +82,9 @@ def main() -> int:
                 print("\nThen try: kubectl get nodes; kubectl get deploy -A; "
                       "kubectl --context staging-1 get events -A; clmgit status; clmgit reconcile\n"
                       "Ctrl-C here stops the sandbox and removes its files.", flush=True)
-                while not stop.wait(0.5):
-                    pass
-                print("\nStopping the sandbox...", flush=True)
+                threading.Event().wait()  # until a signal raises KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass  # the `with`s above have stopped the fleet and moto
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("Stopped; moto, the emulators and the repo are gone.")

@@ -17,7 +17,7 @@ from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.kubeconfig import cluster_entry, write_kubeconfig
+from clmgit.sandbox.kubeapi.kubeconfig import document, named_entries, write_kubeconfig
 from clmgit.sandbox.kubelet import Kubelet
 
 
@@ -63,14 +63,9 @@ class LocalFleet:
         raise KeyError(name)
 
     def _write_kubeconfig(self) -> None:
-        contexts, clusters, users = [], [], []
+        entries = []
         for cluster in self.clusters:
-            server, name = self.servers[cluster.id], cluster.alias or cluster.local_id
-            clusters.append({"name": name, "cluster": cluster_entry(server.url, server.ca_pem)})
-            users.append({"name": f"{name}-admin", "user": {"token": server.token}})
-            contexts.append({"name": name,
-                             "context": {"cluster": name, "user": f"{name}-admin"}})
-        write_kubeconfig(self.kubeconfig, {
-            "apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": clusters,
-            "users": users, "contexts": contexts, "current-context": contexts[0]["name"],
-        })
+            server = self.servers[cluster.id]
+            entries.append(named_entries(cluster.alias or cluster.local_id, server.url,
+                                         server.token, ca_pem=server.ca_pem))
+        write_kubeconfig(self.kubeconfig, document(entries))

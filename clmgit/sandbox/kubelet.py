@@ -19,7 +19,11 @@ update needs to meet a cluster that behaves.
   Created, Started, Killing, ScalingReplicaSet, RegisteredNode).
 
 Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the world move, or
-`start()` a background thread that syncs every `interval` seconds (and `stop()` it).
+`start()` a background thread (and `stop()` it). The thread syncs within `interval` seconds of
+any request or write the emulator sees, and otherwise backs off (doubling, up to `idle`
+seconds) while passes change nothing: an idle sandbox would else spend half a core asking moto
+for instances 20 times a second. A change only moto sees (an instance launched) is noticed
+within `idle` seconds, or at once when a client asks the emulator, as a waiting engine does.
 Objects are written straight into the emulator (`seed`, `remove`), not through the API, so the
 emulator's `stats` count only what the code under test does.
 """
@@ -32,7 +36,8 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from clmgit.engine.nodepools import Instance, NodePoolBackend
@@ -56,20 +61,32 @@ class Kubelet:
     """Keeps the emulator's nodes and workload pods in step with a cluster's instances."""
 
     def __init__(self, server: KubeAPIServer, pools: NodePoolBackend, cluster: Cluster, *,
-                 pool_names: Sequence[str] | None = None) -> None:
+                 pool_names: Sequence[str] | None = None,
+                 refresh: Callable[[], Cluster] | None = None) -> None:
+        """`refresh`, if given, is asked for the cluster's record before every pass, so that
+        pools added to the registry get nodes (standalone, beside a registry that changes)."""
         self.server = server
         self.pools = pools
         self.cluster = cluster
         self.pool_names = list(pool_names or [p.name for p in cluster.node_pools])
+        self._refresh = refresh
+        self._last_inputs: object = None  # what the last pass that changed nothing read
         self.volumes: set[str] = set()  # instance ids whose nodes report attached volumes
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def sync(self) -> None:
+        if self._refresh is not None:
+            self.cluster = self._refresh()
+            self.pool_names = [p.name for p in self.cluster.node_pools]
         running = {(pool, i.id): i for pool in self.pool_names
                    for i in self.pools.pool_state(self.cluster, pool).instances
                    if not i.lifecycle_state.startswith("Terminat")}
-        with self.server.cluster.store.lock:  # one atomic step, as far as clients can tell
+        store = self.server.cluster.store
+        with store.lock:  # one atomic step, as far as clients can tell
+            inputs = (store.revision, running, frozenset(self.volumes), tuple(self.pool_names))
+            if inputs == self._last_inputs:
+                return  # nothing a pass reads has changed since one found nothing to do
             self._sync_nodes(running)
             nodes = [n for n in self.server.objects("v1", "Node") if _ready(n)]
             pods = self.server.objects("v1", "Pod")
@@ -78,11 +95,13 @@ class Kubelet:
             self._replicate(nodes)
             self._daemons(nodes)
             self._statuses()
+            if store.revision == inputs[0]:  # a pass that wrote nothing: the world is settled
+                self._last_inputs = inputs
 
-    def start(self, interval: float = 0.05) -> Kubelet:
+    def start(self, interval: float = 0.05, *, idle: float = 2.0) -> Kubelet:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, args=(interval,), name="kubelet",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._loop, args=(interval, idle),
+                                        name="kubelet", daemon=True)
         self._thread.start()
         return self
 
@@ -98,13 +117,33 @@ class Kubelet:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _loop(self, interval: float) -> None:
+    def _loop(self, interval: float, idle: float) -> None:
+        backoff = interval
         while not self._stop.is_set():
+            before = self._activity()
             try:
                 self.sync()
             except Exception:  # a moto hiccup must not end the simulation
                 log.exception("kubelet sync failed")
-            self._stop.wait(interval)
+            settled = self._activity()  # our own writes included: the world is still moving
+            backoff = interval if settled != before else min(2 * backoff, idle)
+            if self._wait(settled, backoff, interval):
+                backoff = interval
+
+    def _activity(self) -> tuple[int, int]:
+        """What moves when anyone uses the emulator: its revision and its request count."""
+        return self.server.cluster.store.revision, sum(self.server.stats.by_verb.values())
+
+    def _wait(self, settled: tuple[int, int], seconds: float, interval: float) -> bool:
+        """Wait up to `seconds`, looking every `interval`; True if the emulator saw a request
+        or a write meanwhile (a cheap look, unlike a pass, which asks the node pools)."""
+        deadline = time.monotonic() + seconds
+        while not self._stop.wait(max(0.0, min(interval, deadline - time.monotonic()))):
+            if self._activity() != settled:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+        return False
 
     # --- nodes ---
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -30,3 +31,12 @@ def test_the_printed_lines_run_the_same_command(fleet: Fleet, tmp_path,
                             capture_output=True, text=True)
     assert pasted.returncode == 0, pasted.stderr
     assert pasted.stdout == demo_output and '"dev-1"' in pasted.stdout
+
+
+def test_the_printed_duration_counts_from_the_process_start() -> None:
+    """`Done in N s` includes Python starting and importing, not only the story."""
+    script = ("import time; time.sleep(1.5); from clmgit.sandbox.demo import started_at; "
+              "print(time.monotonic() - started_at())")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert 1.4 <= float(done.stdout) < 60

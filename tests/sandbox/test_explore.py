@@ -4,32 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from kubernetes import client, config
 
+from tests.sandbox.processes import read_until
+
 pytestmark = pytest.mark.slow
-
-
-def _read_until(process: subprocess.Popen[bytes], marker: str, timeout: float) -> str:
-    """Raw reads from the pipe (a buffered reader would hide data from `select`)."""
-    assert process.stdout is not None
-    fd, seen, deadline = process.stdout.fileno(), b"", time.monotonic() + timeout
-    while marker.encode() not in seen:
-        remaining = deadline - time.monotonic()
-        assert remaining > 0, f"no {marker!r} within {timeout} s; output so far:\n{seen!r}"
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if ready:
-            chunk = os.read(fd, 65536)
-            assert chunk, f"the sandbox ended early:\n{seen.decode()}"
-            seen += chunk
-    return seen.decode()
 
 
 def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
@@ -37,7 +22,7 @@ def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
     process = subprocess.Popen([sys.executable, "-m", "clmgit.sandbox.explore"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
-        out = _read_until(process, "Ctrl-C here stops", timeout=180)
+        out = read_until(process, "Ctrl-C here stops", timeout=180)
         exports = dict(pair.split("=", 1) for line in re.findall(r"^\s*export (.+)$", out, re.M)
                        for pair in line.split())
         assert exports.pop("PATH").endswith(":$PATH")  # the shell expands it; we need not

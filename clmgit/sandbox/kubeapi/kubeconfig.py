@@ -1,4 +1,4 @@
-"""Kubeconfig files pointing at the emulator: one context per name, all on the same server."""
+"""Kubeconfig files pointing at emulators: a cluster, a user and a context per name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-USER = "clmgit-sandbox"
+Entry = dict[str, Any]
 
 
 def cluster_entry(url: str, ca_pem: bytes | None) -> dict[str, Any]:
@@ -19,6 +19,35 @@ def cluster_entry(url: str, ca_pem: bytes | None) -> dict[str, Any]:
     if ca_pem:
         entry["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return entry
+
+
+def named_entries(name: str, url: str, token: str, *, ca_pem: bytes | None = None,
+                  namespace: str | None = None) -> tuple[Entry, Entry, Entry]:
+    """The cluster, user and context of one context `name`, all three named after it: merged
+    kubeconfigs of several emulators (`KUBECONFIG=a:b`) keep the first entry of each name, so a
+    user shared by name would give every context the first file's token."""
+    user = f"{name}-admin"
+    context: Entry = {"cluster": name, "user": user}
+    if namespace is not None:
+        context["namespace"] = namespace
+    return ({"name": name, "cluster": cluster_entry(url, ca_pem)},
+            {"name": user, "user": {"token": token}},
+            {"name": name, "context": context})
+
+
+def document(entries: Sequence[tuple[Entry, Entry, Entry]]) -> dict[str, Any]:
+    """A kubeconfig of (cluster, user, context) entries; the first context is the current one."""
+    if not entries:
+        raise ValueError("a kubeconfig needs at least one context name")
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "clusters": [cluster for cluster, _, _ in entries],
+        "users": [user for _, user, _ in entries],
+        "contexts": [context for _, _, context in entries],
+        "current-context": entries[0][2]["name"],
+    }
 
 
 def kubeconfig(
@@ -30,22 +59,8 @@ def kubeconfig(
     ca_pem: bytes | None = None,
 ) -> dict[str, Any]:
     """A kubeconfig whose contexts (named e.g. after cluster ids or aliases) all reach `url`."""
-    if not context_names:
-        raise ValueError("a kubeconfig needs at least one context name")
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "preferences": {},
-        "clusters": [
-            {"name": name, "cluster": cluster_entry(url, ca_pem)} for name in context_names
-        ],
-        "users": [{"name": USER, "user": {"token": token}}],
-        "contexts": [
-            {"name": name, "context": {"cluster": name, "user": USER, "namespace": namespace}}
-            for name in context_names
-        ],
-        "current-context": context_names[0],
-    }
+    return document([named_entries(name, url, token, ca_pem=ca_pem, namespace=namespace)
+                     for name in context_names])
 
 
 def write_kubeconfig(path: str | os.PathLike[str], content: dict[str, Any]) -> Path:
