@@ -27,8 +27,8 @@ GIT_ENV = {
 
 
 def example_channels() -> dict[str, str]:
-    """The example `channels/*.yaml` (`examples/config-repo/channels/`), as files for a config
-    repo."""
+    """The project's `channels/*.yaml` (also `examples/config-repo/channels/`, a link to it), as
+    files for a config repo."""
     return example_files("channels")
 
 
