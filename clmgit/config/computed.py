@@ -42,7 +42,7 @@ import yaml
 from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
-from clmgit.config.gofmt import GoStruct, Int32, Int64
+from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -141,6 +141,7 @@ class Taint:
     Key: str
     Value: str
     Effect: str
+    TimeAdded: GoPointer = GoPointer(None)  # never set by CLM
 
 
 def parse_taint(spec: str) -> Taint | None:
@@ -172,8 +173,8 @@ class Requirement:
     `NodeSelectorRequirementApplyConfiguration`): `Key` and `Operator` are pointers in Go (nil
     when not written), `Values` the texts as written."""
 
-    Key: str | None
-    Operator: str | None
+    Key: GoPointer
+    Operator: GoPointer
     Values: list[str]
 
 
@@ -199,7 +200,7 @@ def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
         return []
     if not isinstance(raw, list):
         return []
-    return [Requirement(_text(r.get("key")), _text(r.get("operator")),
+    return [Requirement(GoPointer(_text(r.get("key"))), GoPointer(_text(r.get("operator"))),
                         [_text(v) or "" for v in _list(r.get("values"))])
             for r in raw if isinstance(r, dict)]
 

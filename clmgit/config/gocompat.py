@@ -124,6 +124,17 @@ def go_field(receiver: Any, name: str) -> Any:
     raise GoCompatError(f"can't evaluate field {name} in type {type(receiver).__name__}")
 
 
+def go_len(value: Any) -> int:
+    """Go's `len`: a string's bytes, a list's or a map's elements; anything else fails."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8", "surrogateescape"))
+    if isinstance(value, bytes | list | tuple) or (isinstance(value, Mapping)
+                                                   and not isinstance(value, GoStruct)):
+        return len(value)
+    str(value)  # an undefined value raises here and names itself
+    raise GoCompatError(f"len of type {type(value).__name__}")
+
+
 def go_print(*args: Any) -> str:
     return gofmt.sprint(list(args))
 
@@ -139,7 +150,8 @@ def go_printf(form: Any, *args: Any) -> str:
 #: The globals converted templates call (the builtins' Jinja names).
 GO_COMPAT: dict[str, Callable[..., Any]] = {
     "go_eq": go_eq, "go_ne": go_ne, "go_lt": go_lt, "go_le": go_le, "go_gt": go_gt,
-    "go_ge": go_ge, "go_range": go_range, "go_range2": go_range2, "go_field": go_field,
+    "go_ge": go_ge, "go_len": go_len, "go_range": go_range, "go_range2": go_range2,
+    "go_field": go_field,
     "go_print": go_print, "go_println": go_println, "go_printf": go_printf,
 }
 #: The filter a converted `{{ x }}` of a value that may not be a string goes through.

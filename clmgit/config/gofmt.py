@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -36,6 +37,19 @@ class GoStruct(dict[str, Any]):
     """A Go struct that clmgit holds as a dict of its fields (CLM's `Cluster`, `NodePool`): read
     like any dict, but Go prints a struct (or a pointer to one) in ways clmgit does not copy,
     ranges over none and cannot take its length, so those fail here too."""
+
+
+@dataclass(frozen=True)
+class GoPointer:
+    """A Go `*string` (a Karpenter requirement's `Key`): `{{ x }}` prints what it points to
+    (`<nil>` for nil), as text/template follows a pointer it prints; `fmt` itself would print
+    the address, so `print`/`printf` of one fail; it is true unless nil, and equal to nothing
+    but itself (Go compares a pointer with a string not at all)."""
+
+    target: str | None
+
+    def __bool__(self) -> bool:
+        return self.target is not None
 
 
 class Int32(int):
@@ -82,6 +96,8 @@ def output_value(value: Any) -> str:
         return value
     if value is None:
         return NO_VALUE
+    if isinstance(value, GoPointer):
+        return "<nil>" if value.target is None else value.target
     return sprint_value(value)
 
 
@@ -237,12 +253,14 @@ def _format(value: Any, verb: str, flags: str, width: int, precision: str | None
             return _pad("<nil>", flags, width, number=False)
         return f"%!{verb}(<nil>)"
     text = _scalar(value, verb, precision)
-    if text is None:
-        return f"%!{verb}({go_type(value)}={sprint_value(value)})"
-    number = _is_number(value) and verb in "dfv"
+    if text is None:  # a bad verb: the operand as %v under the directive's flags and width
+        verb, text = f"!{verb}", sprint_value(value)
+    number = _is_number(value) and verb in "dfv!d!f"
     if "+" in flags and number and not text.startswith(("-", "+")):
         text = "+" + text
-    return _pad(text, flags, width, number=number and text[-1:].isdigit())
+    text = _pad(text, flags, width, number=number and text[-1:].isdigit()
+                or (verb.startswith("!") and "0" in flags))
+    return f"%{verb}({go_type(value)}={text})" if verb.startswith("!") else text
 
 
 def _scalar(value: Any, verb: str, precision: str | None) -> str | None:

@@ -23,7 +23,16 @@ from clmgit.config.gocompat import GO_COMPAT, GO_OUT
 from clmgit.config.gofmt import check_format
 from clmgit.config.helpers import HELPERS
 from clmgit.convert import nodes as go
-from clmgit.convert.kinds import BOOL, INT, PLAIN, STRING, call_kind, field_kind, literal_kind
+from clmgit.convert.kinds import (
+    BOOL,
+    INT,
+    ITEMS,
+    PLAIN,
+    STRING,
+    call_kind,
+    field_kind,
+    literal_kind,
+)
 from clmgit.convert.parser import GO_SPACE, GoTemplateError
 
 ROOT_FIELDS = ("Cluster", "Values", "NodePool")  # CLM's template data
@@ -354,6 +363,8 @@ class _Emitter:
             if piped is not None:
                 values.append(piped)
             return self.call(head.name, values, line)
+        if isinstance(head, go.Literal) and head.value is None and not args and piped is None:
+            raise self.refuse(line, "nil as a command (Go fails on it)")
         if args or piped is not None:
             if isinstance(head, go.Field | go.Chain | go.Variable) and _names(head):
                 values = [self.operand(a, line) for a in args]
@@ -379,10 +390,10 @@ class _Emitter:
             return f"(not {values[0]})"
         if name in _COMPARE:
             return self.compare(name, values)
-        if name == "len":  # Go counts a string's bytes
-            v = values[0]
-            return (f'(({v}).encode("utf-8", "surrogateescape")|length if ({v}) is string '
-                    f"else ({v})|length)")
+        if name == "len" and len(values) == 1:
+            if self.kinds.get(values[0]) == ITEMS:
+                return f"({values[0]}|length)"
+            return f"go_len({values[0]})"  # Go counts a string's bytes; no length of a struct
         if name == "printf":
             self.check_printf(values, line)
         if name in ("print", "printf", "println"):

@@ -93,7 +93,10 @@ class _State:
             self.line = node.tag.line
             value = self.pipe(node.pipe, dot)
             if not node.pipe.decl:
-                self.out.append(print_value(value))
+                try:
+                    self.out.append(print_value(value))
+                except HelperError as e:
+                    raise self.fail(str(e)) from None
         elif isinstance(node, go.Branch):
             self.line = node.tag.line
             if node.kind == "range":
@@ -196,6 +199,8 @@ class _State:
         if isinstance(head, go.Identifier):
             return self.call(head.name, args, dot, piped)
         extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
+        if isinstance(head, go.Literal) and head.value is None and not extra:
+            raise self.fail("nil is not a command")
         if isinstance(head, go.Field):
             return self.fields(dot, head.names, extra, dot)
         if isinstance(head, go.Variable):
@@ -338,14 +343,6 @@ def _kind(value: Any) -> str:
     return "other"
 
 
-def _len(item: Any) -> int:
-    if isinstance(item, str):
-        return len(item.encode("utf-8", "surrogateescape"))
-    if isinstance(item, list | tuple | Mapping) and not isinstance(item, gofmt.GoStruct):
-        return len(item)
-    raise _BuiltinError(f"len of type {type(item).__name__}")
-
-
 def _slice(item: Any, *indexes: Any) -> Any:
     """`slice x 1 2` is x[1:2]; a third index (capacity) does not change the elements."""
     if len(indexes) > 3 or (isinstance(item, str) and len(indexes) > 2):
@@ -399,7 +396,7 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "gt": gocompat.go_gt,
     "ge": gocompat.go_ge,
     "index": go_index,
-    "len": _len,
+    "len": gocompat.go_len,
     "slice": _slice,
     "print": gocompat.go_print,
     "println": gocompat.go_println,

@@ -24,6 +24,7 @@ from clmgit.config.computed import (
     select_subnets,
     synthetic_instance,
 )
+from clmgit.config.gofmt import GoPointer
 from clmgit.config.render import ClusterRenderer, render_cluster
 from clmgit.config.source import ConfigTree, StaticConfigSource
 from clmgit.config.values import placeholder_values
@@ -133,7 +134,8 @@ def test_pool_methods_are_attributes_as_clm_computes_them() -> None:
     # CLM's ParseTaint takes a key alone (`broken`) and drops an unknown effect (`k:Wrong`)
     assert spot["Taints"] == [Taint("dedicated", "ml", "NoSchedule"), Taint("broken", "", "")]
     assert clm_pool(POOLS[0])["Taints"] == []  # a nil slice, read as an empty one
-    assert karp["KarpenterRequirements"] == [Requirement("kubernetes.io/arch", "In", ["arm64"])]
+    assert karp["KarpenterRequirements"] == [
+        Requirement(GoPointer("kubernetes.io/arch"), GoPointer("In"), ["arm64"])]
     assert karp["KarpenterInstanceTypeStrategy"] == "default-for-karpenter"
     assert spot["KarpenterInstanceTypeStrategy"] == "custom"
 
