@@ -11,6 +11,7 @@ Every value of CLM's template data prints exactly as Go prints it, or fails out 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -221,8 +222,8 @@ def _extra(value: Any) -> str:
     if isinstance(value, list | tuple | Mapping):  # a struct is refused below
         if isinstance(value, GoStruct):
             return _unprintable(value)
-        raise GoFormatError("printf: an extra operand that is a list or a map (Go names its "
-                            "exact type, which clmgit cannot tell)")
+        raise GoFormatError("printf: an extra operand that is a list or a map is not printed "
+                            "here as Go prints it (Go names its exact type)")
     return f"{go_type(value)}={sprint_value(value)}"
 
 
@@ -242,24 +243,28 @@ def go_type(value: Any) -> str:
 def _format(value: Any, verb: str, flags: str, width: int, precision: str | None, *,
             inner: bool = False) -> str:
     """One operand under one directive; Go applies the directive to each element of a list and
-    to each key and value of a map (where a nil element prints `<nil>` whatever the verb)."""
+    to each key and value of a map."""
     if isinstance(value, list | tuple):
         return "[" + " ".join(_format(v, verb, flags, width, precision, inner=True)
                               for v in value) + "]"
     if isinstance(value, Mapping) and not isinstance(value, GoStruct):
         return _map(value, lambda v: _format(v, verb, flags, width, precision, inner=True))
-    if value is None:
-        if verb == "v" or inner:
-            return _pad("<nil>", flags, width, number=False)
-        return f"%!{verb}(<nil>)"
+    if value is None:  # inside a list or map, unpadded whatever the verb
+        if inner:
+            return "<nil>"
+        return _pad("<nil>", flags, width, number=False) if verb == "v" else f"%!{verb}(<nil>)"
     text = _scalar(value, verb, precision)
     if text is None:  # a bad verb: the operand as %v under the directive's flags and width
-        verb, text = f"!{verb}", sprint_value(value)
+        verb, text = f"!{verb}", _bad_operand(value, precision)
     number = _is_number(value) and verb in "dfv!d!f"
-    if "+" in flags and number and not text.startswith(("-", "+")):
+    if "+" in flags and number and text and not text.startswith(("-", "+")):
         text = "+" + text
-    text = _pad(text, flags, width, number=number and text[-1:].isdigit()
-                or (verb.startswith("!") and "0" in flags))
+    # Zeros pad a number (after its sign) and a bad verb's operand, except an integer's with a
+    # precision, which Go pads with spaces.
+    zeros = (number and text[-1:].isdigit()) or (verb.startswith("!") and "0" in flags)
+    if _is_number(value) and not isinstance(value, float) and precision is not None:
+        zeros = False
+    text = _pad(text, flags, width, number=zeros)
     return f"%{verb}({go_type(value)}={text})" if verb.startswith("!") else text
 
 
@@ -275,7 +280,10 @@ def _scalar(value: Any, verb: str, precision: str | None) -> str | None:
     if verb == "q":
         if isinstance(value, str):
             return go_quote(value)
-        return go_quote(chr(value), "'") if is_int and 0 <= value <= 0x10FFFF else None
+        if not is_int:
+            return None
+        valid = 0 <= value <= 0x10FFFF and not 0xD800 <= value <= 0xDFFF
+        return go_quote(chr(value) if valid else "\ufffd", "'")  # Go's RuneError
     if verb == "d":
         return str(int(value)) if is_int else None
     if verb == "t":
@@ -289,6 +297,23 @@ def _scalar(value: Any, verb: str, precision: str | None) -> str | None:
     return None
 
 
+def _bad_operand(value: Any, precision: str | None) -> str:
+    """The operand of a bad verb: `%v` with the directive's precision (a string's runes, an
+    integer's least digits, a float's significant digits)."""
+    if precision is None or isinstance(value, bool):
+        return sprint_value(value)
+    digits = int(precision)
+    if isinstance(value, str):
+        return value[:digits]
+    if isinstance(value, int):
+        text = "" if digits == 0 and value == 0 else str(abs(value)).rjust(digits, "0")
+        return ("-" if value < 0 else "") + text
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        mantissa, _, exponent = format(value, f".{max(digits, 1)}g").partition("e")
+        return mantissa + (f"e{exponent[0]}{int(exponent[1:]):02d}" if exponent else "")
+    return sprint_value(value)
+
+
 def _hex(value: Any, verb: str) -> str | None:
     if isinstance(value, bool):
         return None
@@ -297,7 +322,8 @@ def _hex(value: Any, verb: str) -> str | None:
     elif isinstance(value, str):
         text = value.encode("utf-8", "surrogateescape").hex()
     elif isinstance(value, float):
-        raise GoFormatError("printf: %x of a float (Go's hexadecimal float) is not printed here")
+        raise GoFormatError("printf: %x of a float is not printed here as Go prints it (a "
+                            "hexadecimal float)")
     else:
         return None
     return text.upper() if verb == "X" else text
@@ -330,6 +356,9 @@ def go_quote(text: str, quote: str = '"') -> str:
             out.append(_NAMED_ESCAPES[c])
         elif 0xDC80 <= code <= 0xDCFF:  # a byte of a string that is not UTF-8
             out.append(f"\\x{code - 0xDC00:02x}")
+        elif unicodedata.category(c) == "Cn":  # unassigned here, perhaps not in Go's tables
+            raise GoFormatError(f"%q of {c!r} is not printed here as Go prints it (a character "
+                                "newer than this Python's Unicode tables)")
         elif c.isprintable():
             out.append(c)
         elif code < 0x20 or code == 0x7F:
