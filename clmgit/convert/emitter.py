@@ -1,14 +1,21 @@
-"""Jinja2 from a parsed Go template, whitespace kept byte for byte.
+"""Jinja2 from a parsed Go template, whitespace kept byte for byte, rendering as Go renders.
 
 Go's data is the template's dot: at the top it holds `Cluster`, `Values` and `NodePool` (CLM's
 template data), which become Jinja variables of those names. Inside `range`/`with` the dot is a
-generated variable (`dot1`, ...); `define` becomes a macro taking the dot. Go variables keep
-their names (renamed where Jinja would see a clash or Go a shadowing); a variable that is
-assigned with `=` becomes a `namespace` so that a loop can change it, as Go allows.
+generated variable (`_dot1`, ...); `define` becomes a macro taking the dot. Generated names
+start with `_`, Go variables never do and keep their names otherwise (renamed where Jinja would
+see a clash with a word, a global or another variable); a variable that is assigned with `=`
+becomes a `namespace` so that a loop can change it, as Go allows.
+
+Where Jinja's operators or printing would differ from Go's, the Jinja calls Go's builtins
+(`clmgit.config.gocompat`): printing of values that may not be strings, `print`/`printf`,
+comparisons of operands whose kinds it cannot tell (`kinds`), `range`, `len`, fields named like
+Python attributes.
 
 Trim markers stay where Jinja trims exactly as Go does (Go trims spaces, tabs and newlines; Jinja
-any white space); elsewhere the text is written already trimmed. What Jinja cannot express
-(`break`/`continue`, `print`, `html`, ...) is refused with file, line and the construct.
+any white space); elsewhere the text is written already trimmed. What Jinja cannot express or
+clmgit would print otherwise than Go (`break`/`continue`, `html`, a `printf` directive outside
+`gofmt`'s, ...) is refused with file, line and the construct.
 """
 
 from __future__ import annotations

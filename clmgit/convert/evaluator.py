@@ -329,20 +329,6 @@ def print_value(value: Any) -> str:
 _BASIC = (str, bytes, int, float, list, tuple)
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if value is None or value is NO_VALUE:
-        return "nil"
-    return "other"
-
-
 def _slice(item: Any, *indexes: Any) -> Any:
     """`slice x 1 2` is x[1:2]; a third index (capacity) does not change the elements."""
     if len(indexes) > 3 or (isinstance(item, str) and len(indexes) > 2):
