@@ -26,7 +26,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from clmgit.convert.clmdata import sample_clusters
+from clmgit.convert.clmdata import sample_clusters, tree_profiles
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import cluster_to_dict
@@ -86,9 +86,7 @@ def run() -> list[dict[str, object]]:
             conversion = convert_tree(source.files)
             in_process.append(time.perf_counter() - start)
 
-        profiles = frozenset(p.split("/")[2] for p in source.files
-                             if p.startswith("cluster/node-pools/") and p.count("/") >= 3)
-        production = sample_clusters("dev", profiles)[1]
+        production = sample_clusters("dev", tree_profiles(source.files))[1]
         record = cluster_to_dict(replace(production, id="aws:123456789012:eu-central-1:bench"))
         registry = top / "clusters.yaml"
         registry.write_text(clusters_yaml([record]))
@@ -113,7 +111,8 @@ def run() -> list[dict[str, object]]:
         {"benchmark": "convert --check of one cluster (whole command)", "target": "≤ 2 s",
          "median_s": statistics.median(check_runs),
          "detail": f"dev converted, then every template of one production cluster ({pools} node "
-                   "pools, one spot) rendered by the Go evaluator and by clmgit's renderer "
+                   "pools, one spot), and of the variants made from it to cover the tree, "
+                   "rendered by the Go evaluator and by clmgit's renderer "
                    "(compile cache empty; a forked helper compiles ahead) and compared; offline "
                    f"EC2; fresh process; median of {RUNS}; {_cpu_median('cold')} (the helper's "
                    "counted when it ended first)"},

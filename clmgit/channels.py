@@ -33,17 +33,25 @@ class Group:
     promoted_from: str = ""
 
     def matches(self, cluster: Cluster) -> bool:
-        for key, pattern in self.selector.items():
-            value = cluster.field_value(key)
-            if value is None or not fnmatch.fnmatchcase(value, pattern):
-                return False
-        return True
+        return selector_matches(self.selector, cluster)
+
+
+def selector_matches(selector: Mapping[str, str], cluster: Cluster) -> bool:
+    """Every key of `selector` names a field of the cluster whose value matches its glob."""
+    for key, pattern in selector.items():
+        value = cluster.field_value(key)
+        if value is None or not fnmatch.fnmatchcase(value, pattern):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
 class Gates:
     applied_in_source: bool = False
     soak: timedelta | None = None
+    #: "applied": a group is promoted only once the groups before it in the file (the canary)
+    #: have applied the SHA.
+    groups_before: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,10 +116,13 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
+    groups_before = gates_raw.get("groups_before")
+    if groups_before not in (None, "applied"):
+        raise ConfigError(f"{path}: gates.groups_before must be 'applied', not {groups_before!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),
@@ -122,6 +133,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
         gates=Gates(
             applied_in_source=bool(gates_raw.get("applied_in_source", False)),
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
+            groups_before=groups_before,
         ),
         groups=groups,
     )
@@ -155,7 +167,7 @@ def channel_path(name: str) -> str:
     return f"{CHANNELS_DIR}/{name}.yaml"
 
 
-def load_channels(repo: GitRepo, ref: str) -> dict[str, Channel]:
+def load_channels(repo: GitRepo, ref: str, *, control_branch: str) -> dict[str, Channel]:
     """Every channel file at `ref` of the control branch, validated together, in promotion order."""
     channels: dict[str, Channel] = {}
     for path in repo.list_files(ref, CHANNELS_DIR):
@@ -168,7 +180,46 @@ def load_channels(repo: GitRepo, ref: str) -> dict[str, Channel]:
     for ch in channels.values():
         if ch.source is not None and ch.source not in channels:
             raise ConfigError(f"{ch.path}: source channel {ch.source!r} does not exist")
+    check_branches(channels.values(), control_branch=control_branch)
+    check_pins_are_commits(repo, channels.values())
     return {name: channels[name] for name in _promotion_order(channels)}
+
+
+def check_branches(channels: Iterable[Channel], *, control_branch: str) -> None:
+    """One channel per branch, none on the control branch.
+
+    Two channels on one branch would move together: promoting one carries the other past its
+    freeze and its gates. A channel on the control branch would let a branch move (and
+    `sync-branches`) replace the pins themselves with `cluster/` content.
+    """
+    owners: dict[str, str] = {}
+    for ch in channels:
+        if ch.branch == control_branch:
+            raise ConfigError(
+                f"{ch.path}: branch {ch.branch!r} is the control branch, which holds the pins; "
+                "give the channel a branch of its own"
+            )
+        if ch.branch in owners:
+            raise ConfigError(
+                f"{owners[ch.branch]} and {ch.path} both name branch {ch.branch!r}; "
+                "each channel needs a branch of its own"
+            )
+        owners[ch.branch] = ch.path
+
+
+def check_pins_are_commits(repo: GitRepo, channels: Iterable[Channel]) -> None:
+    """A pin names a commit. An annotated tag's id looks like one, but a tag can be moved or
+    re-made, and nothing below expects one; a tree or blob has no history at all. A pin this
+    repository does not have yet passes: a fetch may bring it."""
+    pinned = [(ch, g) for ch in channels for g in ch.groups if g.sha]
+    kinds = repo.object_types([g.sha for _, g in pinned if g.sha])
+    for ch, g in pinned:
+        kind = kinds.get(g.sha or "")
+        if kind not in (None, "commit"):
+            raise ConfigError(
+                f"{ch.path}, group {g.name!r}: sha {g.sha} is "
+                f"{repo.describe_object(g.sha or '', kind)}, not a commit; pin the commit id"
+            )
 
 
 def _promotion_order(channels: Mapping[str, Channel]) -> list[str]:

@@ -13,12 +13,16 @@ if TYPE_CHECKING:
     from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
     from clmgit.promotion.promote import Plan
-    from clmgit.promotion.status import ClusterState
+    from clmgit.promotion.status import ClusterState, GroupRow
     from clmgit.promotion.write import Landed
 
 
 def _short(sha: str | None) -> str:
     return sha[:7] if sha else "-"
+
+
+def _clusters(n: int) -> str:
+    return f"{n} cluster{'' if n == 1 else 's'}"
 
 
 def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
@@ -47,7 +51,8 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
     verb = "promote" if p.action == "promote" else "roll back"
     for c in p.changes:
         src = f" from {p.source}" if p.source else ""
-        line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)}")
+        line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)} "
+             f"({_clusters(c.clusters)})")
     for name in p.unchanged:
         line(f"  {p.target}/{name} already at {_short(p.sha)}")
     for o in p.overrides:
@@ -157,50 +162,90 @@ def _preview_data(p: GroupPreview) -> dict[str, Any]:
     }
 
 
-STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "pinned", "applied", "state")
+STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", "pinned",
+                 "applied", "state")
 
 
-def states(items: Sequence[ClusterState], *, as_json: bool) -> None:
+def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
+           as_json: bool) -> None:
+    """Clusters, then a summary line: counts by state and the frozen channels."""
+    from clmgit.promotion.status import state_counts
+
     if as_json:
-        emit_json(
-            [
-                {
-                    "id": s.id,
-                    "alias": s.alias,
-                    "environment": s.environment,
-                    "channel": s.channel,
-                    "group": s.group,
-                    "pinned_sha": s.pinned_sha,
-                    "applied_sha": s.applied_sha or None,
-                    "state": s.state,
-                    "reason": s.reason,
-                }
-                for s in items
-            ]
-        )
+        emit_json([_state_data(s) for s in items])
         return
     rows: list[list[Any]] = [
-        [
-            s.id,
-            s.alias,
-            s.environment,
-            s.channel,
-            s.group or "-",
-            _short(s.pinned_sha),
-            _short(s.applied_sha),
-            s.state + (f" ({s.reason})" if s.reason else ""),
-        ]
+        [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
+         _short(s.pinned_sha), _short(s.applied_sha),
+         s.state + (f" ({s.reason})" if s.reason else "")]
         for s in items
     ]
     table(STATE_COLUMNS, rows)
+    counts = ", ".join(f"{n} {state}" for state, n in state_counts(items).items())
+    plural = "" if len(items) == 1 else "s"
+    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else ""))
+    for name, reason in frozen:
+        line(f"channel {name} is frozen" + (f": {reason}" if reason else ""))
+
+
+def _state_data(s: ClusterState) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "alias": s.alias,
+        "environment": s.environment,
+        "channel": s.channel,
+        "group": s.group,
+        "lifecycle": s.lifecycle,
+        "pinned_sha": s.pinned_sha,
+        "applied_sha": s.applied_sha or None,
+        "state": s.state,
+        "reason": s.reason,
+    }
+
+
+def _gate_cell(r: GroupRow) -> str:
+    if not r.refusals:
+        return r.gate
+    more = f" (+{len(r.refusals) - 1} more)" if len(r.refusals) > 1 else ""
+    return f"{r.gate}: {r.refusals[0].removesuffix(' (--force overrides)')}{more}"
+
+
+def group_rows(rows: Sequence[GroupRow], *, as_json: bool) -> None:
+    """`status --by group`: a row per channel group."""
+    if as_json:
+        emit_json(list(rows))
+        return
+    table(
+        ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
+        [[r.channel, r.group, _short(r.pinned_sha), r.clusters,
+          ", ".join(f"{n} {state}" for state, n in r.states.items()) or "-",
+          (f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no",
+          _short(r.next_sha), _gate_cell(r)]
+         for r in rows],
+    )
 
 
 def history(entries: Sequence[Entry], *, as_json: bool) -> None:
+    """Newest first; dates in UTC; an override (a gate or freeze lifted) is marked `!` and
+    named, so a bypass never looks like any other row."""
     if as_json:
         emit_json(list(entries))
         return
-    rows = [[e.date[:16].replace("T", " "), e.author, e.commit[:7], e.subject] for e in entries]
-    table(("date", "author", "commit", "change"), rows)
+    rows = [[_utc(e.date), e.author, e.commit[:7],
+             "-" if e.clusters is None else e.clusters,
+             ("! " + ", ".join(e.overrides)) if e.overrides else "", e.subject]
+            for e in entries]
+    table(("date (UTC)", "author", "commit", "clusters", "override", "change"), rows)
+
+
+def _utc(date: str) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(date).astimezone(UTC)
+    except ValueError:
+        return date
+    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 # --- reconcile ---------------------------------------------------------------------------------

@@ -5,12 +5,13 @@ Built once by the CLI and passed down; everything is read lazily and at most onc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from clmgit.adapters.git import GitRepo
+from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.channels import Channel, load_channels
-from clmgit.errors import ConfigError
+from clmgit.errors import ConfigError, GitError
 from clmgit.layout import SETTINGS_PATH, Layout, parse_settings
 from clmgit.model import Cluster
 from clmgit.registry import Registry, open_registry
@@ -25,15 +26,23 @@ class Workspace:
     #: The git URL this workspace mirrors (None: a repository on disk). A mirror's branches are
     #: the remote's, overwritten by the next fetch, so it is written only through a push.
     url: str | None = None
-    _heads: dict[str, str] = field(default_factory=dict, repr=False)
+    _heads: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     @cached_property
     def control_sha(self) -> str:
-        return self.repo.require_branch(self.control_branch)
+        sha = self.branch_head(self.control_branch)
+        if sha is None:
+            raise GitError(f"branch {self.control_branch!r} does not exist in {self.location}")
+        return sha
+
+    @property
+    def location(self) -> str:
+        return self.repo.location
 
     @cached_property
     def channels(self) -> dict[str, Channel]:
-        channels = load_channels(self.repo, self.control_sha)
+        channels = load_channels(self.repo, self.control_sha,
+                                 control_branch=self.control_branch)
         if not channels:
             raise ConfigError(
                 f"no channel files in channels/ on branch {self.control_branch!r} of "
@@ -61,9 +70,24 @@ class Workspace:
 
     def head(self, channel: Channel) -> str:
         """The commit at the head of a channel's branch."""
-        if channel.branch not in self._heads:
-            self._heads[channel.branch] = self.repo.require_branch(channel.branch)
-        return self._heads[channel.branch]
+        sha = self.branch_head(channel.branch)
+        if sha is None:
+            raise GitError(f"branch {channel.branch!r} does not exist in {self.location}")
+        return sha
+
+    def branch_head(self, branch: str) -> str | None:
+        """Where a branch is as the plan sees it (read once); None if it does not exist."""
+        if branch not in self._heads:
+            self._heads[branch] = self._read_head(branch)
+        return self._heads[branch]
+
+    def _read_head(self, branch: str) -> str | None:
+        return self.repo.branch_sha(branch)
+
+    def local_updates(self, updates: Sequence[RefUpdate]) -> list[RefUpdate]:
+        """The local side of `updates` once they have landed on the remote: here, the plan was
+        made on the local branches, so they are the same."""
+        return list(updates)
 
     @cached_property
     def registry(self) -> Registry:
@@ -82,17 +106,24 @@ class Workspace:
 
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
         """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
-        channel = self.channels.get(cluster.channel)
-        if channel is None:
-            return None, f"unknown channel {cluster.channel!r}"
-        if not channel.pinned:
-            return self.head(channel), ""
-        group = channel.group_for(cluster)
-        if group is None:
-            return None, f"no group of channel {channel.name!r} matches"
-        if group.sha is None:
-            return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
-        return group.sha, group.name
+        return pinned_sha(self.channels, cluster, self.head)
+
+
+def pinned_sha(channels: Mapping[str, Channel], cluster: Cluster,
+               head: Callable[[Channel], str]) -> tuple[str | None, str]:
+    """(desired SHA, group name) of a cluster under `channels`; SHA None with a reason when it
+    has none. `head` gives the commit an unpinned channel follows."""
+    channel = channels.get(cluster.channel)
+    if channel is None:
+        return None, f"unknown channel {cluster.channel!r}"
+    if not channel.pinned:
+        return head(channel), ""
+    group = channel.group_for(cluster)
+    if group is None:
+        return None, f"no group of channel {channel.name!r} matches"
+    if group.sha is None:
+        return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
+    return group.sha, group.name
 
 
 def open_workspace(

@@ -90,3 +90,10 @@ def raw_call(api_client: client.ApiClient) -> RawCall:
         return response.status, json.loads(text) if text.startswith("{") else text
 
     return call
+
+
+def all_stacks(cloudformation: Any) -> list[dict[str, Any]]:
+    """Every stack DescribeStacks lists, all pages: moto pages at 50, and a suite that has made
+    more would otherwise see only the first 50 (and an `assert not exists` could not fail)."""
+    pages = cloudformation.get_paginator("describe_stacks").paginate()
+    return [stack for page in pages for stack in page["Stacks"]]

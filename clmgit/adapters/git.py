@@ -1,17 +1,22 @@
 """The git layer: refs, ancestry, files at a ref, commits into the object database, atomic pushes.
 
 Commits are always built in the object database through a temporary index, never in a working
-tree. A branch that is checked out in the repository's working tree is then moved with a two-tree
-`read-tree -m -u`, which refuses to overwrite local changes — so a checkout is never left dirty.
+tree. Refs then move in one `update-ref` transaction against the values the plan saw, so a lost
+race changes nothing; a branch checked out here has its index and files brought along under
+git's index lock with a two-tree `read-tree -m -u`, which refuses to overwrite local changes —
+so a checkout is never left dirty or half-moved (see `update_refs`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +24,14 @@ from pathlib import Path
 import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
-from clmgit.errors import GitError, PushRejectedError, RefusedError
+from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.redact import redact
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
+ZERO = "0" * 40
+#: How long a write waits for another git command to release the checkout's index.
+INDEX_LOCK_WAIT = 10.0
+_OBJECT_TYPES = frozenset({"commit", "tag", "tree", "blob"})
 
 
 @dataclass(frozen=True)
@@ -191,9 +200,13 @@ class GitRepo:
         limit: int | None = None,
         first_parent: bool = False,
         no_merges: bool = False,
+        grep: str | None = None,
     ) -> list[Commit]:
-        """Commits of a range, newest first, with their full messages."""
+        """Commits of a range, newest first, with their full messages (with `grep`: only those
+        with a line of the message matching that regular expression)."""
         args = ["log", "--format=%H%x1f%an%x1f%aI%x1f%B%x1e"]
+        if grep:
+            args.append(f"--grep={grep}")
         if limit:
             args.append(f"-n{limit}")
         if first_parent:
@@ -203,6 +216,10 @@ class GitRepo:
         revs = [revs] if isinstance(revs, str) else list(revs)
         out = self.run(*args, *revs, "--", *paths)
         return list(_parse_log(out))
+
+    def rev_list(self, rev: str) -> list[str]:
+        """Every commit reachable from `rev`, in the order `log` shows them."""
+        return self.run("rev-list", rev).split()
 
     def count(self, revs: str | Sequence[str], *, paths: Iterable[str] = ()) -> int:
         revs = [revs] if isinstance(revs, str) else list(revs)
@@ -240,6 +257,30 @@ class GitRepo:
             self._history_trees[key] = frozenset(t for t in trees if t)
         return self._history_trees[key]
 
+    def object_types(self, oids: Sequence[str]) -> dict[str, str | None]:
+        """The type of each object (`commit`, `tag`, `tree`, `blob`); None where it is missing."""
+        if not oids:
+            return {}
+        out = self.run("cat-file", "--batch-check=%(objecttype)",
+                       stdin="".join(f"{oid}\n" for oid in oids).encode())
+        kinds = [line.split()[-1] for line in out.splitlines()]
+        return {oid: kind if kind in _OBJECT_TYPES else None  # missing, ambiguous
+                for oid, kind in zip(oids, kinds, strict=True)}
+
+    def object_id(self, ref: str) -> str | None:
+        """The id of the object `ref` names, not peeled (a tag stays a tag); None if none."""
+        out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", ref,
+                       ok=(0, 1, 128))
+        return out.strip() or None
+
+    def describe_object(self, oid: str, kind: str | None) -> str:
+        """`an annotated tag of commit <sha>`, `a tree`: what a non-commit is, for a refusal
+        that says which commit was meant."""
+        if kind == "tag":
+            target = self.rev(oid)
+            return f"an annotated tag of commit {target}" if target else "an annotated tag"
+        return f"a {kind or 'missing object'}"
+
     def merge_base(self, a: str, b: str) -> str | None:
         """Their best common ancestor; None when they have none (or one is not a commit)."""
         return self.run("merge-base", a, b, ok=range(256)).strip() or None
@@ -258,7 +299,9 @@ class GitRepo:
         """Paths among `paths` with staged or unstaged changes in the working tree."""
         if self.workdir is None:
             return []
-        out = self.run("status", "--porcelain", "-z", "--untracked-files=no", "--", *paths)
+        # GIT_OPTIONAL_LOCKS=0: a look must not rewrite the index (git refreshes it otherwise).
+        out = self.run("status", "--porcelain", "-z", "--untracked-files=no", "--", *paths,
+                       env={"GIT_OPTIONAL_LOCKS": "0"})
         return [entry[3:] for entry in out.split("\0") if entry[3:]]
 
     # --- writing ---------------------------------------------------------------------------
@@ -294,34 +337,109 @@ class GitRepo:
         return env
 
     def update_refs(self, updates: Iterable[RefUpdate]) -> None:
-        """Move refs atomically, each only if it still points where we last saw it.
+        """Move refs atomically, each only if it still points where the plan saw it.
 
-        A moved branch that is checked out here has its index and files brought along first;
-        git refuses, and nothing moves, if that would overwrite local changes.
+        The refs move first, in one transaction, so a run that lost a race to another writer
+        fails there with nothing changed. A moved branch that is checked out here then has its
+        index and files brought along under git's own index lock (so no other git command sees
+        them half-way), by a two-tree merge that refuses to overwrite local changes; if it
+        refuses, the refs are moved back. A branch checked out in another worktree is refused
+        up front: that checkout would be left behind its branch, as if its change were undone.
         """
         updates = list(updates)
-        checked_out = self.current_branch()
-        synced: list[RefUpdate] = []
-        try:
-            for u in updates:
-                if checked_out and u.ref == f"refs/heads/{checked_out}" and u.old:
-                    self._move_checkout(u.old, u.new)
-                    synced.append(u)
-            lines = "".join(f"update {u.ref} {u.new} {u.old or '0' * 40}\n" for u in updates)
-            self.run("update-ref", "--stdin", stdin=f"start\n{lines}commit\n".encode())
-        except GitError:
-            for u in synced:
-                assert u.old
-                self._move_checkout(u.new, u.old)
-            raise
+        if not updates:
+            return
+        here = self.current_branch()
+        self._refuse_other_worktrees(updates)
+        synced = [u for u in updates if here and u.ref == f"refs/heads/{here}" and u.old]
+        if not synced:
+            self._transaction(updates)
+            return
+        (moved,) = synced
+        assert moved.old is not None
+        with self._index_lock() as index:
+            if self.current_branch() != here:  # switched before we held the lock
+                raise RefusedError(f"the checkout at {self.workdir} switched branches while "
+                                   "clmgit was writing; nothing changed — run the command again")
+            self._transaction(updates)
+            try:
+                self._sync_index(index, moved.old, moved.new)
+            except ClmgitError:
+                self._transaction(updates, undo=True)
+                raise
 
-    def _move_checkout(self, old: str, new: str) -> None:
-        proc = self._run(["read-tree", "-m", "-u", old, new], ok=range(256))
-        if proc.returncode != 0:
-            raise RefusedError(
-                f"the checkout at {self.workdir} has local changes to files this would update "
-                f"({failure(['read-tree'], proc.returncode, proc.stderr)}); commit or stash them "
-                "first")
+    def _transaction(self, updates: Sequence[RefUpdate], *, undo: bool = False) -> None:
+        """All refs move or none does. A ref found elsewhere than expected is a lost race,
+        said as such (git's own words name a lock file)."""
+        lines = "".join(_transaction_line(u, undo=undo) for u in updates)
+        args = ["update-ref", "--stdin"]
+        proc = self._run(args, stdin=f"start\n{lines}commit\n".encode(), ok=range(256))
+        if proc.returncode == 0:
+            return
+        for u in updates:
+            expected = (u.new if undo else u.old) or None
+            now = self.rev(u.ref)
+            if now != expected:
+                name = u.ref.removeprefix("refs/heads/")
+                raise RefusedError(
+                    f"branch {name!r} moved to {(now or 'nothing')[:7]} while clmgit was "
+                    f"writing (another run?); nothing changed here — run the command again")
+        raise GitError(failure(args, proc.returncode, proc.stderr))
+
+    def _refuse_other_worktrees(self, updates: Sequence[RefUpdate]) -> None:
+        here = self.workdir.resolve() if self.workdir else None
+        path = None
+        for line in self.run("worktree", "list", "--porcelain").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "worktree":
+                path = Path(value).resolve()
+            elif key == "branch" and path != here and any(u.ref == value for u in updates):
+                raise RefusedError(
+                    f"branch {value.removeprefix('refs/heads/')!r} is checked out in {path}, "
+                    "which clmgit would leave behind its branch; switch that checkout to "
+                    "another branch first")
+
+    @contextlib.contextmanager
+    def _index_lock(self) -> Iterator[Path]:
+        """Hold git's `index.lock` (git's commands wait or fail while it exists); yields the
+        index's path. A lock left by a killed git is named, never removed behind its back."""
+        index = Path(self.run("rev-parse", "--path-format=absolute", "--git-path",
+                              "index").strip())
+        lock = index.with_name(index.name + ".lock")
+        deadline = time.monotonic() + INDEX_LOCK_WAIT
+        while True:
+            try:
+                os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                break
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise RefusedError(
+                        f"{lock} exists: another git command is using the checkout at "
+                        f"{self.workdir}; retry when it is done (or delete the file if none "
+                        "is running)") from None
+                time.sleep(0.05)
+        try:
+            yield index
+        finally:
+            lock.unlink(missing_ok=True)
+
+    def _sync_index(self, index: Path, old: str, new: str) -> None:
+        """Bring index and files from `old` to `new` in a copy of the index, then put the copy
+        in place in one rename; a refusal leaves the index untouched."""
+        scratch = index.with_name(f"{index.name}.clmgit-{os.getpid()}")
+        if index.exists():
+            shutil.copyfile(index, scratch)
+        try:
+            proc = self._run(["read-tree", "-m", "-u", old, new],
+                             env={"GIT_INDEX_FILE": str(scratch)}, ok=range(256))
+            if proc.returncode != 0:
+                raise RefusedError(
+                    f"the checkout at {self.workdir} has local changes to files this would "
+                    f"update ({failure(['read-tree'], proc.returncode, proc.stderr)}); commit "
+                    "or stash them first")
+            os.replace(scratch, index)
+        finally:
+            scratch.unlink(missing_ok=True)
 
     def push(self, remote: str, updates: Iterable[RefUpdate]) -> None:
         """Push several refs in one atomic push (all land or none); nothing local changes here.
@@ -347,7 +465,7 @@ class GitRepo:
         if proc.returncode != 0:
             raise PushRejectedError(
                 f"push to {remote} was rejected ({failure(args, proc.returncode, proc.stderr)}); "
-                "nothing changed locally — fetch, then retry")
+                "nothing changed locally — run the command again (it fetches first)")
         for u in updates:
             if u.ref.startswith("refs/heads/"):
                 tracking = u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1)
@@ -364,6 +482,14 @@ class GitRepo:
 
     def has_remote(self, name: str) -> bool:
         return name in [r.name for r in self._repo.remotes]
+
+
+def _transaction_line(u: RefUpdate, *, undo: bool) -> str:
+    if not undo:
+        return f"update {u.ref} {u.new} {u.old or ZERO}\n"
+    if u.old is None:
+        return f"delete {u.ref} {u.new}\n"
+    return f"update {u.ref} {u.old} {u.new}\n"
 
 
 def _parse_log(out: str) -> Iterator[Commit]:

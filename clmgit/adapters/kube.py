@@ -15,6 +15,7 @@ module as an `ApplyError` naming the object; the bearer token is never part of a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
+from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
 from clmgit.errors import ApplyError, ConfigError
@@ -31,8 +33,12 @@ from clmgit.model import Cluster
 Kinds = list[Kind]  # `list` is also a method name below
 RETRY_BACKOFF = Backoff(initial=0.5, factor=2, maximum=10, timeout=60)
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 MULTIPLE_PDBS = "more than one PodDisruptionBudget"
+TAKEOVER_ATTEMPTS = 3
+#: How the API server names the other manager in each cause of an apply conflict.
+CONFLICT_CAUSE = re.compile(r'conflict with "([^"]+)"')
 
 
 class _Retry(Exception):
@@ -43,8 +49,10 @@ class KubeAPI:
     """The `KubeClient` on an `ApiClient`."""
 
     def __init__(self, api: k8s.ApiClient, *, clock: Clock | None = None,
-                 backoff: Backoff = RETRY_BACKOFF) -> None:
+                 backoff: Backoff = RETRY_BACKOFF, where: str = "") -> None:
         self._api = api
+        #: How the cluster was reached, for errors a person must act on (an expired token).
+        self._where = where or str(api.configuration.host)
         self._clock = clock or SystemClock()
         self._backoff = backoff
         self._kinds: Kinds | None = None
@@ -88,15 +96,74 @@ class KubeAPI:
         body = dict(obj)
         if kind.namespaced:
             body["metadata"] = {**obj["metadata"], "namespace": namespace}
-        query = {"fieldManager": FIELD_MANAGER, "dryRun": "All" if dry_run else None}
-        status, answer = self._call("PATCH", _path(kind, namespace, name), query=query,
-                                    body=body, content_type=APPLY_PATCH)
         where = f"{kind.kind} {namespace}/{name}" if namespace else f"{kind.kind} {name}"
+        live = self.get(kind, name, namespace)
+        migration = takeover.plan(live, FIELD_MANAGER) if live else None
+        if migration is None:
+            return self._apply(kind, namespace, body, where, dry_run=dry_run)
+        if dry_run:
+            return self._dry_run_after_takeover(kind, namespace, body, where, migration)
+        self._take_over(kind, namespace, name, where, migration)
+        return self._apply(kind, namespace, body, where, dry_run=False)
+
+    def _apply(self, kind: Kind, namespace: str | None, body: Obj, where: str, *,
+               dry_run: bool, force: bool = False) -> Obj:
+        """One server-side apply as `clmgit`; a conflict is a `KubeConflict` naming it."""
+        query = {"fieldManager": FIELD_MANAGER, "dryRun": "All" if dry_run else None,
+                 "force": "true" if force else None}
+        status, answer = self._call("PATCH", _path(kind, namespace, body["metadata"]["name"]),
+                                    query=query, body=body, content_type=APPLY_PATCH)
         if status == 409:
             raise KubeConflict(f"applying {where} conflicts with another field manager: "
                                f"{_message(answer)}; remove the field from the manifest or "
-                               "release it in the cluster")
+                               "release it in the cluster", managers=_conflicting(answer))
         return self._checked(status, answer, f"applying {where}")
+
+    def _take_over(self, kind: Kind, namespace: str | None, name: str, where: str,
+                   migration: takeover.Takeover) -> None:
+        """Send the migration's JSON patch; a write in between (409) means plan again."""
+        for _ in range(TAKEOVER_ATTEMPTS):
+            status, answer = self._call("PATCH", _path(kind, namespace, name),
+                                        query={"fieldManager": FIELD_MANAGER},
+                                        body=migration.patch, content_type=JSON_PATCH)
+            if status != 409:
+                taken = ", ".join(migration.managers)
+                self._checked(status, answer, f"taking over {where} from {taken}")
+                return
+            live = self.get(kind, name, namespace)
+            again = takeover.plan(live, FIELD_MANAGER) if live else None
+            if again is None:
+                return  # someone else migrated it (or deleted it: the apply will say)
+            migration = again
+        raise ApplyError(f"taking over {where}: it changed {TAKEOVER_ATTEMPTS} times while "
+                         "clmgit migrated its field ownership; run again")
+
+    def _dry_run_after_takeover(self, kind: Kind, namespace: str | None, body: Obj, where: str,
+                                migration: takeover.Takeover) -> Obj:
+        """The dry run cannot write the migration, so it asks the server with the migration in
+        mind: a conflict only with the managers the migration takes from is not one after it
+        (the fields would be clmgit's), so it asks again forcing; any other manager still
+        conflicts. What the apply after the migration would prune is taken out of the answer."""
+        try:
+            answer = self._apply(kind, namespace, body, where, dry_run=True)
+        except KubeConflict as e:
+            if not e.managers or not set(e.managers) <= set(migration.managers):
+                raise
+            answer = self._apply(kind, namespace, body, where, dry_run=True, force=True)
+        predicted = takeover.as_if_taken_over(answer, migration, FIELD_MANAGER)
+        if predicted == answer:
+            return answer
+        return self._dry_run_update(kind, namespace, predicted, where)
+
+    def _dry_run_update(self, kind: Kind, namespace: str | None, obj: Obj, where: str) -> Obj:
+        """`obj` as the server would store it. What an apply prunes the server defaults again
+        where the kind has a default (kubectl's client-side apply owned the defaults too); a
+        dry-run update of the prediction lets the server fill them in."""
+        meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+        status, stored = self._call("PUT", _path(kind, namespace, meta["name"]),
+                                    query={"fieldManager": FIELD_MANAGER, "dryRun": "All"},
+                                    body={**obj, "metadata": meta})
+        return self._checked(status, stored, f"dry-running {where} after its takeover")
 
     def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],
               namespace: str | None = None) -> Obj:
@@ -202,6 +269,10 @@ class KubeAPI:
         text = response.data.decode() if response.data else ""
         decoded = json.loads(text) if text.startswith("{") else text
         status = int(response.status)
+        if status == 401:
+            raise ApplyError(f"the API server refused the credentials of {self._where} (401 "
+                             f"Unauthorized): the token is expired or wrong; refresh it and run "
+                             "again")
         if status >= 500 and not (eviction and MULTIPLE_PDBS in _message(decoded)):
             raise _Retry(f"{status} {_message(decoded)}")
         if status == 429 and not eviction:
@@ -223,6 +294,13 @@ def _path(kind: Kind, namespace: str | None = None, name: str | None = None) -> 
     return f"{base}/{name}" if name else base
 
 
+def _conflicting(body: Any) -> tuple[str, ...]:
+    """The managers an apply conflict names, from its causes; () when it names none."""
+    causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body, Mapping) else []
+    found = (CONFLICT_CAUSE.search(str(c.get("message", ""))) for c in causes)
+    return tuple(sorted({m.group(1) for m in found if m}))
+
+
 def _message(body: Any) -> str:
     if isinstance(body, Mapping):
         return str(body.get("message") or body.get("reason") or "")
@@ -240,14 +318,17 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
         configuration = k8s.Configuration(host=cluster.api_server_url)
         configuration.api_key = {"BearerToken": token}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        return KubeAPI(k8s.ApiClient(configuration), clock=clock)
+        return KubeAPI(k8s.ApiClient(configuration), clock=clock,
+                       where=f"--token at {cluster.api_server_url}")
     if not kubeconfig:
         raise ConfigError(f"no way to reach cluster {cluster.id}: give --token (CLMGIT_TOKEN) "
                           "or --kubeconfig")
-    return KubeAPI(_from_kubeconfig(cluster, kubeconfig), clock=clock)
+    api, context = _from_kubeconfig(cluster, kubeconfig)
+    return KubeAPI(api, clock=clock,
+                   where=f"context {context!r} of {kubeconfig} ({api.configuration.host})")
 
 
-def _from_kubeconfig(cluster: Cluster, path: str) -> k8s.ApiClient:
+def _from_kubeconfig(cluster: Cluster, path: str) -> tuple[k8s.ApiClient, str]:
     try:
         contexts, _ = k8s_config.list_kube_config_contexts(config_file=path)
     except (ConfigException, OSError) as e:
@@ -259,6 +340,6 @@ def _from_kubeconfig(cluster: Cluster, path: str) -> k8s.ApiClient:
             k8s_config.load_kube_config(config_file=path, context=candidate,
                                         client_configuration=configuration,
                                         persist_config=False)
-            return k8s.ApiClient(configuration)
+            return k8s.ApiClient(configuration), candidate
     raise ConfigError(f"kubeconfig {path} has no context named {cluster.id!r}"
                       + (f" or {cluster.alias!r}" if cluster.alias else ""))

@@ -44,6 +44,9 @@ def convert(
     registry: Annotated[str | None, typer.Option(
         "--registry", help="Clusters to --check (a clusters.yaml or URL); default: samples.")
     ] = None,
+    allow_uncovered: Annotated[bool, typer.Option(
+        "--allow-uncovered", help="Let --check pass when templates rendered only comments.")
+    ] = False,
     ec2: Annotated[Ec2Source, typer.Option(
         help="EC2 answers for --check: aws, offline (a stand-in), auto (aws if configured).")
     ] = Ec2Source.auto,
@@ -83,14 +86,22 @@ def convert(
             m.out = str(out / m.source.label) if all_channels else str(out)
     if check:
         _check_all(migrations, registry or opts.registry, ec2)
-    if not dry_run:
+    passed = all(m.check is None or m.check.passes(allow_uncovered=allow_uncovered)
+                 for m in migrations)
+    if passed and not dry_run:
         _write(repo, migrations)
     _report(migrations, fmt, dry_run=dry_run)
-    failed = [m for m in migrations if m.check is not None and not m.check.identical]
-    if failed:
-        count = sum(len(m.check.differences) for m in failed if m.check)
-        raise RefusedError(f"{count} rendered file(s) differ between the Go original and the "
+    checks = [m.check for m in migrations if m.check is not None]
+    if differing := sum(len(c.differences) for c in checks):
+        raise RefusedError(f"{differing} rendered file(s) differ between the Go original and the "
                            "conversion (first differing lines above); nothing was written")
+    if not passed:
+        count = sum(len(c.uncovered) for c in checks)
+        raise RefusedError(f"{count} template(s) rendered nothing but comments for every "
+                           "cluster checked, so the check proves only the `if` around them "
+                           "(listed above as uncovered, in --output json under "
+                           "check.coverage.uncovered); pass --allow-uncovered to accept that; "
+                           "nothing was written")
 
 
 def _convert_all(sources: list[Source]) -> list[Migration]:
@@ -109,7 +120,7 @@ def _convert_all(sources: list[Source]) -> list[Migration]:
 
 def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source) -> None:
     from clmgit.convert import migrate
-    from clmgit.convert.clmdata import describe_sample, sample_clusters
+    from clmgit.convert.clmdata import describe_sample, sample_clusters, tree_profiles
 
     listed: list[Cluster] | None = None
     if registry:
@@ -119,9 +130,7 @@ def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source
     answers = _ec2(ec2)
     for m in migrations:
         if listed is None:
-            profiles = frozenset(p.split("/")[2] for p in m.conversion.files
-                                 if p.startswith("cluster/node-pools/") and p.count("/") >= 3)
-            clusters = sample_clusters(m.source.label, profiles)
+            clusters = sample_clusters(m.source.label, tree_profiles(m.conversion.files))
             m.check_sample = describe_sample(clusters)
         else:
             clusters = listed
@@ -148,8 +157,6 @@ def _ec2(choice: Ec2Source) -> Any:
 def _write(repo: Any, migrations: list[Migration]) -> None:
     from clmgit.convert import migrate
 
-    if any(m.check is not None and not m.check.identical for m in migrations):
-        return  # refused after the report
     if repo is None:
         for m in migrations:
             migrate.write_directory(Path(m.out or ""), m.conversion)
@@ -183,11 +190,27 @@ def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool) -> None:
         output.line("  functions: " + _counts(s["functions"]))
         if m.check is None:
             continue
-        who = m.check_sample or f"{len(m.check.clusters)} clusters of the registry"
-        verdict = ("all byte-identical" if m.check.identical
-                   else f"{len(m.check.differences)} differ")
-        output.line(f"  check: {who}: {m.check.renders} files rendered both ways, {verdict}")
-        for d in m.check.differences:
+        _report_check(m)
+
+
+def _report_check(m: Migration) -> None:
+    check = m.check
+    assert check is not None
+    who = m.check_sample or (f"{len(check.clusters) - len(check.variants)} clusters of the "
+                             "registry")
+    verdict = "all byte-identical" if check.identical else f"{len(check.differences)} differ"
+    output.line(f"  check: {who}, and {len(check.variants)} variant(s) made to reach every "
+                f"template and compared value ({', '.join(check.variants)}): {check.renders} "
+                f"files rendered both ways, {verdict}")
+    reached = len(check.files) - len(check.uncovered)
+    output.line(f"  coverage: {reached} of {len(check.files)} templates rendered content "
+                f"({100 * check.coverage:.1f} %)" + (", uncovered:" if check.uncovered else ""))
+    for path in check.uncovered:
+        output.line(f"    {path}")
+    if check.left_out:
+        output.line("  settings no variant has, CLM's original fails with them: "
+                    + ", ".join(check.left_out))
+    for d in check.differences:
             output.line(f"  {d.cluster} {d.path}:")
             output.line("    " + d.detail.rstrip("\n").replace("\n", "\n    "))
 

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -32,6 +35,9 @@ def promote(
                      ] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze",
                                                 help="Promote into a frozen channel.")] = False,
+    from_any: Annotated[bool, typer.Option(
+        "--from-any", help="Promote from a channel other than TARGET's source: (recorded).")
+                        ] = False,
     push: Push = False,
     pr: PrOpt = False,
     out: OutputOpt = Format.table,
@@ -41,8 +47,9 @@ def promote(
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
     plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
-                          ignore_freeze=ignore_freeze)
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+                          ignore_freeze=ignore_freeze, from_any=from_any)
+    with _retry_hint():
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
 def rollback(
@@ -62,22 +69,37 @@ def rollback(
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
     plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
-    _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+    with _retry_hint():
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
 
-def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
-    """With --pr the plan is made against the remote, where the pull request will land."""
+def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
+    """With --push or --pr the plan is made against the remote, where the change will land
+    (see clmgit/promotion/remote.py)."""
     if push and pr:
         raise typer.BadParameter(
             "--push and --pr exclude each other: --push lands the change, --pr proposes it",
             param_hint="'--pr'",
         )
     ws = settings(ctx).ws
-    if not pr:
+    if not (push or pr):
         return ws
-    from clmgit.promotion.pr import remote_workspace
+    from clmgit.promotion.remote import remote_workspace
 
-    return remote_workspace(ws)
+    return remote_workspace(ws, carry_local=push)
+
+
+@contextlib.contextmanager
+def _retry_hint() -> Iterator[None]:
+    """A rejected push names the command that finishes the job: this one again, which fetches
+    and plans on what the remote has now."""
+    from clmgit.errors import PushRejectedError
+
+    try:
+        yield
+    except PushRejectedError as e:
+        again = shlex.join(["clmgit", *sys.argv[1:]])
+        raise PushRejectedError(f"{e}: {again}") from None
 
 
 def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: bool, out: Format,
@@ -90,6 +112,10 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
             views.plan(plan, None, as_json=out is Format.json)
         check(plan)
     if plan.nothing_to_do:
+        if push and not dry_run:
+            from clmgit.promotion.write import catch_up
+
+            catch_up(ws)
         if out is Format.json:
             output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
         else:
@@ -156,29 +182,82 @@ def render(
         sys.stdout.write(render_text(rendered))
 
 
+class By(StrEnum):
+    cluster = "cluster"
+    group = "group"
+
+
 def status(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    group: Annotated[str | None, typer.Option(help="Only clusters of this group.")] = None,
+    state: Annotated[list[str], typer.Option(
+        "--state", metavar="STATE",
+        help="Only clusters in this state (repeatable): in-sync, pending, updating, failed, "
+             "blocked, decommission.")] = [],  # noqa: B006 - typer reads it, never mutates it
+    label: Annotated[list[str], typer.Option(
+        "--selector", "-l", metavar="KEY=GLOB",
+        help="Only clusters whose field matches (repeatable), as a group selector: "
+             "environment=production, config_items.team=a*.")] = [],  # noqa: B006
+    sort_by: Annotated[str | None, typer.Option(
+        "--sort-by", metavar="COLUMN", help="Sort by this column (default: registry order).")
+                       ] = None,
+    by: Annotated[By, typer.Option(
+        "--by", help="cluster: a row per cluster; group: a row per channel group with its "
+                     "pin, states, freeze and gate.")] = By.cluster,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Pinned versus applied version, per cluster."""
+    """Pinned versus applied version, per cluster (or per group with --by group)."""
     from clmgit import views
-    from clmgit.promotion.status import fleet_status
+    from clmgit.promotion.status import Filter, fleet_status, group_rollup, sort_states
 
-    views.states(fleet_status(settings(ctx).ws, channel), as_json=out is Format.json)
+    ws = settings(ctx).ws
+    where = Filter(channel=channel, group=group, states=frozenset(state),
+                   labels=_selector(label))
+    states = fleet_status(ws, where=where)
+    as_json = out is Format.json
+    if by is By.group:
+        views.group_rows([r for r in group_rollup(ws, states)
+                          if (channel is None or r.channel == channel)
+                          and (group is None or r.group == group)], as_json=as_json)
+        return
+    if sort_by:
+        states = sort_states(states, sort_by)
+    frozen = [(ch.name, ch.freeze_reason) for ch in ws.channels.values()
+              if ch.frozen and (channel is None or ch.name == channel)]
+    views.states(states, frozen=frozen, as_json=as_json)
+
+
+def _selector(pairs: list[str]) -> dict[str, str]:
+    from clmgit.errors import ConfigError
+
+    selector = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"-l {pair!r}: expected KEY=GLOB, such as environment=production")
+        selector[key] = value
+    return selector
 
 
 def history(
     ctx: typer.Context,
     channel: Annotated[str | None, typer.Argument(help="Only this channel.")] = None,
+    channel_opt: Annotated[str | None, typer.Option(
+        "--channel", help="Only this channel (the same as the argument).")] = None,
+    group: Annotated[str | None, typer.Option(help="Only changes that moved this group.")
+                     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 50,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Promotions, rollbacks and freezes, newest first."""
+    """Promotions, rollbacks and freezes, newest first; overrides marked with !."""
     from clmgit import views
+    from clmgit.errors import ConfigError
     from clmgit.promotion.history import history as read_history
 
-    entries = read_history(settings(ctx).ws, channel, limit=limit)
+    if channel and channel_opt and channel != channel_opt:
+        raise ConfigError(f"two channels given: {channel!r} and --channel {channel_opt!r}")
+    entries = read_history(settings(ctx).ws, channel or channel_opt, group=group, limit=limit)
     views.history(entries, as_json=out is Format.json)
 
 
@@ -205,7 +284,9 @@ def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
                 push: bool) -> None:
     from clmgit.promotion.freeze import set_frozen
 
-    landed = set_frozen(settings(ctx).ws, channel, frozen=frozen, reason=reason, push=push)
+    ws = _plan_workspace(ctx, push=push)
+    with _retry_hint():
+        landed = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push)
     word = "frozen" if frozen else "unfrozen"
     if landed is None:
         output.line(f"{channel} is already {word}")
@@ -225,13 +306,16 @@ def sync_branches(
     fast-forward or promotion merge."""
     from clmgit.promotion.sync import sync_branches as sync
 
-    moves = sync(settings(ctx).ws, push=push, dry_run=dry_run, force=force)
+    ws = _plan_workspace(ctx, push=push)
+    with _retry_hint():
+        moves = sync(ws, push=push, dry_run=dry_run, force=force)
     if not moves:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
     for m in moves:
+        forced = ", forced" if m.override else ""
         output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
-                    f"({m.kind.value})")
+                    f"({m.kind.value}{forced})")
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

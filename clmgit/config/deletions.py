@@ -6,10 +6,19 @@ An entry names what to delete by exactly one of `name`, `selector` (a label sele
 objects that have (true) or have no (false) owner. A missing object is not an error when applied.
 In `cf-deletions.yaml` the kind is `Stack` (and may be left out), labels are stack tags, and there
 is no namespace.
+
+Some deletions are refused when the file is read, because one line would take the cluster down:
+the Namespaces Kubernetes itself needs (`kube-system`, `default`, `kube-public`,
+`kube-node-lease`), and every object of a kind — an entry with neither a name nor a selector or
+labels, or a selector that requires nothing of an object (only `!key`, `key!=value` or
+`key notin (...)` terms). An entry that means it says `allow_dangerous: true`. (clmgit keeps no
+state in a cluster — leases and versions live in the registry — so it has no namespace of its
+own to protect.)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +32,12 @@ STACK_KIND = "Stack"
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 PHASES = ("pre_apply", "post_apply")
 _FIELDS = frozenset({"kind", "namespace", "name", "selector", "labels", "has_owner",
-                     "propagation_policy", "grace_period_seconds"})
+                     "propagation_policy", "grace_period_seconds", "allow_dangerous"})
+#: Namespaces Kubernetes creates and needs; deleting one takes the cluster down.
+PROTECTED_NAMESPACES = ("kube-system", "default", "kube-public", "kube-node-lease")
+#: The label the API server puts on every Namespace: its name.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+_NEGATIVE_TERM = re.compile(r"^\s*(!\s*\S+|[^=!\s]+\s*!=.*|\S+\s+notin\s*\(.*\))\s*$")
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,11 @@ class Deletion:
     has_owner: bool | None = None
     propagation_policy: str | None = None
     grace_period_seconds: int | None = None
+    #: The author means a deletion that is refused otherwise (see the module's docstring).
+    allow_dangerous: bool = False
+    #: The file and entry it was read from (`cluster/cf-deletions.yaml: post_apply[0]`), for
+    #: errors found when it is applied; not part of the entry's value.
+    where: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as written in a deletions file, unset fields left out."""
@@ -46,6 +65,8 @@ class Deletion:
                 out[key] = getattr(self, key)
         if self.labels:
             out["labels"] = dict(self.labels)
+        if self.allow_dangerous:
+            out["allow_dangerous"] = True
         return out
 
 
@@ -96,20 +117,72 @@ def parse_deletion(raw: Any, where: str, *, stacks: bool = False) -> Deletion:
         has_owner=_optional_bool(raw, "has_owner", where),
         propagation_policy=_policy(raw.get("propagation_policy"), where),
         grace_period_seconds=_grace(raw.get("grace_period_seconds"), where),
+        allow_dangerous=_optional_bool(raw, "allow_dangerous", where) or False,
+        where=where,
     )
     _check_target(deletion, where, stacks=stacks)
+    if not deletion.allow_dangerous:
+        _refuse_dangerous(deletion, where, stacks=stacks)
     return deletion
 
 
 def _check_target(d: Deletion, where: str, *, stacks: bool) -> None:
     given = [k for k in ("name", "selector", "labels") if getattr(d, k)]
-    if len(given) != 1:
-        found = f" (found {', '.join(given)})" if given else ""
-        raise ConfigError(f"{where}: give exactly one of name, selector or labels{found}")
+    if len(given) > 1:
+        raise ConfigError(f"{where}: give exactly one of name, selector or labels "
+                          f"(found {', '.join(given)})")
     if d.has_owner is not None and d.name:
         raise ConfigError(f"{where}: has_owner goes with selector or labels, not with name")
     if stacks and d.namespace is not None:
         raise ConfigError(f"{where}: stacks have no namespace")
+    if stacks and d.selector:
+        raise ConfigError(f"{where}: stacks are chosen by name or labels (their tags), not by "
+                          "a selector")
+
+
+def _refuse_dangerous(d: Deletion, where: str, *, stacks: bool) -> None:
+    """One entry that would take the cluster down is refused unless it says it means it."""
+    what = "" if stacks else _protected_namespace(d)
+    if not what and not (d.name or d.labels or (d.selector and _requires_something(d.selector))):
+        things = "stack of the cluster" if stacks else d.kind + (
+            f" in namespace {d.namespace}" if d.namespace else "")
+        how = f"selector {d.selector!r} requires nothing of an object" if d.selector else (
+            "it has no name or labels" if stacks else "it has no name, selector or labels")
+        what = f"every {things} ({how})"
+    if what:
+        raise ConfigError(f"{where}: deleting {what} is refused as dangerous; add "
+                          "allow_dangerous: true to the entry if that is meant")
+
+
+def _protected_namespace(d: Deletion) -> str:
+    """`Namespace <name>` if the entry names (or selects by name) one Kubernetes needs."""
+    if d.kind != "Namespace":
+        return ""
+    named = {d.name, d.labels.get(NAMESPACE_NAME_LABEL)}
+    for term in _selector_terms(d.selector or ""):
+        if term.startswith(NAMESPACE_NAME_LABEL) and not _NEGATIVE_TERM.match(term):
+            named.update(re.findall(r"[\w.-]+", term[len(NAMESPACE_NAME_LABEL):]))
+    protected = [n for n in PROTECTED_NAMESPACES if n in named]
+    return f"Namespace {protected[0]}" if protected else ""
+
+
+def _requires_something(selector: str) -> bool:
+    """Whether a label selector has a term an object must satisfy by having a label: one that
+    is not `!key`, `key!=value` or `key notin (...)` (those match every object without it)."""
+    return any(not _NEGATIVE_TERM.match(term) for term in _selector_terms(selector))
+
+
+def _selector_terms(selector: str) -> list[str]:
+    """The terms of a label selector: split at commas outside parentheses, blanks dropped."""
+    terms, depth, current = [], 0, ""
+    for char in selector:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    return [t.strip() for t in [*terms, current] if t.strip()]
 
 
 def _kind(raw: Mapping[str, Any], where: str, *, stacks: bool) -> str:

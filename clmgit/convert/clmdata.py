@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import functools
+from collections.abc import Iterable
 
 from clmgit.model import Cluster, NodePool
 
@@ -28,10 +29,8 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
     holds for a kubernetes-on-aws cluster (certificates made here). Node pools: those of
     `SAMPLE_POOLS` whose profile the tree has (`profiles`; None: all), then one on-demand pool
     for every other profile of the tree, and a spot pool when no spot pool is left."""
-    pools = [p for p in SAMPLE_POOLS if profiles is None or p.profile in profiles]
-    covered = {p.profile for p in pools}
-    pools += [NodePool(f"pool-{profile}", profile, ("m5.large",), "none", 1, 3, {})
-              for profile in sorted((profiles or frozenset()) - covered)]
+    pools = _with_other_profiles([p for p in SAMPLE_POOLS
+                                  if profiles is None or p.profile in profiles], profiles)
     workers = [p for p in pools if not p.profile.startswith("master")
                and p.profile != "worker-karpenter"]
     if workers and not any(p.discount_strategy == "spot" for p in pools):
@@ -45,12 +44,58 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
             for env in SAMPLE_ENVIRONMENTS]
 
 
+#: The node pools of the coverage variants (`clmgit.convert.variants`): every shape a node pool
+#: template branches on — a master; taints (the one the Skipper pool's gate compares with; two
+#: on a Karpenter pool, one without a value, which kubernetes-on-aws's Auto Scaling group pools
+#: cannot take: they split each at `=`), labels, a subset of the zones, spot and arm64 types;
+#: t2 types (`supports_t2_unlimited`); Karpenter pools with CLM's default types and
+#: requirements, and with types of their own.
+_REQUIREMENTS = ("- key: karpenter.k8s.aws/instance-generation\n  operator: Gt\n  values: ['5']\n"
+                 "- key: topology.kubernetes.io/zone\n  operator: In\n"
+                 "  values: [eu-central-1a, eu-central-1b]\n")
+VARIANT_POOLS = (
+    NodePool("default-master", "master-default", ("m5.large",), "none", 1, 2, {}),
+    NodePool("default-worker", "worker-splitaz", ("m5.large",), "none", 3, 6, {}),
+    NodePool("dedicated-arm", "worker-splitaz", ("m6g.large", "m6gd.xlarge"), "spot", 0, 4, {
+        "taints": "dedicated=skipper-ingress:NoSchedule",
+        "labels": "dedicated=skipper-ingress,team=infra",
+        "availability_zones": "eu-central-1a,eu-central-1b"}),
+    NodePool("burst", "worker-splitaz", ("t2.medium", "t2.large"), "none", 3, 6, {}),
+    NodePool("karpenter", "worker-karpenter", ("default-for-karpenter",), "none", 0, 0, {
+        "requirements": _REQUIREMENTS,
+        "taints": "dedicated=batch:NoSchedule,example.org/gpu:NoExecute",
+        "labels": "dedicated=batch", "consolidation": "false"}),
+    NodePool("karpenter-typed", "worker-karpenter", ("c6g.large", "m6g.large"), "spot", 0, 0, {
+        "consolidation_policy": "WhenEmpty", "consolidate_after": "10m"}),
+)
+
+
+def tree_profiles(paths: Iterable[str]) -> frozenset[str]:
+    """The node pool profiles of a tree: the folders of `cluster/node-pools/`."""
+    return frozenset(p.split("/")[2] for p in paths
+                     if p.startswith("cluster/node-pools/") and p.count("/") >= 3)
+
+
+def variant_pools(profiles: frozenset[str] | None = None) -> list[NodePool]:
+    """`VARIANT_POOLS` whose profile the tree has, and an on-demand pool of every other
+    profile."""
+    pools = [p for p in VARIANT_POOLS if profiles is None or p.profile in profiles]
+    return _with_other_profiles(pools, profiles)
+
+
 def describe_sample(clusters: list[Cluster]) -> str:
     """What a check without a registry rendered, in a phrase."""
     envs = ", ".join(c.environment for c in clusters)
     pools = ", ".join(f"{p.name} ({p.profile}{', spot' if p.discount_strategy == 'spot' else ''})"
                       for p in clusters[0].node_pools) if clusters else "none"
     return f"{len(clusters)} sample clusters (environments {envs}; node pools {pools})"
+
+
+def _with_other_profiles(pools: list[NodePool], profiles: frozenset[str] | None,
+                         ) -> list[NodePool]:
+    covered = {p.profile for p in pools}
+    return pools + [NodePool(f"pool-{profile}", profile, ("m5.large",), "none", 1, 3, {})
+                    for profile in sorted((profiles or frozenset()) - covered)]
 
 
 def registry_items() -> dict[str, str]:

@@ -62,11 +62,7 @@ class Migration:
             "functions": dict(usage.functions.most_common()),
         }
         if self.check is not None:
-            data["check"] = {
-                "clusters": self.check.clusters, "sample": self.check_sample,
-                "renders": self.check.renders, "identical": self.check.identical,
-                "differences": [{"cluster": d.cluster, "file": d.path, "detail": d.detail}
-                                for d in self.check.differences]}
+            data["check"] = {"sample": self.check_sample, **self.check.summary()}
         return data
 
 
@@ -151,15 +147,18 @@ def convert(source: Source) -> Conversion:
 
 def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *,
           ec2: Any) -> CheckResult:
-    """Every cluster rendered from the original and from the conversion (see `check`)."""
-    from clmgit.convert.check import Checker  # the renderer, CLM's functions, boto3: only here
+    """Every cluster rendered from the original and from the conversion, then variants of the
+    first that reach the templates the clusters leave at comments (see `check`)."""
+    # the renderer, CLM's functions, boto3: only here
+    from clmgit.convert.check import Checker, check_covering
+    from clmgit.convert.clmdata import tree_profiles, variant_pools
 
     original = {}
     for path, data in source.files.items():
         if path in conversion.files:
             original[path] = data.decode()
-    return Checker(original, conversion.files, ec2=ec2,
-                   parsed=conversion.parsed).check(clusters)
+    checker = Checker(original, conversion.files, ec2=ec2, parsed=conversion.parsed)
+    return check_covering(checker, clusters, variant_pools(tree_profiles(conversion.files)))
 
 
 # -- writing ------------------------------------------------------------------------------------

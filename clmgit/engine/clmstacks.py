@@ -60,6 +60,15 @@ def cluster_tag(cluster: Cluster) -> dict[str, str]:
     return {CLUSTER_TAG_PREFIX + clm_cluster_name(cluster): OWNED}
 
 
+def ownership_tags(cluster: Cluster) -> list[dict[str, str]]:
+    """The cluster tags CLM's stacks of the cluster carry: its name's, and on EKS also the id's
+    (the main stack's); one of them is on every stack of the cluster but the etcd stack."""
+    tags = [cluster_tag(cluster)]
+    if clm_cluster_name(cluster) != cluster.id:
+        tags.append({CLUSTER_TAG_PREFIX + cluster.id: OWNED})
+    return tags
+
+
 def main_tags(cluster: Cluster) -> dict[str, str]:
     # CLM tags its main stack with the id even on EKS, unlike every other stack.
     return {CLUSTER_TAG_PREFIX + cluster.id: OWNED, MAIN_STACK_TAG: "true"}

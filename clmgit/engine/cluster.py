@@ -38,6 +38,7 @@ from clmgit.engine.stacks import (
     apply_stacks,
     clm_extra_stack,
     decommission_stacks,
+    deletion_stack_names,
     etcd_stack,
     extra_stack,
     main_stack,
@@ -208,8 +209,10 @@ class _Run:
                    else extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
             node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name), profile=p.profile,
                                         layout=layout) for p in pools],
-            deletions_pre=_stack_names(self.to.stacks, cf_deletions.pre_apply),
-            deletions_post=_stack_names(self.to.stacks, cf_deletions.post_apply),
+            deletions_pre=deletion_stack_names(self.to.stacks, cf_deletions.pre_apply,
+                                               cluster=cluster, layout=layout),
+            deletions_post=deletion_stack_names(self.to.stacks, cf_deletions.post_apply,
+                                                cluster=cluster, layout=layout),
             on_pool_removed=removed_pool,
             dry_run=self.dry_run,
             layout=layout,
@@ -238,10 +241,12 @@ class _Run:
         """Step 7: pre_apply deletions, the manifests, post_apply deletions."""
         manifests = self.renderer.render_manifests(self.values(outputs))
         self._delete(deletions.pre_apply, "pre_apply")
-        for change in apply_manifests(self.to.kube, manifests, dry_run=self.dry_run):
+        changes = apply_manifests(self.to.kube, manifests, dry_run=self.dry_run)
+        for change in changes:
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
                 self.report.add(f"{change.kind} {where}{change.name}: {self._action(change)}")
+        self._report_takeover(changes)
         self._delete(deletions.post_apply, "post_apply")
         self.karpenter(outputs, manifests)
 
@@ -261,6 +266,15 @@ class _Run:
         verb = "would delete" if self.dry_run else "deleted"
         for gone in remove_orphans(self.to.kube, {p.name for p in pools}, dry_run=self.dry_run):
             self.report.add(f"Karpenter pool removed from the registry: {verb} {gone}")
+
+    def _report_takeover(self, changes: Sequence[ObjectChange]) -> None:
+        """One line for the objects whose fields clmgit took from kubectl's client-side apply
+        (CLM's), which are otherwise unchanged and so not listed."""
+        taken = [c for c in changes if c.taken_from]
+        if taken:
+            verb = "would take over" if self.dry_run else "took over"
+            managers = ", ".join(sorted({m for c in taken for m in c.taken_from}))
+            self.report.add(f"{verb} {len(taken)} object(s) from {managers}")
 
     def _action(self, change: ObjectChange) -> str:
         # "created"/"configured" would claim a change a dry run did not make
@@ -292,18 +306,6 @@ class _Known(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._outputs)
-
-
-def _stack_names(backend: StackBackend, entries: Sequence[Deletion]) -> list[str]:
-    """The stacks a `cf-deletions.yaml` phase names: by name, or every stack with the labels
-    (as tags)."""
-    names: list[str] = []
-    for entry in entries:
-        if entry.name:
-            names.append(entry.name)
-        elif entry.labels:
-            names += sorted(s.name for s in backend.find_stacks(entry.labels))
-    return names
 
 
 def _stack_line(result: StackResult) -> str:

@@ -44,7 +44,12 @@ CRDS = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition", False,
 
 
 class KubeConflict(ApplyError):
-    """A server-side apply was refused: another field manager owns a field clmgit sets."""
+    """A server-side apply was refused: another field manager owns a field clmgit sets.
+    `managers`: the managers the server named, so a caller can tell whose fields they are."""
+
+    def __init__(self, message: str, *, managers: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.managers = managers
 
 
 class KubeClient(Protocol):
@@ -62,7 +67,8 @@ class KubeClient(Protocol):
 
     def apply(self, obj: Mapping[str, Any], *, dry_run: bool = False) -> Obj:
         """Server-side apply as field manager `clmgit`, conflicts not forced (`KubeConflict`);
-        returns the object as stored (or as it would be, with `dry_run`)."""
+        returns the object as stored (or as it would be, with `dry_run`). An object kubectl
+        applied client-side is taken over first (`clmgit.engine.takeover`)."""
         ...
 
     def patch(self, kind: Kind, name: str, patch: Mapping[str, Any],

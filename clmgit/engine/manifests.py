@@ -10,9 +10,11 @@ A conflict means another manager (a human with kubectl, an autoscaler owning `re
 field that clmgit also sets; taking it silently would fight that manager, so the run fails and
 names the object.
 
-An object's action is read from its resourceVersion: unchanged when the apply left it alone. A
-dry run applies with `dryRun=All` and compares the answer with the live object; a custom resource
-whose CRD is only about to be created is reported as created without asking the server.
+An object's action compares the live object with the apply's answer (a dry run's: `dryRun=All`)
+leaving out bookkeeping (managedFields, resourceVersion, generation, kubectl's last-applied
+annotation): an object CLM applied and clmgit takes over with the same manifest is "unchanged",
+though its field ownership moved (see `takeover`). A custom resource whose CRD is only about to
+be created is reported as created without asking the server.
 
 Deletions (`manifests/deletions.yaml`): a kind nothing serves yet and a missing object are no-ops.
 A namespaced kind without a namespace means `kube-system`, as in CLM.
@@ -26,8 +28,9 @@ from typing import Any, Literal
 
 from clmgit.config.deletions import Deletion
 from clmgit.config.render import Component, ManifestObject
+from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock, wait_until
-from clmgit.engine.kube import Kind, KubeClient, Obj, selector_string
+from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeClient, Obj, selector_string
 from clmgit.errors import ApplyError
 
 DEFAULT_NAMESPACE = "default"
@@ -45,6 +48,8 @@ class ObjectChange:
     namespace: str | None
     name: str
     component: str = ""
+    #: The client-side managers (kubectl's) whose fields clmgit took over (dry: would take).
+    taken_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,21 +146,26 @@ def _apply_one(kube: KubeClient, kind: Kind, m: ManifestObject, component: str, 
                dry_run: bool) -> ObjectChange:
     namespace = (m.namespace or DEFAULT_NAMESPACE) if kind.namespaced else None
     live = kube.get(kind, m.name, namespace)
+    migration = takeover.plan(live, FIELD_MANAGER) if live is not None else None
     result = kube.apply(m.obj, dry_run=dry_run)
     if live is None:
         action: Action = "created"
-    elif dry_run:
-        action = "configured" if _comparable(result) != _comparable(live) else "unchanged"
     else:
-        same = result["metadata"].get("resourceVersion") == live["metadata"].get("resourceVersion")
-        action = "unchanged" if same else "configured"
-    return ObjectChange(action, kind.kind, namespace, m.name, component)
+        action = "configured" if _comparable(result) != _comparable(live) else "unchanged"
+    return ObjectChange(action, kind.kind, namespace, m.name, component,
+                        taken_from=migration.managers if migration else ())
 
 
 def _comparable(obj: Obj) -> Obj:
-    """An object without what a dry run may change on its own (bookkeeping, not content)."""
+    """An object without its bookkeeping: who owns which field, its versions, and the annotation
+    of kubectl's client-side apply that a takeover removes. What is left is what a manifest
+    sets, so a takeover that changes only ownership leaves an object "unchanged"."""
     meta = {k: v for k, v in obj["metadata"].items()
-            if k not in ("managedFields", "resourceVersion")}
+            if k not in ("managedFields", "resourceVersion", "generation")}
+    annotations = {k: v for k, v in (meta.pop("annotations", None) or {}).items()
+                   if k != takeover.LAST_APPLIED}
+    if annotations:
+        meta["annotations"] = annotations
     return {**obj, "metadata": meta}
 
 

@@ -12,6 +12,10 @@ handed to the templates of the stacks after it, so a template may be given as a 
 outputs. In CLM's layout (`clmgit.layout`) the etcd stack comes before the main stack, the
 `cf-manifests` stacks keep the caller's order and are named by their templates, and stacks are
 tagged, protected and found as CLM does (`clmgit.engine.clmstacks`).
+
+`cf-deletions.yaml` reaches only the cluster's own stacks (`deletion_stack_names`): stack names
+are per account and region, shared by every cluster there, so each query of a deletion carries
+the cluster's own tags and a stack that carries another cluster's is never deleted.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from clmgit.config import yamlfiles
+from clmgit.config.deletions import Deletion
 from clmgit.engine import clmstacks
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.layout import DEFAULT, Layout
@@ -96,6 +101,10 @@ class StackBackend(Protocol):
 
     def find_stacks(self, tags: Mapping[str, str]) -> list[StackInfo]:
         """The existing stacks that carry all of `tags`."""
+        ...
+
+    def stack_tags(self, name: str) -> Mapping[str, str] | None:
+        """The tags of the stack `name`; None if there is no such stack."""
         ...
 
 
@@ -239,15 +248,75 @@ def decommission_stacks(
     the main stack. Stacks already gone are fine. (CLM's etcd stack is not the cluster's: it
     carries no cluster tag and stays, as with CLM.)"""
     main = main_stack_name(cluster)
-    query = clmstacks.cluster_tag(cluster) if layout.clm else {TAG_CLUSTER: cluster.id}
-    found = [s for s in backend.find_stacks(query)
+    found = [s for query in own_stack_tags(cluster, layout) for s in backend.find_stacks(query)
              if s.name != main and clmstacks.MAIN_STACK_TAG not in s.tags]
     pools = sorted(info.name for info, _ in _node_pool_stacks(backend, cluster, layout))
-    others = sorted((s.name for s in found if s.name not in pools), reverse=True)
+    others = sorted({s.name for s in found if s.name not in pools}, reverse=True)
     return [
         backend.delete_stack(name, lift_protection=True, dry_run=dry_run)
         for name in [*pools, *others, main]
     ]
+
+
+def own_stack_tags(cluster: Cluster, layout: Layout = DEFAULT) -> list[dict[str, str]]:
+    """The tag sets that mark a stack as the cluster's (one of them is enough): every stack
+    query of a deletion carries one, so that it never reaches another cluster's stacks in the
+    same account and region."""
+    if layout.clm:
+        return clmstacks.ownership_tags(cluster)
+    return [{TAG_CLUSTER: cluster.id}]
+
+
+def _foreign_owner(tags: Mapping[str, str], cluster: Cluster, layout: Layout) -> str:
+    """The tag of `tags` that gives them to another cluster ("" if none does)."""
+    for key, value in tags.items():
+        if layout.clm:
+            foreign = key.startswith(clmstacks.CLUSTER_TAG_PREFIX) and not any(
+                key in scope for scope in own_stack_tags(cluster, layout))
+        else:
+            foreign = key == TAG_CLUSTER and value != cluster.id
+        if foreign:
+            return f"{key}: {value}"
+    return ""
+
+
+def deletion_stack_names(backend: StackBackend, entries: Sequence[Deletion], *,
+                         cluster: Cluster, layout: Layout = DEFAULT) -> list[str]:
+    """The stacks a `cf-deletions.yaml` phase deletes: those it names, or the cluster's own
+    stacks that carry an entry's labels. An entry that would reach another cluster's stack —
+    labels of another cluster, the name of another cluster's stack — is refused."""
+    names: list[str] = []
+    for entry in entries:
+        if entry.name:
+            tags = backend.stack_tags(entry.name) or {}
+            _refuse_foreign(entry, _foreign_owner(tags, cluster, layout), cluster,
+                            f"stack {entry.name} is one")
+            names.append(entry.name)
+        elif entry.labels or entry.allow_dangerous:  # no labels: every stack of the cluster
+            names += _own_stacks_with(backend, entry, cluster, layout)
+    return names
+
+
+def _own_stacks_with(backend: StackBackend, entry: Deletion, cluster: Cluster,
+                     layout: Layout) -> list[str]:
+    """The cluster's stacks that carry the entry's labels: each query has the cluster's tags."""
+    own = own_stack_tags(cluster, layout)
+    queries = [{**entry.labels, **scope} for scope in own
+               if all(entry.labels.get(k, v) == v for k, v in scope.items())]
+    owner = _foreign_owner(entry.labels, cluster, layout)
+    if not queries:  # the labels give every one of the cluster's tags another value
+        owner = next(f"{k}: {entry.labels[k]}" for k, v in own[0].items()
+                     if entry.labels.get(k, v) != v)
+    _refuse_foreign(entry, owner, cluster, "its labels select stacks")
+    return sorted({s.name for q in queries for s in backend.find_stacks(q)})
+
+
+def _refuse_foreign(entry: Deletion, owner: str, cluster: Cluster, what: str) -> None:
+    if owner:
+        raise ConfigError(
+            f"{entry.where or 'cf-deletions.yaml'}: {what} of another cluster ({owner}); a "
+            f"deletion only deletes stacks of cluster {cluster.id}"
+        )
 
 
 def _node_pool_stacks(backend: StackBackend, cluster: Cluster,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clmgit.adapters.git import GitRepo
 
@@ -35,6 +35,7 @@ class BranchMove:
     old: str | None
     new: str  # the SHA whose content the branch gets
     kind: MoveKind = MoveKind.FAST_FORWARD
+    override: str = ""  # the refusal `--force` went past (what the move drops), recorded
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,13 @@ class PlannedMove:
 
     move: BranchMove | None
     refusal: str | None = None
+
+    def taken(self) -> BranchMove | None:
+        """The move as made once allowed: a refused one (gone past with --force) carries its
+        refusal, so that its promotion merge says what it dropped."""
+        if self.move is None or not self.refusal:
+            return self.move
+        return replace(self.move, override=self.refusal)
 
 
 def contains(repo: GitRepo, old: str, new: str) -> bool:
@@ -58,11 +66,10 @@ def same_content(repo: GitRepo, a: str, b: str) -> bool:
 
 
 def plan_branch_move(
-    repo: GitRepo, branch: str, sha: str, *, known: Sequence[str] = ()
+    repo: GitRepo, branch: str, head: str | None, sha: str, *, known: Sequence[str] = ()
 ) -> PlannedMove:
-    """Move `branch` to `sha`'s content. `known` are commits whose content may be left
-    behind (a rollback leaves the pins it goes back from)."""
-    head = repo.branch_sha(branch)
+    """Move `branch`, at `head` (None: it does not exist yet), to `sha`'s content. `known` are
+    commits whose content may be left behind (a rollback leaves the pins it goes back from)."""
     if head is None:
         return PlannedMove(BranchMove(branch, None, sha, MoveKind.CREATE))
     if repo.is_ancestor(head, sha):

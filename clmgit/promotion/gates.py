@@ -28,6 +28,11 @@ APPLIED = "applied_in_source"
 SOAK = "soak"
 FORWARD = "forward_only"
 BRANCH_CONTENT = "branch_content"
+SOURCE = "source"
+GROUPS_BEFORE = "groups_before"
+
+#: The flag that lifts each gate's refusal; every other gate is lifted by --force.
+_LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
 
 
 @dataclass(frozen=True)
@@ -42,15 +47,18 @@ class Verdict:
     overrides: tuple[str, ...]  # "--force: <the refusal it lifted>"
 
 
-def judge(results: Sequence[GateResult], *, force: bool, ignore_freeze: bool) -> Verdict:
-    """--ignore-freeze lifts the freeze only; --force lifts every other gate."""
+def judge(results: Sequence[GateResult], *, force: bool, ignore_freeze: bool,
+          from_any: bool = False) -> Verdict:
+    """--ignore-freeze lifts the freeze only, --from-any the pipeline's order only; --force
+    lifts every other gate."""
+    given = {"--force": force, "--ignore-freeze": ignore_freeze, "--from-any": from_any}
     refusals: list[str] = []
     overrides: list[str] = []
     for r in results:
         if r.refusal is None:
             continue
-        flag = "--ignore-freeze" if r.gate == FREEZE else "--force"
-        if (ignore_freeze if r.gate == FREEZE else force):
+        flag = _LIFTED_BY.get(r.gate, "--force")
+        if given[flag]:
             overrides.append(f"{flag}: {r.refusal}")
         else:
             refusals.append(r.refusal)
@@ -71,6 +79,44 @@ def check_forward(
             "moves forward (use rollback, or --force)"
         )
     return GateResult(FORWARD, refusal)
+
+
+def check_source(source: Channel, target: Channel) -> GateResult:
+    """Gates are judged in the source channel: promoting past the pipeline's order would judge
+    them where the change never ran (`promote dev stable` while stable's source is beta)."""
+    if target.source is None or target.source == source.name:
+        return GateResult(SOURCE, None)
+    return GateResult(SOURCE, (
+        f"{target.name!r} is promoted from {target.source!r}, not {source.name!r}: its gates "
+        f"would be judged where the change has not run (--from-any overrides)"
+    ))
+
+
+def check_groups_before(
+    ws: Workspace, target: Channel, groups: Sequence[str], sha: str
+) -> GateResult:
+    """`groups_before: applied`: every group promoted must have all the groups before it in
+    the channel file (the canary first) running `sha` already."""
+    if target.gates.groups_before != "applied" or not groups:
+        return GateResult(GROUPS_BEFORE, None)
+    last = max(i for i, g in enumerate(target.groups) if g.name in groups)
+    earlier = [g for g in target.groups[:last] if g.name not in groups]
+    promoted_together = [g.name for g in target.groups[:last] if g.name in groups]
+    clusters = [c for c in source_clusters(ws, target)
+                if (group := target.group_for(c)) is not None and group in earlier]
+    cache: dict[str, bool] = {}
+    waiting = [c for c in clusters if not has_applied(ws, c, sha, cache)]
+    if promoted_together:
+        waiting_for = f"group(s) {', '.join(promoted_together)} promoted in the same step"
+    elif waiting:
+        names = ", ".join(c.alias or c.id for c in waiting[:10])
+        waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
+    else:
+        return GateResult(GROUPS_BEFORE, None)
+    return GateResult(GROUPS_BEFORE, (
+        f"{target.name!r} promotes a group only after the groups before it applied "
+        f"{sha[:7]}; {waiting_for} (--force overrides)"
+    ))
 
 
 def check_freeze(target: Channel) -> GateResult:
@@ -157,9 +203,11 @@ def check_soak(
 
 
 def check_all(
-    ws: Workspace, *, source: Channel, target: Channel, sha: str, now: datetime
+    ws: Workspace, *, source: Channel, target: Channel, sha: str, now: datetime,
+    groups: Sequence[str] = (),
 ) -> list[GateResult]:
-    results = [check_freeze(target)]
+    results = [check_freeze(target), check_source(source, target),
+               check_groups_before(ws, target, groups, sha)]
     if target.gates.applied_in_source or target.gates.soak:
         clusters = source_clusters(ws, source)
         if target.gates.applied_in_source:

@@ -13,12 +13,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
-from clmgit.channels import Channel
-from clmgit.errors import ClmgitError, GitError, RefusedError
+from clmgit.errors import ClmgitError
 from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
     GroupPreview,
@@ -37,41 +35,6 @@ CUT_NOTE = (
     "\n\n_The preview was cut here to fit GitHub's limit of {limit:,} characters; "
     "`clmgit diff` shows all of it._"
 )
-
-
-class RemoteWorkspace(Workspace):
-    """The workspace as the remote has it: control branch and channel heads from the last fetch.
-
-    A pull request lands on the remote, so its plan must start from there; it also means a pin
-    can only name a commit the remote (and so every reconciler) has.
-    """
-
-    @cached_property
-    def control_sha(self) -> str:
-        return _tracking(self.repo, self.remote, self.control_branch)
-
-    def head(self, channel: Channel) -> str:
-        if channel.branch not in self._heads:
-            self._heads[channel.branch] = _tracking(self.repo, self.remote, channel.branch)
-        return self._heads[channel.branch]
-
-
-def _tracking(repo: GitRepo, remote: str, branch: str) -> str:
-    sha = repo.rev(f"refs/remotes/{remote}/{branch}")
-    if sha is None:
-        raise GitError(f"branch {branch!r} does not exist on {remote!r}; push it first")
-    return sha
-
-
-def remote_workspace(ws: Workspace) -> RemoteWorkspace:
-    """Fetch every branch of the remote and plan against it."""
-    if not ws.repo.has_remote(ws.remote):
-        raise RefusedError(f"{ws.repo.location} has no remote {ws.remote!r} to open a PR against")
-    refspec = f"+refs/heads/*:refs/remotes/{ws.remote}/*"
-    ws.repo.run("fetch", "--quiet", "--prune", "--no-tags", ws.remote, refspec)
-    return RemoteWorkspace(
-        ws.repo, control_branch=ws.control_branch, registry_spec=ws.registry_spec, remote=ws.remote
-    )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ an allowed one. A dry run is a plan that is printed (refused or not) and never l
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,6 +39,7 @@ class GroupChange:
     group: str
     old: str | None
     new: str
+    clusters: int = 0  # how many running clusters the change moves
 
 
 class PlanKind(enum.Enum):
@@ -88,12 +90,19 @@ def _now() -> datetime:
 
 
 def resolve_commit(ws: Workspace, ref: str) -> str:
+    """The full id of the commit `ref` abbreviates. A tag's id is refused, not peeled: a pin
+    names a commit, and the user should see which one they are pinning."""
     if not SHORT_SHA_RE.match(ref):
         raise ConfigError(f"{ref!r} is not a commit SHA")
-    sha = ws.repo.rev(ref)
-    if sha is None:
+    oid = ws.repo.object_id(ref)
+    kind = ws.repo.object_types([oid])[oid] if oid else None
+    if oid is None or kind is None:
         raise GitError(f"commit {ref} does not exist in {ws.repo.location}")
-    return sha
+    if kind != "commit":
+        raise ConfigError(
+            f"{ref} is {ws.repo.describe_object(oid, kind)}, not a commit; pass the commit id"
+        )
+    return oid
 
 
 def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
@@ -130,6 +139,7 @@ def plan_promotion(
     sha: str | None = None,
     force: bool = False,
     ignore_freeze: bool = False,
+    from_any: bool = False,
     now: datetime | None = None,
 ) -> Plan:
     now = now or _now()
@@ -152,19 +162,22 @@ def plan_promotion(
             f"{dst.name!r} follows branch {dst.branch!r} today; this promotion pins it (group "
             f"{DEFAULT_GROUP!r}), and its clusters then follow the pin, not the branch",
         )
-    changes = tuple(GroupChange(name, old, new) for name, old in selected if old != new)
+    members = group_members(ws, dst)
+    changes = tuple(GroupChange(name, old, new, members[name])
+                    for name, old in selected if old != new)
     unchanged = tuple(name for name, old in selected if old == new)
     if not changes:
         return Plan("promote", dst.name, src.name, new, (), unchanged)
 
     olds = [c.old for c in changes if c.old]
-    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now)
+    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now,
+                              groups=[c.group for c in changes] if dst.groups else ())
     results.append(gates.check_forward(
         ws.repo, dst, [(c.group, c.old) for c in changes if c.old], new))
     planned = _branch_move(ws, dst, {c.group: new for c in changes}, new,
                            known=olds if dst.groups else ())
     results.append(gates.GateResult(gates.BRANCH_CONTENT, planned.refusal))
-    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze)
+    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze, from_any=from_any)
 
     promoted_at = format_timestamp(now)
     pins = {
@@ -174,7 +187,7 @@ def plan_promotion(
     commits = _shortlog(ws, changes, new)
     plan = Plan(
         "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
-        planned.move, refusals=verdict.refusals, notes=notes,
+        planned.taken(), refusals=verdict.refusals, notes=notes,
     )
     return _with_commit(ws, plan, dst, pins)
 
@@ -195,6 +208,7 @@ def plan_rollback(
     target_sha = resolve_commit(ws, to) if to else None
     changes: list[GroupChange] = []
     unchanged: list[str] = []
+    members = group_members(ws, ch)
     for g in ch.select(groups):
         if g.sha is None:
             raise RefusedError(f"group {g.name!r} of {ch.name!r} has no pin to roll back")
@@ -211,7 +225,7 @@ def plan_rollback(
                 "moving forward is `clmgit promote`"
             )
         else:
-            changes.append(GroupChange(g.name, g.sha, back))
+            changes.append(GroupChange(g.name, g.sha, back, members[g.name]))
     sha = changes[0].new if changes else (target_sha or "")
     if not changes:
         return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
@@ -224,8 +238,20 @@ def plan_rollback(
     verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
                           force=force, ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
-                verdict.overrides, (), planned.move, refusals=verdict.refusals)
+                verdict.overrides, (), planned.taken(), refusals=verdict.refusals)
     return _with_commit(ws, plan, ch, pins)
+
+
+def group_members(ws: Workspace, ch: Channel) -> Counter[str]:
+    """Running clusters of the channel per group (a channel without groups: all in one)."""
+    counts: Counter[str] = Counter()
+    for cluster in ws.clusters:
+        if cluster.channel != ch.name or cluster.lifecycle_status in gates.INACTIVE:
+            continue
+        group = ch.group_for(cluster) if ch.groups else None
+        if group or not ch.groups:
+            counts[group.name if group else DEFAULT_GROUP] += 1
+    return counts
 
 
 def _branch_move(
@@ -235,7 +261,7 @@ def _branch_move(
     after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
     if set(after.values()) != {sha}:
         return PlannedMove(None)
-    return plan_branch_move(ws.repo, ch.branch, sha, known=known)
+    return plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha, known=known)
 
 
 def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:
@@ -276,7 +302,8 @@ def commit_message(plan: Plan) -> str:
     trailers = [f"Clmgit-Action: {plan.action}"]
     if plan.source:
         trailers.append(f"Clmgit-Source: {plan.source}")
-    trailers += [f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}"]
+    trailers += [f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}",
+                 f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
     if plan.action == "rollback":
         trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
     trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]

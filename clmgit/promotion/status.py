@@ -1,11 +1,24 @@
-"""Pinned versus applied, per cluster (`clmgit status`)."""
+"""Pinned versus applied, per cluster and per group (`clmgit status`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 
-from clmgit.model import DECOMMISSIONED, UPDATE_BLOCK, Cluster, desired_version
+from clmgit.channels import Channel, selector_matches
+from clmgit.errors import ClmgitError, ConfigError
+from clmgit.model import (
+    DECOMMISSION_REQUESTED,
+    DECOMMISSIONED,
+    UPDATE_BLOCK,
+    Cluster,
+    desired_version,
+)
 from clmgit.workspace import Workspace
+
+#: The states a cluster can be in, in the order the summary lists them.
+STATES = ("in-sync", "pending", "updating", "failed", "blocked", "decommission")
 
 
 @dataclass(frozen=True)
@@ -17,46 +30,163 @@ class ClusterState:
     group: str
     pinned_sha: str | None
     applied_sha: str
-    state: str  # in-sync, pending, updating, failed, blocked
+    state: str  # one of STATES
     reason: str = ""
+    lifecycle: str = ""
 
 
 def cluster_state(ws: Workspace, cluster: Cluster) -> ClusterState:
     pinned, group_or_reason = ws.pinned_sha(cluster)
-    group = group_or_reason if pinned else ""
-    status = cluster.status
-    reason = ""
-    if UPDATE_BLOCK in cluster.config_items:
-        state, reason = "blocked", f"{UPDATE_BLOCK}: {cluster.config_items[UPDATE_BLOCK]}"
-    elif pinned is None:
-        state, reason = "blocked", group_or_reason
-    elif status.problems:
-        state, reason = "failed", status.problems[-1].title
-    elif status.next_version:
-        state = "updating"
-    elif status.current_version == desired_version(pinned, cluster):
-        state = "in-sync"
-    else:
-        state = "pending"
+    state, reason = _state(cluster, pinned, group_or_reason)
     return ClusterState(
         id=cluster.id,
         alias=cluster.alias,
         environment=cluster.environment,
         channel=cluster.channel,
-        group=group,
+        group=group_or_reason if pinned else _group_name(ws, cluster),
         pinned_sha=pinned,
         applied_sha=cluster.applied_sha,
         state=state,
         reason=reason,
+        lifecycle=cluster.lifecycle_status,
     )
 
 
-def fleet_status(ws: Workspace, channel: str | None = None) -> list[ClusterState]:
-    """Every cluster that is not decommissioned, optionally of one channel."""
-    if channel:
-        ws.channel(channel)  # an unknown channel is an error, not an empty list
-    return [
-        cluster_state(ws, c)
-        for c in ws.clusters
-        if c.lifecycle_status != DECOMMISSIONED and (channel is None or c.channel == channel)
+def _group_name(ws: Workspace, cluster: Cluster) -> str:
+    """The group a cluster belongs to even while that group has no pin ("" if none)."""
+    channel = ws.channels.get(cluster.channel)
+    group = channel.group_for(cluster) if channel else None
+    return group.name if group else ""
+
+
+def _state(cluster: Cluster, pinned: str | None, group_or_reason: str) -> tuple[str, str]:
+    """The state as the next reconcile sees it (reconcile/plan.py decides in the same order):
+    a requested decommission comes first, since it is the most destructive thing pending."""
+    status = cluster.status
+    if cluster.lifecycle_status == DECOMMISSION_REQUESTED:
+        return "decommission", "the next reconcile deletes its stacks"
+    if UPDATE_BLOCK in cluster.config_items:
+        return "blocked", f"{UPDATE_BLOCK}: {cluster.config_items[UPDATE_BLOCK]}"
+    if pinned is None:
+        return "blocked", group_or_reason
+    if status.problems:
+        return "failed", status.problems[-1].title
+    if status.next_version:
+        return "updating", ""
+    if status.current_version == desired_version(pinned, cluster):
+        return "in-sync", ""
+    return "pending", ""
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which clusters `status` shows: all given conditions hold."""
+
+    channel: str | None = None
+    group: str | None = None
+    states: frozenset[str] = frozenset()
+    #: Selector keys as in a channel file's groups (`environment`, `config_items.<key>`, ...)
+    #: with shell-style globs.
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def fleet_status(ws: Workspace, channel: str | None = None, *,
+                 where: Filter | None = None) -> list[ClusterState]:
+    """Every cluster that is not decommissioned, narrowed by `where` (or just `channel`)."""
+    where = where or Filter(channel=channel)
+    _check_filter(ws, where)
+    clusters = [
+        c for c in ws.clusters
+        if c.lifecycle_status != DECOMMISSIONED
+        and (where.channel is None or c.channel == where.channel)
+        and selector_matches(where.labels, c)
     ]
+    states = [cluster_state(ws, c) for c in clusters]
+    return [s for s in states
+            if (where.group is None or s.group == where.group)
+            and (not where.states or s.state in where.states)]
+
+
+def _check_filter(ws: Workspace, where: Filter) -> None:
+    """A typo in a filter is an error, not an empty table that looks like a healthy fleet."""
+    if where.channel:
+        ws.channel(where.channel)
+    if where.group:
+        channels = [ws.channel(where.channel)] if where.channel else ws.channels.values()
+        if not any(g.name == where.group for ch in channels for g in ch.groups):
+            known = sorted({g.name for ch in channels for g in ch.groups}) or ["none"]
+            raise ConfigError(f"no group {where.group!r} (groups: {', '.join(known)})")
+    unknown = sorted(where.states - set(STATES))
+    if unknown:
+        raise ConfigError(f"no state {unknown[0]!r} (states: {', '.join(STATES)})")
+
+
+def sort_states(states: Sequence[ClusterState], key: str) -> list[ClusterState]:
+    """`--sort-by KEY`: a column of the table (pinned/applied sort by SHA)."""
+    names = {f.name for f in fields(ClusterState)} | {"pinned", "applied"}
+    if key not in names:
+        raise ConfigError(f"cannot sort by {key!r} (columns: {', '.join(sorted(names))})")
+    attribute = {"pinned": "pinned_sha", "applied": "applied_sha"}.get(key, key)
+    return sorted(states, key=lambda s: str(getattr(s, attribute) or ""))
+
+
+def state_counts(states: Sequence[ClusterState]) -> dict[str, int]:
+    """Clusters per state, in STATES order, states with no cluster left out."""
+    counts = Counter(s.state for s in states)
+    return {state: counts[state] for state in STATES if counts[state]}
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One group of one channel (`status --by group`): where it is pinned, how its clusters
+    are doing, and whether a promotion into it would pass its gates now."""
+
+    channel: str
+    group: str
+    pinned_sha: str | None
+    clusters: int
+    states: dict[str, int]
+    frozen: bool
+    freeze_reason: str
+    source: str | None
+    next_sha: str | None  # what `promote SOURCE CHANNEL --group GROUP` would pin
+    gate: str  # open, up to date, refused, no source, or error
+    refusals: tuple[str, ...] = ()  # why, when refused (or the error)
+
+
+def group_rollup(ws: Workspace, states: Sequence[ClusterState]) -> list[GroupRow]:
+    """A row per group of each channel, in promotion order; a channel without groups is one
+    row named after the branch it follows."""
+    from clmgit.channels import DEFAULT_GROUP
+
+    by_group: dict[tuple[str, str], list[ClusterState]] = {}
+    for s in states:
+        by_group.setdefault((s.channel, s.group or DEFAULT_GROUP), []).append(s)
+    rows = []
+    for ch in ws.channels.values():
+        names = [g.name for g in ch.groups] or [DEFAULT_GROUP]
+        for name in names:
+            members = by_group.get((ch.name, name), [])
+            pinned = ch.group(name).sha if ch.groups else ws.head(ch)
+            next_sha, gate, why = _gate(ws, ch, name if ch.groups else None)
+            rows.append(GroupRow(ch.name, name, pinned, len(members), state_counts(members),
+                                 ch.frozen, ch.freeze_reason, ch.source, next_sha, gate, why))
+    return rows
+
+
+def _gate(ws: Workspace, ch: Channel,
+          group: str | None) -> tuple[str | None, str, tuple[str, ...]]:
+    """What a promotion from the channel's source would do now, judged as `promote --dry-run`
+    judges it (the same planner, so the two never disagree)."""
+    from clmgit.promotion.promote import plan_promotion
+
+    if not ch.source:
+        return None, "no source", ()
+    try:
+        plan = plan_promotion(ws, source=ch.source, target=ch.name,
+                              groups=(group,) if group else ())
+    except ClmgitError as e:
+        return None, "error", (str(e),)
+    if plan.refusals:
+        return plan.sha, "refused", plan.refusals
+    return plan.sha, "open" if plan.changes else "up to date", ()

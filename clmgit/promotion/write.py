@@ -1,5 +1,6 @@
 """Landing a change of channel files: one commit on the control branch, channel branches moved
-with it, all locally or in one atomic push to the remote (local refs move only after it lands)."""
+with it, all locally or in one atomic push to the remote (local refs move only after it lands,
+from where they were: a --push plan is made on the remote, see remote.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def land(
         # A mirror's refs are the remote's and the next fetch resets them: a change kept only
         # there would be reported as done and then silently lost.
         raise RefusedError("a URL repo is written only with --push")
-    if repo.current_branch() == target:
+    if files and repo.current_branch() == target:  # no paths would mean every path
         dirty = repo.dirty(files)
         if dirty:
             raise RefusedError(
@@ -44,7 +45,7 @@ def land(
             )
     updates: list[RefUpdate] = []
     commit = None
-    if files:
+    if files or message:  # a message alone records what moved (sync-branches --force)
         commit = repo.make_commit(
             ws.control_sha, {p: t.encode() for p, t in files.items()}, message
         )
@@ -52,13 +53,24 @@ def land(
     for move in moves:
         updates.append(RefUpdate(f"refs/heads/{move.branch}", _move_commit(ws, move), move.old))
     if not updates:
+        if push:
+            catch_up(ws)
         return Landed(commit=None, pushed=False, branch=target)
     if push:
         if not repo.has_remote(ws.remote):
             raise RefusedError(f"{repo.location} has no remote {ws.remote!r} to push to")
         repo.push(ws.remote, updates)
+        # Landed. A kill or a refusal from here on leaves the local side behind the remote,
+        # which the next --push run (planned on the remote) finds done and catches up.
+        updates = ws.local_updates(updates)
     repo.update_refs(updates)
     return Landed(commit=commit, pushed=push, branch=target)
+
+
+def catch_up(ws: Workspace) -> None:
+    """Bring the local branches a --push plan read to where the remote has them (nothing to
+    push: an earlier run landed there, or another clone did)."""
+    ws.repo.update_refs(ws.local_updates([]))
 
 
 def _move_commit(ws: Workspace, move: BranchMove) -> str:
@@ -66,9 +78,13 @@ def _move_commit(ws: Workspace, move: BranchMove) -> str:
     if move.kind is not MoveKind.PROMOTION_MERGE:
         return move.new
     assert move.old is not None
+    forced = f"--force: {move.override}\n\n" if move.override else ""
+    trailers = f"Clmgit-Branch-Sha: {move.new}\n"
+    if move.override:
+        trailers += "Clmgit-Override: force\n"
     message = (
         f"Promote {move.branch} to {move.new[:7]}\n\n"
         f"The tree of {move.new} on top of {move.old[:7]}; made by clmgit so that the branch "
-        f"moves without rewriting its history.\n\nClmgit-Branch-Sha: {move.new}\n"
+        f"moves without rewriting its history.\n\n{forced}{trailers}"
     )
     return ws.repo.merge_commit(head=move.old, new=move.new, message=message)

@@ -63,6 +63,9 @@ def applied_version(sha: str, cluster: Cluster) -> str:
 
 
 def plan(cluster: Cluster, pin: Pin) -> Target:
+    if cluster.lifecycle_status == DECOMMISSIONED:
+        # Runs leave these out; one decommissioned since the run's start must not come back.
+        return Target(cluster, BLOCKED, reason="it is decommissioned")
     if cluster.lifecycle_status == DECOMMISSION_REQUESTED:
         return Target(cluster, DECOMMISSION)
     if UPDATE_BLOCK in cluster.config_items:

@@ -29,6 +29,9 @@ from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
 
+#: Plans a cluster again from (its plan, its record as read under the lease).
+Replan = Callable[[Target, Cluster], Target]
+
 # Outcomes of a cluster in a run.
 APPLIED = "applied"
 FAILED = "failed"
@@ -74,6 +77,8 @@ class Reconciler:
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
+    replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -117,22 +122,35 @@ class Reconciler:
 
     def _apply(self, target: Target) -> Result:
         cluster_id = target.cluster.id
-        fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+        try:
+            fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+        except ClmgitError as e:  # the registry failed for this cluster: the others go on
+            return _result(target, FAILED, detail=f"cannot take its lease: {e}")
         if fresh is None:
             return _result(target, SKIPPED, detail="another reconciler holds its lease")
         try:
             return self._apply_leased(target, fresh)
         except LeaseLost as e:
             return _result(target, FAILED, detail=str(e))
+        except ClmgitError as e:
+            # A registry write (or the re-plan's read of the channels) failed: this cluster's
+            # failure. Its lease is given up if the registry lets us; else it expires.
+            self._release_quietly(cluster_id)
+            return _result(target, FAILED, detail=str(e))
+
+    def _release_quietly(self, cluster_id: str) -> None:
+        try:
+            self.registry.record(cluster_id, self.holder, release=True)
+        except ClmgitError as e:
+            log.warning("cannot give up the lease of %s: %s", cluster_id, e)
 
     def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
-        # `cluster` is the record as it is now: that is what is applied and hashed.
-        target = replace(planned, cluster=cluster)
-        if planned.action != DECOMMISSION:
-            target = replace(target, version=applied_version(planned.sha, cluster))
-            if _finished_meanwhile(planned.cluster, cluster, target.version):
-                self.registry.record(cluster.id, self.holder, release=True)
-                return _result(target, IN_SYNC)
+        # `cluster` is the record as it is now, and the plan is made again from it: the run's
+        # plan may be hours old (a decommission cancelled, a block set, a channel changed).
+        target = self.replan(planned, cluster)
+        if target.action in (IN_SYNC, BLOCKED):
+            self.registry.record(cluster.id, self.holder, release=True)
+            return _no_work(target)
         starting = replace(cluster.status, next_version=target.version)
         # The lifecycle stays `requested` until the cluster is created: CLM knows no other
         # value for a cluster in the making (it refuses `creating` as an invalid status).
@@ -145,8 +163,7 @@ class Reconciler:
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
-            self.registry.record(cluster.id, self.holder, status=failed, release=True)
-            return _result(target, FAILED, detail=problem.title)
+            return self._finish(_result(target, FAILED, detail=problem.title), status=failed)
         if target.action == DECOMMISSION:
             done = replace(cluster.status, next_version="", problems=())
         else:
@@ -155,9 +172,35 @@ class Reconciler:
                 last_version=cluster.status.current_version,
                 applied_at=format_timestamp(self.now()),
             )
-        self.registry.record(cluster.id, self.holder, status=done,
-                             lifecycle_status=target.final_lifecycle, release=True)
-        return _result(target, APPLIED, changes=tuple(report.changes))
+        return self._finish(_result(target, APPLIED, changes=tuple(report.changes)),
+                            status=done, lifecycle_status=target.final_lifecycle)
+
+    def _finish(self, result: Result, *, status: ClusterStatus,
+                lifecycle_status: str | None = None) -> Result:
+        """Record the outcome and give the lease up; `result`, or a failure that says what
+        happened and that the registry did not take it."""
+        try:
+            self.registry.record(result.id, self.holder, status=status,
+                                 lifecycle_status=lifecycle_status, release=True)
+        except LeaseLost:
+            raise
+        except ClmgitError as e:
+            self._release_quietly(result.id)
+            done = result.detail or result.outcome
+            return replace(result, outcome=FAILED,
+                           detail=f"{done}, but the registry did not record it: {e}")
+        return result
+
+
+def keep_plan(planned: Target, now: Cluster) -> Target:
+    """The planned action and SHA for the record as it is now: the re-plan of a cluster named
+    for one action (`provision`, a confirmed `decommission`), which no channel decides."""
+    if planned.action == DECOMMISSION:
+        return replace(planned, cluster=now)
+    target = replace(planned, cluster=now, version=applied_version(planned.sha, now))
+    if _finished_meanwhile(planned.cluster, now, target.version):
+        return replace(target, action=IN_SYNC)
+    return target
 
 
 def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:

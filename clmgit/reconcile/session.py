@@ -15,6 +15,7 @@ from clmgit.engine.clock import Clock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
 from clmgit.layout import Layout
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
+from clmgit.reconcile.pins import CurrentPins
 from clmgit.reconcile.plan import (
     BLOCKED,
     CREATE,
@@ -26,7 +27,7 @@ from clmgit.reconcile.plan import (
     plan,
     select,
 )
-from clmgit.reconcile.run import Reconciler, Result
+from clmgit.reconcile.run import Reconciler, Replan, Result, keep_plan
 from clmgit.reconcile.workers import engine_workers
 from clmgit.workspace import Workspace
 
@@ -105,7 +106,7 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 
 
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
-         options: Options) -> list[Result]:
+         options: Options, *, replan: Replan = keep_plan) -> list[Result]:
     options.on_plan(len(targets))
     busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
     processes = max(1, min(options.processes, busy, options.concurrency))
@@ -115,7 +116,8 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     with engine_workers(_LazyEngine(source, options, layout), processes=processes,
                         threads=threads) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
-                                on_start=options.on_start, on_result=options.on_result)
+                                on_start=options.on_start, on_result=options.on_result,
+                                replan=replan)
         return reconciler.run(targets, concurrency=options.concurrency)
 
 
@@ -132,7 +134,11 @@ def reconcile(
         ws.channel(channel)  # an unknown channel is an error, not an empty run
     clusters = select(ws.clusters, names=names, channel=channel, shard=shard)
     targets = [plan(c, ws.pinned_sha) for c in clusters]
-    return _run(ws, _git_source(ws), targets, options)
+    # Under each lease the cluster is planned again, from its record then and the pins the
+    # control branch has then: a plan may be hours old when a rolling update reaches it.
+    pins = CurrentPins(ws.repo, ws.control_branch)
+    return _run(ws, _git_source(ws), targets, options,
+                replan=lambda planned, now: plan(now, pins))
 
 
 #: The config version CLM gives a directory it provisions from (channel.Directory.ID).
@@ -169,7 +175,15 @@ def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool 
             "(--dry-run lists what would be deleted)"
         )
     target = Target(cluster, DECOMMISSION)
-    return _run(ws, _git_source(ws), [target], options)[0]
+
+    def replan(planned: Target, now: Cluster) -> Target:
+        # Asked for by the registry, not by --yes: the request may have been withdrawn since.
+        if confirmed or now.lifecycle_status == DECOMMISSION_REQUESTED:
+            return keep_plan(planned, now)
+        return Target(now, BLOCKED, reason=f"its lifecycle_status is now "
+                      f"{now.lifecycle_status!r}, no longer {DECOMMISSION_REQUESTED!r}")
+
+    return _run(ws, _git_source(ws), [target], options, replan=replan)[0]
 
 
 def controller(

@@ -294,6 +294,10 @@ class FakeStacks:
             if all(stack.tags.get(k) == v for k, v in tags.items())
         ]
 
+    def stack_tags(self, name: str) -> Mapping[str, str] | None:
+        stack = self.stacks.get(name)
+        return None if stack is None else dict(stack.tags)
+
 
 # --- node pools -----------------------------------------------------------------------------
 

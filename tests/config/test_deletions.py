@@ -46,7 +46,7 @@ def test_an_empty_file_or_list_deletes_nothing() -> None:
 
 @pytest.mark.parametrize(("entry", "error"), [
     ("{namespace: x, name: y}", "pre_apply\\[0\\]: kind is required"),
-    ("{kind: Pod}", "give exactly one of name, selector or labels$"),
+    ("{kind: Pod}", "deleting every Pod \\(it has no name, selector or labels\\) is refused"),
     ("{kind: Pod, name: a, selector: b=c}", "exactly one of .* \\(found name, selector\\)"),
     ("{kind: Pod, name: a, labels: {b: c}}", "\\(found name, labels\\)"),
     ("{kind: Pod, selector: a=b, labels: {b: c}}", "\\(found selector, labels\\)"),
@@ -73,7 +73,7 @@ def test_invalid_entries_name_file_and_entry(entry: str, error: str) -> None:
 
 def test_the_entry_is_counted_in_its_list() -> None:
     text = "post_apply:\n- {kind: Pod, name: a}\n- {kind: Pod}\n"
-    with pytest.raises(ConfigError, match=r"deletions.yaml: post_apply\[1\]: give exactly one"):
+    with pytest.raises(ConfigError, match=r"deletions.yaml: post_apply\[1\]: deleting every Pod"):
         parse_deletions(text, PATH)
 
 
@@ -100,6 +100,7 @@ def test_cf_deletions_delete_stacks() -> None:
     ("{kind: Deployment, name: a}", "kind must be Stack"),
     ("{name: a, namespace: b}", "stacks have no namespace"),
     ("{name: a, selector: b=c}", "exactly one of"),
+    ("{selector: b=c}", "stacks are chosen by name or labels \\(their tags\\), not by a selector"),
     ("{labels: {a: b}, grace_period_seconds: -5}", "grace_period_seconds must be"),
 ])
 def test_cf_deletions_are_validated_the_same_way(entry: str, error: str) -> None:
@@ -112,3 +113,55 @@ def test_to_dict_writes_only_what_is_set() -> None:
     assert d.to_dict() == {"kind": "Pod", "namespace": "ns", "selector": "a=b",
                            "has_owner": False}
     assert Deletions(post_apply=(d,)).to_dict() == {"pre_apply": [], "post_apply": [d.to_dict()]}
+
+
+@pytest.mark.parametrize(("entry", "what"), [
+    ("{kind: Namespace, name: kube-system}", "Namespace kube-system"),
+    ("{kind: Namespace, name: default}", "Namespace default"),
+    ("{kind: Namespace, labels: {kubernetes.io/metadata.name: kube-system}}",
+     "Namespace kube-system"),
+    ("{kind: Namespace, selector: 'kubernetes.io/metadata.name in (x, default)'}",
+     "Namespace default"),
+    ("{kind: ConfigMap, namespace: team}",
+     "every ConfigMap in namespace team (it has no name, selector or labels)"),
+    ("{kind: Pod, has_owner: false}", "every Pod (it has no name, selector or labels)"),
+    ("{kind: Deployment, selector: '!keep'}",
+     "every Deployment (selector '!keep' requires nothing of an object)"),
+    ("{kind: Secret, selector: 'app!=x, tier notin (a,b)'}",
+     "every Secret (selector 'app!=x, tier notin (a,b)' requires nothing of an object)"),
+    ("{kind: Secret, selector: ' , '}", "every Secret (selector ' , ' requires nothing"),
+])
+def test_dangerous_deletions_are_refused_in_one_sentence_naming_file_and_entry(
+        entry: str, what: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_deletions(f"post_apply:\n- {{kind: Pod, name: a}}\n- {entry}\n", PATH)
+    message = str(info.value)
+    assert message.startswith(f"{PATH}: post_apply[1]: deleting {what}")
+    assert message.endswith("is refused as dangerous; add allow_dangerous: true to the entry "
+                            "if that is meant")
+
+
+@pytest.mark.parametrize("entry", [
+    "{kind: Namespace, name: kube-system-old}",
+    "{kind: Namespace, selector: 'kubernetes.io/metadata.name!=kube-system,team'}",
+    "{kind: Pod, selector: 'app=x,!keep'}",
+    "{kind: Pod, selector: 'tier in (a, b)'}",
+    "{kind: Pod, selector: 'legacy'}",
+])
+def test_narrow_deletions_are_fine(entry: str) -> None:
+    assert parse_deletions(f"pre_apply:\n- {entry}\n", PATH)
+
+
+def test_allow_dangerous_lets_the_entry_through_and_is_kept() -> None:
+    text = ("pre_apply:\n- {kind: Namespace, name: default, allow_dangerous: true}\n"
+            "- {kind: ConfigMap, namespace: team, allow_dangerous: true}\n")
+    first, every = parse_deletions(text, PATH).pre_apply
+    assert first == Deletion("Namespace", name="default", allow_dangerous=True)
+    assert first.to_dict() == {"kind": "Namespace", "name": "default", "allow_dangerous": True}
+    assert every == Deletion("ConfigMap", "team", allow_dangerous=True)
+
+
+def test_every_stack_of_the_cluster_is_dangerous_too() -> None:
+    with pytest.raises(ConfigError, match=r"^cluster/cf-deletions.yaml: pre_apply\[0\]: deleting "
+                       r"every stack of the cluster \(it has no name or labels\)"):
+        parse_deletions("pre_apply:\n- {kind: Stack}\n", CF_PATH, stacks=True)

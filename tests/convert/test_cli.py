@@ -82,8 +82,12 @@ def test_converts_onto_a_new_branch_as_one_commit_and_checks(clm_repo: ConfigRep
     assert "manifestHash 1" in result.out and "amiID 1" in result.out
     assert "3 sample clusters (environments test, production, e2e; node pools " \
         "pool-worker-default (worker-default), spot (worker-default, spot))" in result.out
-    # 3 clusters × (defaults, main stack, 2 manifests, and each of the 2 pools' stack)
-    assert "18 files rendered both ways, all byte-identical" in result.out
+    # 3 clusters × (defaults, main stack, 2 manifests, and each of the 2 pools' stack), and
+    # the variant with the pools of variant_pools (one of the tree's one profile): 5 more
+    assert "1 variant(s) made to reach every template and compared value " \
+        "(aws:123456789012:eu-central-1:" \
+        "kube-test-v1): 23 files rendered both ways, all byte-identical" in result.out
+    assert "coverage: 5 of 5 templates rendered content (100.0 %)\n" in result.out
 
     dev, converted = clm_repo.sha("dev"), clm_repo.sha("dev-jinja")
     assert clm_repo.git("rev-parse", "dev-jinja^") == dev  # one commit on top of dev
@@ -112,9 +116,14 @@ def test_json_report_and_registry_clusters(clm_repo: ConfigRepoBuilder, tmp_path
     assert report["functions"]["manifestHash"] == 1
     check = report["check"]
     assert check["identical"] and check["sample"] is None
+    # the registry's clusters, then the variant made from the first
     assert check["clusters"] == ["aws:123456789012:eu-central-1:dev-1",
-                                 "aws:123456789012:eu-central-1:prod-1"]
-    assert check["renders"] == 10
+                                 "aws:123456789012:eu-central-1:prod-1",
+                                 "aws:123456789012:eu-central-1:dev-1-v1"]
+    assert check["variants"] == [{"cluster": "aws:123456789012:eu-central-1:dev-1-v1",
+                                  "sets": {}}]  # every template reached: the pools alone
+    assert check["renders"] == 10 + 5
+    assert check["coverage"] == {"files": 5, "reached": 5, "percent": 100.0, "uncovered": []}
 
 
 def test_out_directory_and_dry_run(clm_repo: ConfigRepoBuilder, tmp_path: Path) -> None:
@@ -184,7 +193,8 @@ def test_a_differing_render_is_refused_with_the_first_differing_lines(
     assert "cluster/manifests/app/zones.yaml:" in result.out
     assert "-zones: [eu-central-1a eu-central-1b eu-central-1c]" in result.out
     assert "+zones: ['eu-central-1a', 'eu-central-1b', 'eu-central-1c']" in result.out
-    assert "6 rendered file(s) differ" in result.err and "nothing was written" in result.err
+    # two files per cluster print values Python prints otherwise: 3 sample clusters, 1 variant
+    assert "8 rendered file(s) differ" in result.err and "nothing was written" in result.err
     assert not branch_exists(clm_repo, "dev-jinja")
     # without --check it converts: the difference is the check's to find
     assert convert(clm_repo, "--from", "dev").code == 0

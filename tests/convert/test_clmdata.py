@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from clmgit.config.computed import ClmSession
 from clmgit.config.offline import OfflineAccount, OfflineEc2
-from clmgit.convert.clmdata import registry_items, sample_clusters
+from clmgit.convert.clmdata import registry_items, sample_clusters, tree_profiles, variant_pools
 
 
 def test_sample_clusters_cover_the_trees_profiles_and_keep_a_spot_pool() -> None:
@@ -42,3 +42,20 @@ def test_without_the_subnets_item_each_zone_of_the_region_has_one() -> None:
     values = ClmSession(cluster, OfflineAccount(cluster, OfflineEc2())).values({})
     assert values["availability_zones"] == ["eu-central-1a", "eu-central-1b", "eu-central-1c"]
     assert len(values["subnets"]["*"].split(",")) == 3
+
+
+def test_variant_pools_have_every_shape_of_the_trees_profiles() -> None:
+    pools = variant_pools(tree_profiles([
+        "cluster/cluster.yaml", "cluster/node-pools/worker-splitaz/stack.yaml",
+        "cluster/node-pools/worker-karpenter/provisioners.yaml",
+        "cluster/node-pools/worker-gpu/stack.yaml"]))
+    assert [(p.name, p.profile) for p in pools] == [
+        ("default-worker", "worker-splitaz"), ("dedicated-arm", "worker-splitaz"),
+        ("burst", "worker-splitaz"), ("karpenter", "worker-karpenter"),
+        ("karpenter-typed", "worker-karpenter"), ("pool-worker-gpu", "worker-gpu")]
+    shapes = {p.name: p for p in pools}
+    assert shapes["dedicated-arm"].discount_strategy == "spot"
+    assert {"taints", "labels", "availability_zones"} <= set(shapes["dedicated-arm"].config_items)
+    assert all(t.startswith("t2.") for t in shapes["burst"].instance_types)
+    assert "requirements" in shapes["karpenter"].config_items
+    assert [p.profile for p in variant_pools()][0] == "master-default"

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import cfn_templates as t
+from cloud_fixtures import all_stacks
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
@@ -45,7 +46,7 @@ def create_as_clm(aws: Any, name: str, body: str, tags: dict[str, str]) -> None:
 def cluster_stacks(aws: Any, cluster: Cluster) -> list[str]:
     """Every live stack whose name or tags belong to the cluster (any layout's)."""
     found = []
-    for stack in aws("cloudformation").describe_stacks()["Stacks"]:
+    for stack in all_stacks(aws("cloudformation")):
         tags = t.tags_of(stack)
         if stack["StackStatus"] != "DELETE_COMPLETE" and (
             cluster.local_id in stack["StackName"] or cluster.id in str(tags)

@@ -213,8 +213,10 @@ def test_a_stack_is_created_left_alone_updated_found_by_tags_and_deleted(
 
     [found] = stacks.find_stacks({"clmgit.io/test": name})
     assert found.name == name
+    assert stacks.stack_tags(name) == {"clmgit.io/test": name}
     assert stacks.delete_stack(name, lift_protection=False, dry_run=False).operation == "delete"
     assert stacks.find_stacks({"clmgit.io/test": name}) == []
+    assert stacks.stack_tags(name) is None
     assert stacks.delete_stack(name, lift_protection=False, dry_run=False).operation == "none"
 
 

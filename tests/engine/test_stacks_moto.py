@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import cfn_templates as t
 import pytest
+from cloud_fixtures import all_stacks
 
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
+from clmgit.config.deletions import Deletion
 from clmgit.engine.clock import TimedOut
 from clmgit.engine.stacks import (
     TAG_CLUSTER,
@@ -19,12 +22,13 @@ from clmgit.engine.stacks import (
     StackResult,
     apply_stacks,
     decommission_stacks,
+    deletion_stack_names,
     extra_stack,
     main_stack,
     node_pool_stack,
     node_pool_stack_name,
 )
-from clmgit.errors import ApplyError
+from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
 from clmgit.sandbox.doubles import FakeClock
 
@@ -51,8 +55,8 @@ def status(aws: Any, name: str) -> str:
 
 
 def stack_exists(aws: Any, name: str) -> bool:
-    return any(s["StackName"] == name
-               for s in aws("cloudformation").describe_stacks()["Stacks"])
+    return any(s["StackName"] == name and s["StackStatus"] != "DELETE_COMPLETE"
+               for s in all_stacks(aws("cloudformation")))
 
 
 def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:
@@ -338,3 +342,36 @@ def test_decommission_deletes_every_stack_main_last_and_can_run_again(
     assert not stack_exists(aws, cluster.local_id)
     again = decommission_stacks(stacks, cluster=cluster)
     assert [r.operation for r in again] == ["none"]
+
+
+def test_a_labels_deletion_deletes_only_the_clusters_own_stacks(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    # Two clusters in one account and region, each with a cf-manifests stack of the same role.
+    other = replace(cluster, id=cluster.id + "-other", local_id=cluster.local_id + "-other")
+    for c in (cluster, other):
+        apply_stacks(stacks, cluster=c, main=main_stack(c, t.MAIN),
+                     extra=[extra_stack(f"logs-{c.local_id}", t.MAIN)])
+    entry = Deletion("Stack", labels={TAG_ROLE: "cf-manifest"}, where="cf-deletions.yaml: e")
+
+    names = deletion_stack_names(stacks, [entry], cluster=cluster)
+    apply(stacks, cluster, deletions_post=names)
+
+    assert names == [f"logs-{cluster.local_id}"]
+    assert not stack_exists(aws, f"logs-{cluster.local_id}")
+    assert stack_exists(aws, f"logs-{other.local_id}")
+
+
+def test_a_name_deletion_of_another_clusters_stack_is_refused(
+    stacks: CloudFormationStacks, cluster: Cluster, aws: Any
+) -> None:
+    other = replace(cluster, id=cluster.id + "-other", local_id=cluster.local_id + "-other")
+    apply_stacks(stacks, cluster=other, main=main_stack(other, t.MAIN),
+                 extra=[extra_stack(f"logs-{other.local_id}", t.MAIN)])
+    entry = Deletion("Stack", name=f"logs-{other.local_id}",
+                     where="cluster/cf-deletions.yaml: post_apply[0]")
+
+    with pytest.raises(ConfigError, match=r"^cluster/cf-deletions.yaml: post_apply\[0\]: stack "
+                       f"logs-{other.local_id} is one of another cluster"):
+        deletion_stack_names(stacks, [entry], cluster=cluster)
+    assert stack_exists(aws, f"logs-{other.local_id}")

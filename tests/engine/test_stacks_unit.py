@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from clmgit.config.deletions import Deletion
 from clmgit.engine.stacks import (
     TAG_CLUSTER,
     TAG_NODE_POOL,
@@ -16,14 +17,16 @@ from clmgit.engine.stacks import (
     ResourceChange,
     apply_stacks,
     decommission_stacks,
+    deletion_stack_names,
     diff_resources,
     extra_stack,
     main_stack,
     node_pool_stack,
 )
-from clmgit.errors import ApplyError
+from clmgit.errors import ApplyError, ConfigError
+from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster
-from clmgit.sandbox.doubles import FakeStacks
+from clmgit.sandbox.doubles import FakeStack, FakeStacks
 
 CLUSTER = Cluster(id="aws:1:eu-central-1:kube-1", local_id="kube-1", region="eu-central-1")
 QUEUE = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n"
@@ -182,3 +185,63 @@ def test_diff_resources_reads_cloudformation_short_forms_and_json() -> None:
                                         ResourceChange("Remove", "B", "T2"))
     with pytest.raises(ApplyError, match=r"the template:\d+: the rendered YAML is malformed"):
         diff_resources("", "Resources: [")
+
+
+# --- cf-deletions.yaml: only the cluster's own stacks ---------------------------------------
+
+OTHER = Cluster(id="aws:1:eu-central-1:kube-2", local_id="kube-2", region="eu-central-1")
+WHERE = "cluster/cf-deletions.yaml: post_apply[0]"
+
+
+def by_labels(**labels: str) -> Deletion:
+    return Deletion("Stack", labels=labels, where=WHERE)
+
+
+def test_a_labels_deletion_finds_only_the_clusters_stacks() -> None:
+    fake = FakeStacks()
+    fleet(fake)
+    apply_stacks(fake, cluster=OTHER, main=main_stack(OTHER, QUEUE),
+                 extra=[extra_stack("logs-kube-2", QUEUE)])
+
+    names = deletion_stack_names(fake, [by_labels(**{TAG_ROLE: "cf-manifest"})], cluster=CLUSTER)
+
+    assert names == ["aa-extra", "zz-extra"]
+
+
+@pytest.mark.parametrize("labels", [{TAG_CLUSTER: OTHER.id},
+                                    {TAG_CLUSTER: OTHER.id, TAG_ROLE: "cf-manifest"}])
+def test_labels_of_another_cluster_are_refused_naming_the_entry(labels: dict[str, str]) -> None:
+    with pytest.raises(ConfigError) as e:
+        deletion_stack_names(FakeStacks(), [by_labels(**labels)], cluster=CLUSTER)
+    assert str(e.value) == (
+        f"{WHERE}: its labels select stacks of another cluster ({TAG_CLUSTER}: {OTHER.id}); "
+        f"a deletion only deletes stacks of cluster {CLUSTER.id}")
+
+
+def test_a_name_deletion_reaches_an_untagged_stack_but_not_another_clusters() -> None:
+    fake = FakeStacks()
+    fake.stacks["legacy"] = FakeStack(QUEUE, {})
+    fake.stacks["logs-kube-2"] = FakeStack(QUEUE, {TAG_CLUSTER: OTHER.id})
+    named = [Deletion("Stack", name=n, where=WHERE) for n in ("legacy", "never-was")]
+
+    assert deletion_stack_names(fake, named, cluster=CLUSTER) == ["legacy", "never-was"]
+    with pytest.raises(ConfigError, match="stack logs-kube-2 is one of another cluster"):
+        deletion_stack_names(fake, [Deletion("Stack", name="logs-kube-2", where=WHERE)],
+                             cluster=CLUSTER)
+
+
+def test_in_clms_layout_an_eks_clusters_stacks_are_found_by_alias_and_by_id() -> None:
+    eks = Cluster(id="aws:1:eu-central-1:kube-3", local_id="kube-3", alias="shop",
+                  region="eu-central-1", provider="zalando-eks")
+    fake = FakeStacks()
+    role = {"role": "old"}
+    fake.stacks["by-alias"] = FakeStack(QUEUE, {"kubernetes.io/cluster/shop": "owned", **role})
+    fake.stacks["by-id"] = FakeStack(QUEUE, {f"kubernetes.io/cluster/{eks.id}": "owned", **role})
+    fake.stacks["other"] = FakeStack(QUEUE, {"kubernetes.io/cluster/shop-2": "owned", **role})
+
+    names = deletion_stack_names(fake, [by_labels(**role)], cluster=eks, layout=CLM_LAYOUT)
+
+    assert names == ["by-alias", "by-id"]
+    with pytest.raises(ConfigError, match=r"\(kubernetes.io/cluster/shop-2: owned\)"):
+        deletion_stack_names(fake, [Deletion("Stack", name="other", where=WHERE)], cluster=eks,
+                             layout=CLM_LAYOUT)

@@ -27,6 +27,23 @@ def test_connect_by_context_named_after_the_id_or_alias_or_by_token(
     assert server.token not in str(e.value)
 
 
+def test_refused_credentials_name_the_context_and_the_server(
+    server: KubeAPIServer, tmp_path: Path
+) -> None:
+    """An expired token must say which kubeconfig context and which server refused it."""
+    from clmgit.errors import ApplyError
+
+    path = server.write_kubeconfig(tmp_path / "kc", context_names=["my-alias"])
+    path.write_text(path.read_text().replace(server.token, "expired-token"))
+    cluster = Cluster(id="aws:1:eu:c1", alias="my-alias", api_server_url=server.http_url)
+    with pytest.raises(ApplyError) as e:
+        connect(cluster, kubeconfig=str(path)).resolve("pod")
+    assert "401" in str(e.value) and "context 'my-alias'" in str(e.value)
+    assert str(path) in str(e.value) and "expired-token" not in str(e.value)
+    with pytest.raises(ApplyError, match=f"--token at {server.http_url}"):
+        connect(cluster, token="expired-token").resolve("pod")
+
+
 def test_a_kind_served_after_its_crd_is_applied_is_found(kube: KubeAPI) -> None:
     assert kube.resolve("Widget") is None
     kube.apply(make_crd("example.org", "Widget"))

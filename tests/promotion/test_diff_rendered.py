@@ -46,7 +46,7 @@ def pinned(fleet: Fleet) -> Fleet:
     old = fleet.builder.commit(
         "dev", {**TREE, DEPLOYMENT: DEPLOYMENT_TEXT.format(annotation="token")}, "An app"
     )
-    r = fleet.cli("promote", "dev", "beta", "--sha", old, "--force")
+    r = fleet.cli("promote", "dev", "beta", "--sha", old, "--force", "--from-any")
     assert r.code == 0, r.err
     fleet.builder.commit(
         "dev",

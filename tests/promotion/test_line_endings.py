@@ -29,7 +29,7 @@ def test_promote_and_freeze_keep_the_file_form(fleet: Fleet, form: str) -> None:
     original = FORMS[form](fleet.file(path)).encode()
     (fleet.path / path).write_bytes(original)
     fleet.builder.git("commit", "--quiet", "-am", f"beta.yaml: {form}")
-    r = fleet.cli("promote", "dev", "beta", "--sha", fleet.c2, "--force")
+    r = fleet.cli("promote", "dev", "beta", "--sha", fleet.c2, "--force", "--from-any")
     assert r.code == 0, r.err
     r = fleet.cli("freeze", "beta", "--reason", "release week")
     assert r.code == 0, r.err

@@ -224,7 +224,7 @@ def test_push_lands_control_and_channel_branch_atomically(fleet: Fleet) -> None:
     assert remote["refs/heads/alpha"] == fleet.c3
 
 
-def test_rejected_push_leaves_local_refs_unchanged(fleet: Fleet, tmp_path) -> None:
+def test_push_from_a_branch_diverged_from_origin_is_refused(fleet: Fleet, tmp_path) -> None:
     fleet.set_clusters(applied(default_records(), "dev", fleet.c3))
     other = tmp_path / "other"
     subprocess.run(["git", "clone", "--quiet", str(fleet.origin), str(other)], check=True)
@@ -252,7 +252,8 @@ def test_rejected_push_leaves_local_refs_unchanged(fleet: Fleet, tmp_path) -> No
         fleet.file("channels/alpha.yaml"),
     )
     r = fleet.cli("promote", "dev", "alpha", "--push")
-    assert r.code == 1 and "rejected" in r.err and "retry" in r.err
+    assert r.code == 1 and "branch 'main' has diverged from origin/main" in r.err
+    assert "git pull --rebase origin main" in r.err
     assert fleet.branch("main") == main and fleet.branch("alpha") == alpha
     assert fleet.file("channels/alpha.yaml") == text
 

@@ -4,6 +4,8 @@ vacuously, and a refused dry run shows its plan first."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -83,6 +85,8 @@ def test_hotfix_on_a_channel_branch_refuses_the_move_then_merges_with_force(
     alpha = origin_sha(fleet, "alpha")
     assert fleet.builder.git("log", "-1", "--format=%P", alpha).split() == [hotfix, fleet.c3]
     assert tree(fleet, alpha) == tree(fleet, fleet.c3)  # merge, no force push: hotfix kept
+    merge = fleet.builder.git("log", "-1", "--format=%B", alpha)
+    assert "Clmgit-Override: force" in merge and "Hotfix on alpha" in merge
 
 
 def test_branches_move_by_merge_after_a_promotion_merge_and_sync_uses_tree_equality(
@@ -104,3 +108,32 @@ def test_branches_move_by_merge_after_a_promotion_merge_and_sync_uses_tree_equal
     assert fleet.builder.git("log", "-1", "--format=%P", alpha).split() == [merged, fleet.c3]
     assert tree(fleet, alpha) == tree(fleet, fleet.c3)
     assert yaml.safe_load(fleet.file("channels/alpha.yaml"))["groups"][0]["sha"] == fleet.c3
+
+
+def test_sync_branches_force_is_recorded_in_history_and_on_the_merge(fleet: Fleet) -> None:
+    records = applied(applied(default_records(), "dev", fleet.c3), "alpha", fleet.c2)
+    fleet.set_clusters(records)
+    assert fleet.cli("promote", "dev", "alpha", "--sha", fleet.c2).code == 0
+    assert fleet.cli("freeze", "beta", "--reason", "later").code == 0  # history goes on after
+    hotfix = fleet.builder.commit("alpha", {"cluster/hotfix.yaml": "x: 1\n"}, "Hotfix on alpha")
+    r = fleet.cli("sync-branches")
+    assert r.code == 1 and "Hotfix on alpha" in r.err and fleet.branch("alpha") == hotfix
+
+    r = fleet.cli("sync-branches", "--force")
+    assert r.code == 0, r.err
+    assert f"moved alpha: {hotfix[:7]} -> {fleet.c2[:7]} (promotion-merge, forced)" in r.out
+    record = last_message(fleet)
+    assert record.startswith(f"sync(alpha): forced alpha {hotfix[:7]}..{fleet.c2[:7]}")
+    assert "Clmgit-Override: force" in record and "cluster/hotfix.yaml" in record
+    merge = last_message(fleet, "alpha")
+    assert "Clmgit-Override: force" in merge and "Hotfix on alpha" in merge
+    assert fleet.builder.git("status", "--porcelain", "--untracked-files=no") == ""
+
+    entries = json.loads(fleet.cli("history", "alpha", "--output", "json").out)
+    assert [(e["action"], e["overrides"]) for e in entries[:2]] == [
+        ("sync", ["force"]), ("promote", [])]
+    assert entries[0]["sha"] == fleet.c2 and entries[0]["channel"] == "alpha"
+    everything = json.loads(fleet.cli("history", "--output", "json").out)
+    assert [e["action"] for e in everything[:3]] == ["sync", "freeze", "promote"]
+    assert "sync" not in [e["action"] for e in
+                          json.loads(fleet.cli("history", "beta", "--output", "json").out)]

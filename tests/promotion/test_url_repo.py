@@ -34,7 +34,7 @@ def test_url_repo_writes_need_push(fleet: Fleet, args: tuple[str, ...], tmp_path
     if args[0] == "unfreeze":  # something to unfreeze
         assert fleet.cli("freeze", "stable", "--reason", "x", "--push").code == 0
     if args[0] == "rollback":  # a pin to roll back from
-        assert fleet.cli("promote", "dev", "beta", "--sha", fleet.c2, "--force",
+        assert fleet.cli("promote", "dev", "beta", "--sha", fleet.c2, "--force", "--from-any",
                          "--push").code == 0
     if args[0] == "sync-branches":  # a branch behind its pins
         assert fleet.cli("promote", "dev", "alpha", "--force", "--push").code == 0

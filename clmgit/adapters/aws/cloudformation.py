@@ -143,6 +143,10 @@ class CloudFormationStacks:
             if s.status != "DELETE_COMPLETE" and all(s.tags.get(k) == v for k, v in tags.items())
         ]
 
+    def stack_tags(self, name: str) -> Mapping[str, str] | None:
+        current = self._describe(name)
+        return None if current is None or current.status == "DELETE_COMPLETE" else current.tags
+
     # --- stacks ---
 
     def _describe(self, name_or_id: str) -> _Stack | None:

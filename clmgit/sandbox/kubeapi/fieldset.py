@@ -1,9 +1,9 @@
-"""Field paths of an object, as server-side apply tracks them, and the `FieldsV1` encoding.
+"""Field paths of an object, as server-side apply tracks them.
 
 A path is a tuple of elements in the FieldsV1 spelling: `f:<name>` for a field, `k:{"name":"x"}` for
 the item of a map-list, `v:"x"` for a value of a set-list. `leaves()` maps every path an object sets
 to its value; list items of map-lists appear as a path of their own (the item's membership, `.` in
-FieldsV1) with the value `ITEM`.
+FieldsV1) with the value `ITEM`. The FieldsV1 encoding itself is `clmgit.engine.fieldsv1`'s.
 """
 
 from __future__ import annotations
@@ -26,63 +26,39 @@ def item_element(item: dict[str, Any], keys: tuple[str, ...]) -> str:
     return "k:" + _compact({key: item[key] for key in keys if key in item})
 
 
-def leaves(obj: dict[str, Any], schema: Schema) -> dict[Path, Any]:
-    """Every path `obj` sets, with its value (whole value for atomic fields)."""
+def leaves(obj: dict[str, Any], schema: Schema, nodes: set[Path] | None = None) -> dict[Path, Any]:
+    """Every path `obj` sets, with its value (whole value for atomic fields). `nodes`, if given,
+    collects the paths of the maps and lists walked into (the `.` of an Update's FieldsV1)."""
     out: dict[Path, Any] = {}
     for name, value in obj.items():
-        _walk(value, ("f:" + name,), (name,), schema, out)
+        _walk(value, ("f:" + name,), (name,), schema, (out, nodes if nodes is not None else set()))
     return out
 
 
-def _walk(value: Any, path: Path, names: Names, schema: Schema, out: dict[Path, Any]) -> None:
+def _walk(value: Any, path: Path, names: Names, schema: Schema,
+          found: tuple[dict[Path, Any], set[Path]]) -> None:
+    out, nodes = found
     if isinstance(value, dict) and value and not schema.atomic_map(names):
+        nodes.add(path)
         for name, child in value.items():
-            _walk(child, path + ("f:" + name,), names + (name,), schema, out)
+            _walk(child, path + ("f:" + name,), names + (name,), schema, found)
         return
     if isinstance(value, list) and value:
         list_type = schema.list_type(names)
         if list_type.kind == "map" and all(isinstance(item, dict) for item in value):
+            nodes.add(path)
             for item in value:
                 item_path = path + (item_element(item, list_type.keys),)
                 out[item_path] = ITEM
                 for name, child in item.items():
-                    _walk(child, item_path + ("f:" + name,), names + (name,), schema, out)
+                    _walk(child, item_path + ("f:" + name,), names + (name,), schema, found)
             return
         if list_type.kind == "set":
+            nodes.add(path)
             for item in value:
                 out[path + ("v:" + _compact(item),)] = ITEM
             return
     out[path] = value
-
-
-def to_fields_v1(paths: set[Path]) -> dict[str, Any]:
-    """The nested `fieldsV1` form of a set of paths."""
-    root: dict[str, Any] = {}
-    for path in paths:
-        node = root
-        for element in path:
-            node = node.setdefault(element, {})
-        node["."] = {}
-    return _collapse(root)
-
-
-def _collapse(node: dict[str, Any]) -> dict[str, Any]:
-    children = {key: _collapse(child) for key, child in node.items() if key != "."}
-    if not children:
-        return {}
-    return {".": {}, **children} if "." in node else children
-
-
-def from_fields_v1(fields: dict[str, Any], prefix: Path = ()) -> set[Path]:
-    paths: set[Path] = set()
-    for key, child in (fields or {}).items():
-        if key == ".":
-            paths.add(prefix)
-        elif child:
-            paths |= from_fields_v1(child, prefix + (key,))
-        else:
-            paths.add(prefix + (key,))
-    return paths
 
 
 def path_string(path: Path) -> str:

@@ -2,11 +2,12 @@
 
 What holds, as in the real server (structured-merge-diff):
 - create/update/patch record, for their manager (operation `Update`), the fields they changed;
-  other managers lose those fields;
-- apply merges the manifest into the object, makes the applier own exactly the manifest's fields,
-  removes fields it owned before and no longer names (unless another manager owns them), and
-  refuses with 409 when it would change a field another manager owns, unless forced (then that
-  manager loses the field);
+  other managers lose those fields; a write that sets `metadata.managedFields` replaces them
+  (its own changes recorded on top);
+- apply drops the manifest's explicit nulls, merges it into the object, makes the applier own
+  exactly the manifest's fields, removes fields it owned before and no longer names (unless
+  another manager owns them), and refuses with 409 when it would change a field another manager
+  owns, unless forced (then that manager loses the field);
 - an apply or update that changes nothing leaves the object, timestamps included, untouched,
   so the store writes nothing and the resourceVersion stays.
 """
@@ -17,16 +18,16 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from clmgit.engine.fieldsv1 import paths as from_fields_v1
+from clmgit.engine.fieldsv1 import to_fields_v1
 from clmgit.sandbox.kubeapi.errors import apply_conflict, bad_request
 from clmgit.sandbox.kubeapi.fieldset import (
     Path,
-    from_fields_v1,
     key_fields,
     leaves,
     merge,
     path_string,
     remove_path,
-    to_fields_v1,
 )
 from clmgit.sandbox.kubeapi.resources import ResourceType
 from clmgit.sandbox.kubeapi.schema import Schema
@@ -132,11 +133,39 @@ def tracked(obj: dict[str, Any] | None, rtype: ResourceType, subresource: str) -
     return out
 
 
-def _diff(old: dict[str, Any], new: dict[str, Any], schema: Schema) -> tuple[set[Path], set[Path]]:
-    """(added or modified paths, removed paths) from `old` to `new`."""
-    before, after = leaves(old, schema), leaves(new, schema)
+#: Maps and lists a new built-in object has in Go even when the client sent nothing for them
+#: (structs that are not pointers, slices without `omitempty`): present before a create, so
+#: not added by it. The common workload kinds; any other map a create adds counts as added.
+_ZERO_VALUE_NODES: frozenset[Path] = frozenset(
+    tuple("f:" + name for name in names)
+    for names in [
+        ("spec",), ("spec", "containers"), ("spec", "template"), ("spec", "strategy"),
+        ("spec", "updateStrategy"), ("spec", "template", "metadata"),
+        ("spec", "template", "spec"), ("spec", "template", "spec", "containers"),
+    ]
+)
+#: The field manager never tracks `metadata` itself (its `stripSet`).
+_UNTRACKED_NODES = frozenset({("f:metadata",)})
+
+
+def _diff(
+    old: dict[str, Any] | None, new: dict[str, Any], rtype: ResourceType, *, nodes: bool = False
+) -> tuple[set[Path], set[Path]]:
+    """(added or modified paths, removed paths) from `old` (None: before a create) to `new`.
+    `nodes`: an Update also owns each map or list it adds whole, as structured-merge-diff's
+    comparison does (the `.` of FieldsV1), and loses those it removes."""
+    nodes_before: set[Path] = set()
+    nodes_after: set[Path] = set()
+    before = leaves(old or {}, rtype.schema, nodes_before)
+    after = leaves(new, rtype.schema, nodes_after)
     changed = {path for path, value in after.items() if path not in before or before[path] != value}
-    return changed, set(before) - set(after)
+    removed = set(before) - set(after)
+    if nodes:
+        if old is None and rtype.builtin:
+            nodes_before |= _ZERO_VALUE_NODES
+        changed |= nodes_after - nodes_before - _UNTRACKED_NODES
+        removed |= nodes_before - nodes_after - _ZERO_VALUE_NODES - _UNTRACKED_NODES
+    return changed, removed
 
 
 def _without_managed(obj: dict[str, Any] | None) -> dict[str, Any]:
@@ -162,12 +191,12 @@ def _take_fields(
     rtype: ResourceType,
     subresource: str,
     force: bool,
+    nodes: bool = False,
 ) -> tuple[set[Path], set[Path]]:
     """Other managers lose the fields this write changes or removes; unless forced, an apply
     refuses instead (409). Returns the (changed, removed) paths."""
-    changed, removed = _diff(
-        tracked(live, rtype, subresource), tracked(new, rtype, subresource), rtype.schema
-    )
+    old = tracked(live, rtype, subresource) if live is not None else None
+    changed, removed = _diff(old, tracked(new, rtype, subresource), rtype, nodes=nodes)
     conflicts = [(e.describe(), path_string(p)) for e in others for p in sorted(e.fields & changed)]
     if conflicts and not force:
         raise apply_conflict(conflicts)
@@ -180,16 +209,17 @@ def record_update(
     live: Obj | None, new: Obj, *, rtype: ResourceType, manager: str, subresource: str, now: str
 ) -> None:
     """Update `new.metadata.managedFields` for a create/update/patch by `manager` (in place)."""
-    live_entries = decode(live)
-    if "managedFields" in (new.get("metadata") or {}):
+    entries = decode(live)
+    if "managedFields" in (new.get("metadata") or {}) and not subresource:
         given = decode(new)
-        if _normalized(given) != _normalized(live_entries):
-            # The client set managedFields itself (e.g. to reset them): the server keeps them.
-            _store_entries(new, given)
-            return
-    mine, others = _split(live_entries, (manager, "Update", subresource))
+        if _normalized(given) != _normalized(entries):
+            # The client wrote managedFields itself (a reset, kubectl's migration to server-side
+            # apply): they replace the stored ones, and this write's own changes are recorded
+            # on top of them, as the server's field manager does.
+            entries = given
+    mine, others = _split(entries, (manager, "Update", subresource))
     mine = mine or Entry(manager, "Update", rtype.api_version, subresource)
-    changed, removed = _take_fields(others, live, new, rtype, subresource, force=True)
+    changed, removed = _take_fields(others, live, new, rtype, subresource, force=True, nodes=True)
     mine.fields = (mine.fields - removed) | changed
     mine.api_version = rtype.api_version
     if changed or removed:
@@ -211,7 +241,7 @@ def apply(
     if (config.get("metadata") or {}).get("managedFields"):
         raise bad_request("metadata.managedFields must be nil")
     last, others = _split(decode(live), (manager, "Apply", subresource))
-    part = tracked(config, rtype, subresource)
+    part = _without_nulls(tracked(config, rtype, subresource))
     applied = set(leaves(part, rtype.schema))
     merged = merge(copy.deepcopy(live), part, (), rtype.schema)
     if last:
@@ -224,6 +254,17 @@ def apply(
         merged, others + [Entry(manager, "Apply", rtype.api_version, subresource, time, applied)]
     )
     return merged
+
+
+def _without_nulls(value: Any) -> Any:
+    """An apply configuration without its explicit nulls: the server never stores a null, and
+    a field the applier owned and now sets to null is no longer in its configuration, so it is
+    removed like any field the configuration drops."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value if v is not None]
+    return value
 
 
 def _prune(obj: dict[str, Any], paths: set[Path], owned: set[Path], schema: Schema) -> None:

@@ -3,6 +3,7 @@
 - `normalize`: the body's apiVersion, kind, namespace and name must agree with the URL (400
   otherwise) and are filled in from it; empty metadata maps and lists disappear (Go's
   `omitempty`); a Secret's write-only `stringData` is folded into `data`.
+- `defaulted`: the scheme defaults the decoder fills in (a few; see `_SCHEME_DEFAULTS`).
 - `carry_over`: what an update cannot change (uid, creationTimestamp, deletion fields, ...), the
   status of a kind with a status subresource (only `/status` writes it; the status endpoint in
   turn writes nothing else), and `metadata.generation`, which moves when anything but metadata
@@ -111,6 +112,24 @@ def normalize(rtype: ResourceType, obj: Obj, namespace: str | None, name: str | 
     if rtype.builtin and rtype.kind == "Secret" and "stringData" in rest:
         _fold_string_data(rest)
     return {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": meta, **rest}
+
+
+#: Scheme defaults, which the server's decoder fills in before anything else sees a written object:
+#: the manager of a create, update or patch owns them (kubectl's client-side apply among them),
+#: the manager of a server-side apply does not, and a default its apply prunes comes back. Two of
+#: apps/v1 Deployment's, enough to show that; the emulator defaults nothing else.
+_SCHEME_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
+    ("apps", "Deployment"): {"revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+}
+
+
+def defaulted(rtype: ResourceType, obj: Obj) -> Obj:
+    """`obj` with the scheme defaults of its kind filled in (in place; also returned)."""
+    defaults = _SCHEME_DEFAULTS.get((rtype.group, rtype.kind)) if rtype.builtin else None
+    if defaults and isinstance(obj.get("spec"), dict):
+        for key, value in defaults.items():
+            obj["spec"].setdefault(key, value)
+    return obj
 
 
 def _fold_string_data(secret: Obj) -> None:

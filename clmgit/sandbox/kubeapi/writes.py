@@ -26,7 +26,13 @@ from clmgit.sandbox.kubeapi.errors import (
 )
 from clmgit.sandbox.kubeapi.eviction import evict
 from clmgit.sandbox.kubeapi.messages import Request, Response
-from clmgit.sandbox.kubeapi.objects import carry_over, generate_name, normalize, set_or_drop
+from clmgit.sandbox.kubeapi.objects import (
+    carry_over,
+    defaulted,
+    generate_name,
+    normalize,
+    set_or_drop,
+)
 from clmgit.sandbox.kubeapi.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from clmgit.sandbox.kubeapi.resources import ResourceType
 from clmgit.sandbox.kubeapi.routing import Route
@@ -89,7 +95,7 @@ class Writer:
             return Response(201, evict(self.cluster, namespace, name, obj, _dry_run(request)))
         rtype = route.rtype
         self._check_fields(rtype, obj, request)
-        obj = normalize(rtype, obj, route.namespace)
+        obj = defaulted(rtype, normalize(rtype, obj, route.namespace))
         require_name(rtype, obj)
         generate_name(obj["metadata"])
         if obj["metadata"].get("resourceVersion"):
@@ -101,7 +107,7 @@ class Writer:
     def update(self, route: Route, request: Request) -> Response:
         obj = codec.decode_object(request.body, request.content_type)
         self._check_fields(route.rtype, obj, request)
-        obj = normalize(route.rtype, obj, route.namespace, route.name)
+        obj = defaulted(route.rtype, normalize(route.rtype, obj, route.namespace, route.name))
         return self._replace(route, self._live(route), obj, request)
 
     def patch(self, route: Route, request: Request) -> Response:
@@ -131,7 +137,7 @@ class Writer:
         if not isinstance(patched, dict):
             raise unprocessable("the patched document is not an object")
         self._check_fields(rtype, patched, request)
-        patched = normalize(rtype, patched, route.namespace, route.name)
+        patched = defaulted(rtype, normalize(rtype, patched, route.namespace, route.name))
         return self._replace(route, live, patched, request)
 
     def apply(self, route: Route, request: Request) -> Response:
@@ -158,10 +164,11 @@ class Writer:
                 raise not_found(rtype.group, rtype.plural, route.name or "")
             where = {k: v for k, v in config["metadata"].items() if k in ("name", "namespace")}
             skeleton = {"apiVersion": rtype.api_version, "kind": rtype.kind, "metadata": where}
-            obj = managed.apply(skeleton, config, **options)
+            obj = defaulted(rtype, managed.apply(skeleton, config, **options))
             return self._insert(rtype, obj, manager=None, dry_run=_dry_run(request))
         _check_resource_version(rtype, live, config)
-        new = carry_over(rtype, live, managed.apply(live, config, **options), route.subresource)
+        applied = defaulted(rtype, managed.apply(live, config, **options))
+        new = carry_over(rtype, live, applied, route.subresource)
         validate(rtype, new, live)
         return self._commit(rtype, live, new, _dry_run(request))
 
