@@ -5,11 +5,10 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from pathlib import Path
 
-from gojudge import go_gzip, go_render
+from gojudge import go_gzip, go_render, reference_dir
 
-REFERENCE = Path(__file__).parents[1].parent / "shared" / "reference"
+REFERENCE = reference_dir()
 
 
 def test_go_fmt_printing_is_go_s_not_python_s() -> None:

@@ -41,8 +41,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from clmgit.adapters.aws.ec2info import InstanceInfo
-from clmgit.config import helpers, quantity
-from clmgit.config.gofmt import sprint_value
+from clmgit.config import gofmt, helpers, quantity
+from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
@@ -183,6 +183,9 @@ def go_index(target: Any, *keys: Any) -> Any:
     else "" for a map of strings and nil for any other — and a list's index must be in range."""
     for key in keys:
         if isinstance(target, Mapping):
+            if not isinstance(key, str | bytes):  # CLM's maps are keyed by strings
+                kind = "nil" if key is None else gofmt.go_type(key)
+                raise HelperError(f"index: value has type {kind}; should be string")
             target = target[key] if key in target else _zero_value(target)
         elif isinstance(target, list | tuple | str | bytes):
             if isinstance(target, str):  # a string's elements are its bytes, as in Go
@@ -519,6 +522,11 @@ def kubernetes_size_to_kilobytes(size: Any, scale: Any) -> str:
     return f"{math.ceil(float(parsed.nanos // quantity.NANO) / 1024 * scale)}KB"
 
 
+def parse_int64(text: Any) -> Int64:
+    """`parseInt64`: Go's int64, which is how fmt names it (`%!s(int64=1)`)."""
+    return Int64(helpers.parse_int64(text))
+
+
 def sum_quantities(*quantities: Any) -> str:
     return helpers.sum_quantities(*quantities)
 
@@ -660,7 +668,7 @@ _PURE: dict[str, Callable[..., Any]] = {
     "nodeCIDRMaxNodesPodCIDR": node_cidr_max_nodes_pod_cidr,
     "nodeCIDRMaxPods": node_cidr_max_pods,
     "nthAddressFromCIDR": nth_address_from_cidr,
-    "parseInt64": helpers.parse_int64,
+    "parseInt64": parse_int64,
     "generateJWKSDocument": generate_jwks_document,
     "generateOIDCDiscoveryDocument": generate_oidc_discovery_document,
     "hasPrefix": has_prefix,

@@ -42,6 +42,7 @@ import yaml
 from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
 from clmgit.adapters.aws.ec2info import InstanceInfo
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
+from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -133,45 +134,94 @@ def synthetic_instance(infos: Sequence[InstanceInfo]) -> ClmInstance:
         min(i.instance_storage_device_size for i in infos), first.Architecture)
 
 
-def taints(items: Mapping[str, str]) -> list[dict[str, str]] | None:
-    """The pool's `taints` item as CLM parses it (`key[=value]:Effect`, invalid ones dropped);
-    None without the item."""
+@dataclass(frozen=True)
+class Taint:
+    """A taint as CLM's `NodePool.Taints` gives it (Kubernetes' `Taint`, a pointer in Go)."""
+
+    Key: str
+    Value: str
+    Effect: str
+    TimeAdded: GoPointer = GoPointer(None)  # never set by CLM
+
+
+def parse_taint(spec: str) -> Taint | None:
+    """CLM's `ParseTaint`: `key`, `key:Effect` or `key=value:Effect` (an allowed effect); a
+    `key` alone takes no `=`; anything else (`a=b=c:NoSchedule`, two colons) is invalid: None."""
+    parts = spec.split(":")
+    if len(parts) == 1:
+        return None if "=" in spec else Taint(spec, "", "")
+    if len(parts) != 2 or parts[1] not in _TAINT_EFFECTS:
+        return None
+    key_value = parts[0].split("=")
+    if len(key_value) > 2:
+        return None
+    return Taint(key_value[0], key_value[1] if len(key_value) == 2 else "", parts[1])
+
+
+def taints(items: Mapping[str, str]) -> list[Taint]:
+    """The pool's `taints` item, comma-separated, each parsed as CLM's `ParseTaint` parses it,
+    invalid ones left out. Without the item CLM's method returns a nil slice, which a template
+    reads as an empty one (prints `[]`, has length 0, ranges over nothing)."""
     if "taints" not in items:
-        return None
-    found = []
-    for text in items["taints"].split(","):
-        key_value, sep, effect = text.partition(":")
-        key, _, value = key_value.partition("=")
-        if sep and key and effect in _TAINT_EFFECTS:
-            found.append({"Key": key, "Value": value, "Effect": effect})
-    return found
+        return []
+    return [t for t in map(parse_taint, items["taints"].split(",")) if t is not None]
 
 
-def karpenter_requirements(items: Mapping[str, str]) -> list[dict[str, Any]] | None:
-    """The pool's `requirements` item (YAML: key, operator, values, minValues), with CLM's Go
-    field names; None without the item."""
+@dataclass(frozen=True)
+class Requirement:
+    """A Karpenter requirement as CLM's `NodePool.KarpenterRequirements` gives it (client-go's
+    `NodeSelectorRequirementApplyConfiguration`): `Key` and `Operator` are pointers in Go (nil
+    when not written), `Values` the texts as written."""
+
+    Key: GoPointer
+    Operator: GoPointer
+    Values: list[str]
+
+
+class _TextLoader(yaml.SafeLoader):
+    """YAML as yaml.v2 reads it into CLM's string fields: every scalar the text written (`yes`,
+    `0x10`, `1.0` stay as they are), except null (`~`, `null`, empty), Go's zero value."""
+
+
+_TextLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag == "tag:yaml.org,2002:null"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
+    """The pool's `requirements` item: a YAML list of `key`, `operator`, `values` (yaml.v2
+    matches the lower-cased field names); none without the item or when it does not parse
+    (CLM logs and carries on)."""
     if "requirements" not in items:
-        return None
+        return []
     try:
-        raw = yaml.safe_load(items["requirements"]) or []
+        raw = yaml.load(items["requirements"], Loader=_TextLoader)
     except yaml.YAMLError:
-        return []  # CLM logs and carries on with none
+        return []
     if not isinstance(raw, list):
         return []
-    return [{"Key": r.get("key"), "Operator": r.get("operator"),
-             "Values": list(r.get("values") or []), "MinValues": r.get("minvalues")}
+    return [Requirement(GoPointer(_text(r.get("key"))), GoPointer(_text(r.get("operator"))),
+                        [_text(v) or "" for v in _list(r.get("values"))])
             for r in raw if isinstance(r, dict)]
 
 
-def clm_pool(pool: NodePool) -> dict[str, Any]:
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) or value is None else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def clm_pool(pool: NodePool) -> GoStruct:
     """`NodePool` as CLM's templates see it."""
     types = list(pool.instance_types)
     strategy = ("not-specified" if types == ["not-specified"] else
                 "default-for-karpenter" if types == ["default-for-karpenter"] else "custom")
-    return {
+    return GoStruct({
         "Name": pool.name, "Profile": pool.profile, "InstanceTypes": types,
         "InstanceType": "", "DiscountStrategy": pool.discount_strategy,
-        "MinSize": pool.min_size, "MaxSize": pool.max_size,
+        "MinSize": Int64(pool.min_size), "MaxSize": Int64(pool.max_size),
         "ConfigItems": ConfigItems(pool.config_items),
         "IsSpot": pool.discount_strategy in ("spot", "spot_max_price"),
         "IsMaster": "master" in pool.profile,
@@ -179,26 +229,27 @@ def clm_pool(pool: NodePool) -> dict[str, Any]:
         "Taints": taints(pool.config_items),
         "KarpenterRequirements": karpenter_requirements(pool.config_items),
         "KarpenterInstanceTypeStrategy": strategy,
-    }
+    })
 
 
-def clm_cluster(cluster: Cluster, items: Mapping[str, str] | None = None) -> dict[str, Any]:
+def clm_cluster(cluster: Cluster, items: Mapping[str, str] | None = None) -> GoStruct:
     """`Cluster` as CLM's templates see it; `items` replaces its config items when given."""
     account_id = cluster.infrastructure_account.removeprefix("aws:")
-    return {
+    return GoStruct({
         "ID": cluster.id, "LocalID": cluster.local_id, "Alias": cluster.alias,
         "Environment": cluster.environment, "Region": cluster.region,
         "InfrastructureAccount": cluster.infrastructure_account,
         "APIServerURL": cluster.api_server_url, "Owner": cluster.owner,
         "Channel": cluster.channel, "Provider": cluster.provider,
-        "CriticalityLevel": cluster.criticality_level, "LifecycleStatus": cluster.lifecycle_status,
+        "CriticalityLevel": Int32(cluster.criticality_level),
+        "LifecycleStatus": cluster.lifecycle_status,
         "ConfigItems": ConfigItems(cluster.config_items if items is None else items),
         "NodePools": [clm_pool(p) for p in cluster.node_pools],
         "AccountName": "",
         "Name": cluster.alias if cluster.provider == "zalando-eks" else cluster.id,
         "InfrastructureAccountID": account_id,
         "WorkerRoleARN": f"arn:aws:iam::{account_id}:role/{cluster.local_id}-worker",
-    }
+    })
 
 
 def defaults_data(cluster: Cluster) -> dict[str, Any]:

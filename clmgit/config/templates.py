@@ -29,6 +29,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from clmgit.config.clmfuncs import GoMap, clm_functions, go_index
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.computed import ConfigItems
+from clmgit.config.gocompat import GO_COMPAT, GO_OUT
+from clmgit.config.gofmt import GoStruct, output_value
 from clmgit.config.helpers import HELPERS, HelperError
 from clmgit.config.source import ConfigTree
 from clmgit.errors import TemplateError
@@ -36,7 +38,7 @@ from clmgit.machine import usable_cores
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 _GO_MAPS = (GoMap, ConfigItems)
-_PLAIN_DICTS = (dict, *_GO_MAPS)
+_PLAIN_DICTS = (dict, GoStruct, *_GO_MAPS)
 
 
 class _Environment(ImmutableSandboxedEnvironment):
@@ -88,6 +90,9 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandbo
     env.globals.update(clm)
     # Go's `index`, which `clmgit convert` writes as a call: Go's zero value for a missing key.
     env.globals["index"] = go_index
+    # Go's builtins and printing where a converted template's Jinja operators would differ.
+    env.globals.update(GO_COMPAT)
+    env.filters[GO_OUT] = output_value
     for name in ("manifest_hash", "manifestHash"):
         env.filters[name] = env.globals[name] = manifest_hash
     return env

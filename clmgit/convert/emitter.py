@@ -1,32 +1,60 @@
-"""Jinja2 from a parsed Go template, whitespace kept byte for byte.
+"""Jinja2 from a parsed Go template, whitespace kept byte for byte, rendering as Go renders.
 
 Go's data is the template's dot: at the top it holds `Cluster`, `Values` and `NodePool` (CLM's
 template data), which become Jinja variables of those names. Inside `range`/`with` the dot is a
-generated variable (`dot1`, ...); `define` becomes a macro taking the dot. Go variables keep
-their names (renamed where Jinja would see a clash or Go a shadowing); a variable that is
-assigned with `=` becomes a `namespace` so that a loop can change it, as Go allows.
+generated variable (`_dot1`, ...); `define` becomes a macro taking the dot. Generated names
+start with `_`, Go variables never do and keep their names otherwise (renamed where Jinja would
+see a clash with a word, a global or another variable); a variable that is assigned with `=`
+becomes a `namespace` so that a loop can change it, as Go allows.
+
+Where Jinja's operators or printing would differ from Go's, the Jinja calls Go's builtins
+(`clmgit.config.gocompat`): printing of values that may not be strings, `print`/`printf`,
+comparisons of operands whose kinds it cannot tell (`kinds`), `range`, `len`, fields named like
+Python attributes.
 
 Trim markers stay where Jinja trims exactly as Go does (Go trims spaces, tabs and newlines; Jinja
-any white space); elsewhere the text is written already trimmed. What Jinja cannot express
-(`break`/`continue`, `print`, `html`, ...) is refused with file, line and the construct.
+any white space); elsewhere the text is written already trimmed. What Jinja cannot express or
+clmgit would print otherwise than Go (`break`/`continue`, `html`, a `printf` directive outside
+`gofmt`'s, ...) is refused with file, line and the construct.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from clmgit.config.clmfuncs import NAMES as CLM_NAMES
+from clmgit.config.gocompat import GO_COMPAT, GO_OUT
+from clmgit.config.gofmt import check_format
+from clmgit.config.helpers import HELPERS
 from clmgit.convert import nodes as go
+from clmgit.convert.kinds import (
+    BOOL,
+    INT,
+    ITEMS,
+    PLAIN,
+    STRING,
+    call_kind,
+    field_kind,
+    literal_kind,
+)
 from clmgit.convert.parser import GO_SPACE, GoTemplateError
 
 ROOT_FIELDS = ("Cluster", "Values", "NodePool")  # CLM's template data
-_JINJA_WORDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none",
-                          "True", "False", "None", "loop", "namespace", "range", "dict", "self",
-                          "caller", "varargs", "kwargs", *ROOT_FIELDS})
+#: Names a Go variable may not take in Jinja: Jinja's words and globals, CLM's functions and the
+#: helpers (a variable `$index` would hide `index`), the data's variables.
+_RESERVED = frozenset({"and", "or", "not", "in", "is", "if", "else", "true", "false", "none",
+                       "True", "False", "None", "loop", "namespace", "range", "dict", "self",
+                       "caller", "varargs", "kwargs", "lipsum", "cycler", "joiner", "index",
+                       *ROOT_FIELDS, *CLM_NAMES, *HELPERS, *GO_COMPAT})
+#: Field names that Jinja would read as a Python attribute (`dict.values`, `str.upper`, ...)
+#: rather than as the map key Go reads: written as a call of `go_field`.
+_PY_ATTRIBUTES = frozenset(name for t in (dict, str, list, tuple, int, float, bytes)
+                           for name in dir(t))
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_PRINTF_VERBS = re.compile(r"%(.)")
-_REFUSED = frozenset({"println", "html", "js", "urlquery", "call", "slice"})
+_REFUSED = frozenset({"html", "js", "urlquery", "call", "slice"})
 _BRACE_RE = re.compile(r"\{(?=[{%#]|$)")
 
 
@@ -48,6 +76,12 @@ class _Scope:
     dot: str | None  # the Jinja expression of the dot; None: the root
 
 
+# Generated names start with "_" and user variables never do (`bind` renames them), so that
+# neither can take the other's name.
+def _generated(base: str, n: int) -> str:
+    return f"_{base}{n}"
+
+
 def to_jinja(parsed: go.Parsed, usage: Usage | None = None) -> str:
     """The Jinja2 text of a parsed Go template."""
     return _Emitter(parsed, usage or Usage()).emit()
@@ -63,6 +97,7 @@ class _Emitter:
         self.counter = 0
         self.assigned = _assigned_names(parsed.nodes)
         self.defined: set[str] = set()
+        self.kinds: dict[str, str] = {}  # Jinja expression → its kind, where known (`kinds`)
         self.loop_depth = 0
 
     def emit(self) -> str:
@@ -158,8 +193,12 @@ class _Emitter:
             self.out.append(self._open(node.tag, self.declare(pipe)))
             return
         self.usage.constructs["output"] += 1
-        self.out.append(self._tag("{{", node.tag.trim_left, self.pipe(pipe), "}}",
-                                  node.tag.trim_right))
+        value = self.pipe(pipe)
+        if value == self.root():
+            raise self.refuse(node.tag.line, "printing the template's data")
+        if self.kinds.get(value) not in PLAIN:  # Go's printing of lists, maps, floats, nil
+            value = f"{value}|{GO_OUT}" if value.startswith("(") else f"({value})|{GO_OUT}"
+        self.out.append(self._tag("{{", node.tag.trim_left, value, "}}", node.tag.trim_right))
 
     def declare(self, pipe: go.Pipe, value: str | None = None) -> str:
         """`set` for `$x := pipe` or `$x = pipe` (without its tag)."""
@@ -169,15 +208,22 @@ class _Emitter:
             self.usage.constructs["assignment"] += 1
             return f"set {self.lookup(name, pipe.line)} = {value}"
         self.usage.constructs["variable"] += 1
+        kind = self.kinds.get(value)
         jinja = self.bind(name)
         if name in self.assigned:
             self.scopes[-1].names[name] = f"{jinja}.v"
             return f"set {jinja} = namespace(v={value})"
+        if kind is not None:
+            self.kinds[jinja] = kind
         return f"set {jinja} = {value}"
 
     def bind(self, name: str) -> str:
+        """A Jinja name for Go variable `name`: its own where free, never a generated name
+        (those start with `_`), a global's or Jinja's word."""
         base = name[1:] or "root"
-        jinja = base if base not in _JINJA_WORDS else f"{base}_"
+        if base.startswith("_"):
+            base = "u" + base
+        jinja = base if base not in _RESERVED else f"{base}_"
         n = 1
         while jinja in self.taken:
             n += 1
@@ -217,11 +263,7 @@ class _Emitter:
         pipe = node.pipe
         if node.kind == "with":
             self.counter += 1
-            dot = f"dot{self.counter}"
-            while dot in self.taken:
-                self.counter += 1
-                dot = f"dot{self.counter}"
-            self.taken.add(dot)
+            dot = _generated("dot", self.counter)
             value = self.pipe(pipe)
             self.push(dot)
             if pipe.decl:
@@ -266,30 +308,21 @@ class _Emitter:
         self.scopes.pop()
 
     def range_(self, node: go.Branch) -> None:
+        # What Go visits (maps in sorted key order, an integer's 0..n-1, nothing for nil) is
+        # `go_range`'s to tell: Jinja's `for` would walk a map's keys or a string's characters.
         pipe = node.pipe
         self.counter += 1
-        source = f"range{self.counter}"
-        self.taken.add(source)
         value = self.pipe(pipe)
         self.push()
         names = [self.bind(n) for n in pipe.decl]
-        first = self._tag("{%", node.tag.trim_left, f"set {source} = {value}", "%}", False)
         if len(names) == 2:
-            key, elem = names
-            loop = (f"for {key} in ({source}|sort(case_sensitive=true) if {source} is mapping "
-                    f"else range({source}|length))")
-            head = first + self._tag("{%", False, loop, "%}", False)
-            after = self._tag("{%", False, f"set {elem} = {source}[{key}]", "%}",
-                              node.tag.trim_right)
+            elem = names[1]
+            loop = f"for {names[0]}, {elem} in go_range2({value})"
         else:
-            elem = names[0] if names else f"dot{self.counter}"
-            self.taken.add(elem)
-            loop = (f"for {elem} in ({source}|dictsort(true)|map(attribute=1)|list "
-                    f"if {source} is mapping else {source})")
-            head = first + self._tag("{%", False, loop, "%}", node.tag.trim_right)
-            after = ""
+            elem = names[0] if names else _generated("dot", self.counter)
+            loop = f"for {elem} in go_range({value})"
         self.scopes[-1].dot = elem
-        self.out.append(head + after)
+        self.out.append(self._tag("{%", node.tag.trim_left, loop, "%}", node.tag.trim_right))
         self.loop_depth += 1
         self.nodes(node.body)
         self.loop_depth -= 1
@@ -305,8 +338,8 @@ class _Emitter:
         name = _macro_name(node.name)
         self.defined.add(node.name)
         saved = self.scopes
-        self.scopes = [_Scope({"$": "dot"}, "dot")]
-        self.out.append(self._open(node.tag, f"macro {name}(dot)"))
+        self.scopes = [_Scope({"$": "_dot"}, "_dot")]
+        self.out.append(self._open(node.tag, f"macro {name}(_dot)"))
         self.nodes(node.body)
         self.out.append(self._open(node.end_tag, "endmacro"))
         self.scopes = saved
@@ -337,6 +370,8 @@ class _Emitter:
             if piped is not None:
                 values.append(piped)
             return self.call(head.name, values, line)
+        if isinstance(head, go.Literal) and head.value is None and not args and piped is None:
+            raise self.refuse(line, "nil as a command (Go fails on it)")
         if args or piped is not None:
             if isinstance(head, go.Field | go.Chain | go.Variable) and _names(head):
                 values = [self.operand(a, line) for a in args]
@@ -349,64 +384,96 @@ class _Emitter:
 
     def call(self, name: str, values: list[str], line: int) -> str:
         self.usage.functions[name] += 1
+        result = self._call(name, values, line)
+        kind = call_kind(name, [self.kinds.get(v) for v in values])
+        if kind is not None:
+            self.kinds[result] = kind
+        return result
+
+    def _call(self, name: str, values: list[str], line: int) -> str:
         if name in ("and", "or"):
             return "(" + f" {name} ".join(values) + ")"
         if name == "not":
             return f"(not {values[0]})"
         if name in _COMPARE:
-            op = _COMPARE[name]
-            if name == "eq" and len(values) > 2:
-                return "(" + " or ".join(f"{values[0]} == {v}" for v in values[1:]) + ")"
-            return f"({values[0]} {op} {values[1]})"
-        if name == "len":  # Go counts a string's bytes
-            v = values[0]
-            return (f'(({v}).encode("utf-8", "surrogateescape")|length if ({v}) is string '
-                    f"else ({v})|length)")
+            return self.compare(name, values)
+        if name == "len" and len(values) == 1:
+            if self.kinds.get(values[0]) == ITEMS:
+                return f"({values[0]}|length)"
+            return f"go_len({values[0]})"  # Go counts a string's bytes; no length of a struct
         if name == "printf":
-            verbs = set(_PRINTF_VERBS.findall(values[0])) if values else set()
-            if not values or not values[0].startswith('"') or verbs - {"s", "d", "%"}:
-                raise self.refuse(line, "printf with verbs other than %s and %d")
-            return f"({values[0]}|format({', '.join(values[1:])}))"
-        if name == "print":
-            return self.print_(values, line)
+            self.check_printf(values, line)
+        if name in ("print", "printf", "println"):
+            return f"go_{name}({', '.join(values)})"
         if name in _REFUSED:
             raise self.refuse(line, f"the builtin {name}")
         return f"{name}({', '.join(values)})"
 
-    def print_(self, values: list[str], line: int) -> str:
-        """Go's `print` adds a space between two operands when neither is a string: written as
-        `~` where a string constant stands in every such pair."""
-        quoted = [v.startswith('"') for v in values]
-        if len(values) < 2 or not all(a or b for a, b in zip(quoted, quoted[1:], strict=False)):
-            raise self.refuse(line, "print of values that may not be strings")
-        return "(" + " ~ ".join(values) + ")"
+    def compare(self, name: str, values: list[str]) -> str:
+        """Jinja's operator where both sides are of one kind Python compares as Go does, else
+        Go's builtin (which fails on an int against a string, a list, ...)."""
+        kinds = {self.kinds.get(v) for v in values}
+        fast = (STRING, INT, BOOL) if name in ("eq", "ne") else (STRING, INT)
+        if len(values) == 2 and len(kinds) == 1 and kinds <= set(fast):
+            return f"({values[0]} {_COMPARE[name]} {values[1]})"
+        return f"go_{name}({', '.join(values)})"
+
+    def check_printf(self, values: list[str], line: int) -> None:
+        """A constant format whose every directive prints as Go prints it (`gofmt`)."""
+        form = values[0] if values else ""
+        if self.kinds.get(form) != STRING or not form.startswith('"'):
+            raise self.refuse(line, "printf with a format that is not a string constant")
+        reason = check_format(_unstring(form))
+        if reason is not None:
+            raise self.refuse(line, f"printf with {reason}")
 
     def operand(self, op: go.Operand, line: int) -> str:
         if isinstance(op, go.Literal):
-            return _literal(op)
+            return self._known(_literal(op), literal_kind(op.value))
         if isinstance(op, go.Dot):
             return self.dot()
         if isinstance(op, go.Field):
             dot = self.scopes[-1].dot
             if dot is None:
                 self.usage.constructs["field"] += 1
-                return ".".join(op.names)
-            return ".".join((dot, *op.names))
+                return self._known(_fields(op.names[0], op.names[1:]), field_kind(op.names))
+            return _fields(dot, op.names)
         if isinstance(op, go.Variable):
             if op.name == "$" and op.names and not any("$" in s.names for s in self.scopes):
-                return ".".join(op.names)
-            return ".".join((self.lookup(op.name, line), *op.names))
+                return self._known(_fields(op.names[0], op.names[1:]), field_kind(op.names))
+            variable = self.lookup(op.name, line)
+            if not op.names:
+                return variable
+            return _fields(variable, op.names)
         if isinstance(op, go.Chain):
-            return ".".join((f"({self.operand(op.operand, line)})", *op.names))
+            return _fields(f"({self.operand(op.operand, line)})", op.names)
         if isinstance(op, go.SubPipe):
-            return f"({self.pipe(op.pipe)})"
+            inner = self.pipe(op.pipe)
+            return self._known(f"({inner})", self.kinds.get(inner))
         if isinstance(op, go.Identifier):
             return self.call(op.name, [], line)
         raise AssertionError(op)
 
+    def _known(self, expression: str, kind: str | None) -> str:
+        if kind is not None:
+            self.kinds[expression] = kind
+        return expression
+
     def dot(self) -> str:
         dot = self.scopes[-1].dot
         return self.root() if dot is None else dot
+
+
+def _fields(base: str, names: tuple[str, ...]) -> str:
+    """`base.a.b` in Jinja; a name Python objects have an attribute of is read as Go reads it."""
+    for name in names:
+        base = f'go_field({base}, "{name}")' if name in _PY_ATTRIBUTES else f"{base}.{name}"
+    return base
+
+
+def _unstring(literal: str) -> str:
+    """The text of a string constant as `_string` writes it."""
+    return str(ast.literal_eval(literal))
 
 
 def _names(op: go.Operand) -> tuple[str, ...]:
@@ -414,7 +481,10 @@ def _names(op: go.Operand) -> tuple[str, ...]:
 
 
 def _macro_name(name: str) -> str:
-    return "tpl_" + re.sub(r"\W", "_", name)
+    """A Jinja name for a define, one per name (`a-b` and `a_b` stay two): `_` doubled, any
+    other character that is not a letter or digit as `_<hex>_`."""
+    return "_tpl_" + "".join(c if c.isascii() and c.isalnum() else "__" if c == "_"
+                             else f"_{ord(c):x}_" for c in name)
 
 
 def _literal(op: go.Literal) -> str:

@@ -19,7 +19,9 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from clmgit.config import gofmt
+from clmgit.config import gocompat, gofmt
+from clmgit.config.clmfuncs import go_index
+from clmgit.config.helpers import HelperError
 from clmgit.convert import nodes as go
 from clmgit.convert.parser import GoTemplateError
 
@@ -91,7 +93,10 @@ class _State:
             self.line = node.tag.line
             value = self.pipe(node.pipe, dot)
             if not node.pipe.decl:
-                self.out.append(print_value(value))
+                try:
+                    self.out.append(print_value(value))
+                except HelperError as e:
+                    raise self.fail(str(e)) from None
         elif isinstance(node, go.Branch):
             self.line = node.tag.line
             if node.kind == "range":
@@ -144,17 +149,12 @@ class _State:
             del self.vars[mark:]
 
     def range_items(self, value: Any, decls: int) -> list[tuple[Any, Any]]:
-        if isinstance(value, Mapping):
-            return [(k, value[k]) for k in sorted(value, key=_key_order)]
-        if isinstance(value, list | tuple):
-            return list(enumerate(value))
-        if isinstance(value, int) and not isinstance(value, bool):
+        try:
             if decls > 1:
-                raise self.fail("can't use two variables to range over an integer")
-            return [(i, i) for i in range(value)]
-        if value is None or value is NO_VALUE:
-            return []
-        raise self.fail(f"range can't iterate over {gofmt.sprint_value(value)}")
+                return gocompat.go_range2(None if value is NO_VALUE else value)
+            return gocompat.range_pairs(None if value is NO_VALUE else value)
+        except HelperError as e:
+            raise self.fail(str(e)) from None
 
     def template(self, name: str, dot: Any) -> None:
         define = self.parsed.defines.get(name)
@@ -199,6 +199,8 @@ class _State:
         if isinstance(head, go.Identifier):
             return self.call(head.name, args, dot, piped)
         extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
+        if isinstance(head, go.Literal) and head.value is None and not extra:
+            raise self.fail("nil is not a command")
         if isinstance(head, go.Field):
             return self.fields(dot, head.names, extra, dot)
         if isinstance(head, go.Variable):
@@ -247,7 +249,7 @@ class _State:
                 raise self.fail(f'map has no entry for key "{name}"')
             return NO_VALUE
         attribute = getattr(receiver, name, _MISSING)
-        if attribute is _MISSING or name.startswith("_"):
+        if attribute is _MISSING or name.startswith("_") or isinstance(receiver, _BASIC):
             raise self.fail(f"can't evaluate field {name} in type {type(receiver).__name__}")
         if callable(attribute):
             return self.invoke(name, attribute, [self.operand(a, dot) for a in args])
@@ -276,7 +278,7 @@ class _State:
         if builtin is not None:
             try:
                 return builtin(*values)
-            except _BuiltinError as e:
+            except (_BuiltinError, HelperError) as e:
                 raise self.fail(f"error calling {name}: {e}") from None
             except TypeError:
                 raise self.fail(f"wrong number of args for {name}: got {len(values)}") from None
@@ -320,81 +322,11 @@ def truth(value: Any) -> bool:
 
 def print_value(value: Any) -> str:
     """What `{{ value }}` writes."""
-    if value is NO_VALUE or value is None:
-        return "<no value>"
-    return gofmt.sprint_value(value)
+    return gofmt.output_value(None if value is NO_VALUE else value)
 
 
-def _key_order(key: Any) -> Any:
-    return (0, key) if isinstance(key, int | float) and not isinstance(key, bool) else (1, key)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if value is None or value is NO_VALUE:
-        return "nil"
-    return "other"
-
-
-def _eq(first: Any, *others: Any) -> bool:
-    if not others:
-        raise _BuiltinError("missing argument for comparison")
-    for other in others:
-        kinds = {_kind(first), _kind(other)}
-        if "other" in kinds and first is not other:
-            if isinstance(first, list | dict) or isinstance(other, list | dict):
-                raise _BuiltinError("non-comparable type")
-        elif len(kinds) > 1 and "nil" not in kinds:
-            raise _BuiltinError("incompatible types for comparison")
-        if first == other and _kind(first) == _kind(other):
-            return True
-    return False
-
-
-def _ordered(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    def compare(a: Any, b: Any) -> bool:
-        if _kind(a) != _kind(b):
-            raise _BuiltinError("incompatible types for comparison")
-        if _kind(a) not in ("int", "float", "string"):
-            raise _BuiltinError("invalid type for comparison")
-        return op(a, b)
-    return compare
-
-
-def _index(item: Any, *keys: Any) -> Any:
-    for key in keys:
-        if isinstance(item, Mapping):
-            if key in item:
-                item = item[key]
-            else:  # Go gives the map's zero value: "" in a map of strings, else nil
-                item = "" if item and all(isinstance(v, str) for v in item.values()) else None
-        elif isinstance(item, list | tuple | str):
-            if isinstance(key, bool) or not isinstance(key, int):
-                raise _BuiltinError(f"cannot index slice/array with type {_kind(key)}")
-            sequence = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else item
-            if not 0 <= key < len(sequence):
-                raise _BuiltinError(f"index out of range: {key}")
-            item = sequence[key]
-        elif item is None or item is NO_VALUE:
-            raise _BuiltinError("index of untyped nil")
-        else:
-            raise _BuiltinError(f"can't index item of type {type(item).__name__}")
-    return item
-
-
-def _len(item: Any) -> int:
-    if isinstance(item, str):
-        return len(item.encode("utf-8", "surrogateescape"))
-    if isinstance(item, list | tuple | Mapping):
-        return len(item)
-    raise _BuiltinError(f"len of type {type(item).__name__}")
+#: Go values with no fields or methods a template can read.
+_BASIC = (str, bytes, int, float, list, tuple)
 
 
 def _slice(item: Any, *indexes: Any) -> Any:
@@ -441,24 +373,20 @@ def _call(function: Any, *args: Any) -> Any:
     return function(*args)
 
 
-def _printf(form: str, *args: Any) -> str:
-    return gofmt.sprintf(form, list(args))
-
-
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "not": lambda value: not truth(value),
-    "eq": _eq,
-    "ne": lambda a, b: not _eq(a, b),
-    "lt": _ordered(lambda a, b: a < b),
-    "le": _ordered(lambda a, b: a <= b),
-    "gt": _ordered(lambda a, b: a > b),
-    "ge": _ordered(lambda a, b: a >= b),
-    "index": _index,
-    "len": _len,
+    "eq": gocompat.go_eq,
+    "ne": gocompat.go_ne,
+    "lt": gocompat.go_lt,
+    "le": gocompat.go_le,
+    "gt": gocompat.go_gt,
+    "ge": gocompat.go_ge,
+    "index": go_index,
+    "len": gocompat.go_len,
     "slice": _slice,
-    "print": lambda *args: gofmt.sprint(list(args)),
-    "println": lambda *args: gofmt.sprintln(list(args)),
-    "printf": _printf,
+    "print": gocompat.go_print,
+    "println": gocompat.go_println,
+    "printf": gocompat.go_printf,
     "html": _html,
     "js": _js,
     "urlquery": _urlquery,

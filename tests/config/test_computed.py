@@ -16,12 +16,15 @@ import pytest
 from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
 from clmgit.config.computed import (
     ClmInstance,
+    Requirement,
+    Taint,
     best_certificate,
     clm_pool,
     files_archive,
     select_subnets,
     synthetic_instance,
 )
+from clmgit.config.gofmt import GoPointer
 from clmgit.config.render import ClusterRenderer, render_cluster
 from clmgit.config.source import ConfigTree, StaticConfigSource
 from clmgit.config.values import placeholder_values
@@ -128,11 +131,11 @@ def test_pool_methods_are_attributes_as_clm_computes_them() -> None:
     assert (spot["IsSpot"], spot["IsMaster"], spot["IsKarpenter"]) == (True, False, False)
     assert clm_pool(NodePool("x", "master-x", discount_strategy="spot_max_price"))["IsSpot"]
     assert clm_pool(POOLS[0])["IsMaster"] and karp["IsKarpenter"]
-    # `broken` has no effect, `k:Wrong` an unknown one: CLM drops both
-    assert spot["Taints"] == [{"Key": "dedicated", "Value": "ml", "Effect": "NoSchedule"}]
-    assert clm_pool(POOLS[0])["Taints"] is None
-    assert karp["KarpenterRequirements"] == [{"Key": "kubernetes.io/arch", "Operator": "In",
-                                              "Values": ["arm64"], "MinValues": None}]
+    # CLM's ParseTaint takes a key alone (`broken`) and drops an unknown effect (`k:Wrong`)
+    assert spot["Taints"] == [Taint("dedicated", "ml", "NoSchedule"), Taint("broken", "", "")]
+    assert clm_pool(POOLS[0])["Taints"] == []  # a nil slice, read as an empty one
+    assert karp["KarpenterRequirements"] == [
+        Requirement(GoPointer("kubernetes.io/arch"), GoPointer("In"), ["arm64"])]
     assert karp["KarpenterInstanceTypeStrategy"] == "default-for-karpenter"
     assert spot["KarpenterInstanceTypeStrategy"] == "custom"
 
@@ -209,7 +212,7 @@ def test_node_pools_get_instance_info_zones_files_and_user_data() -> None:
     spot = r.render_node_pool_stack("spot", values).text
     # two types: the lesser of each; zones restricted to the pool's; inherited secret decrypted,
     # vpc_id discovered after pools inherit (as in CLM), so not theirs
-    assert spot == (f"Description: 'true 1 <multiple> 2 amd64 eu-central-1b subnet-b1 false "
+    assert spot == (f"Description: 'true 2 <multiple> 2 amd64 eu-central-1b subnet-b1 false "
                     f"{SECRET} .'\n")
 
     karp = r.render_node_pool_stack("karp", values).text

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 import pytest
 
-from clmgit.config.gofmt import sprint, sprint_value, sprintf, sprintln
+from clmgit.config.gofmt import (
+    GoFormatError,
+    GoPointer,
+    GoStruct,
+    Int32,
+    Int64,
+    check_format,
+    output_value,
+    sprint,
+    sprint_value,
+    sprintf,
+    sprintln,
+)
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -48,3 +60,35 @@ def test_sprint_spaces_operands_only_between_non_strings() -> None:
 ])
 def test_sprintf_verbs_and_wrong_calls(form: str, args: list[object], text: str) -> None:
     assert sprintf(form, args) == text
+
+
+@pytest.mark.parametrize(("form", "reason"), [
+    ("%s-%d %v %q %x %X %t %f %% %-5s %+d %05d %.2f %8.3f %.1s", None),
+    ("%e", "the verb %e"), ("%+v", "the directive %+v"), ("%05s", "the directive %05s"),
+    ("%.2d", "the directive %.2d"), ("%*d", "the directive %*d"), ("a%", "a % with no verb"),
+    ("%[1]s", "a % with no verb"), ("%#x", "the directive %#x"),
+])
+def test_check_format_names_what_clmgit_would_print_otherwise(form: str,
+                                                              reason: str | None) -> None:
+    assert check_format(form) == reason
+
+
+def test_a_pointer_prints_its_target_only_as_template_output() -> None:
+    assert output_value(GoPointer("a")) == "a"
+    assert output_value(GoPointer(None)) == "<nil>"
+    assert output_value(None) == "<no value>"
+    with pytest.raises(GoFormatError, match="as Go prints it"):
+        sprint([GoPointer("a")])
+
+
+def test_go_integer_types_are_named_where_fmt_names_them() -> None:
+    assert sprintf("%s|%s|%s", [Int32(1), Int64(2), 3]) == \
+        "%!s(int32=1)|%!s(int64=2)|%!s(int=3)"
+    assert sprintf("x", [Int64(7)]) == "x%!(EXTRA int64=7)"
+
+
+def test_a_struct_is_never_printed_as_a_map() -> None:
+    with pytest.raises(GoFormatError):
+        sprint_value(GoStruct(Name="x"))
+    with pytest.raises(GoFormatError):
+        sprintf("%v", [[GoStruct()]])

@@ -179,9 +179,11 @@ def test_an_unconvertible_construct_is_refused_with_file_line_and_construct(
 
 
 def test_a_differing_render_is_refused_with_the_first_differing_lines(
-        clm_repo: ConfigRepoBuilder) -> None:
-    # Printing a list: Go writes `[a b]`; Jinja, which cannot know the type when converting,
-    # Python's list. Only rendering shows it: the check must catch it.
+        clm_repo: ConfigRepoBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The converted side made to print as Python does (as the converter did before it printed
+    # with Go's fmt): a list comes out `['a', 'b']` where Go writes `[a b]`. Only rendering
+    # shows it: the check must catch it.
+    monkeypatch.setattr("clmgit.config.templates.output_value", str)
     clm_repo.commit("dev", {"cluster/manifests/app/zones.yaml":
                             "kind: ConfigMap\nzones: {{ .Values.availability_zones }}\n"},
                     "Print the zones")
@@ -191,8 +193,8 @@ def test_a_differing_render_is_refused_with_the_first_differing_lines(
     assert "cluster/manifests/app/zones.yaml:" in result.out
     assert "-zones: [eu-central-1a eu-central-1b eu-central-1c]" in result.out
     assert "+zones: ['eu-central-1a', 'eu-central-1b', 'eu-central-1c']" in result.out
-    # 3 sample clusters and the variant
-    assert "4 rendered file(s) differ" in result.err and "nothing was written" in result.err
+    # two files per cluster print values Python prints otherwise: 3 sample clusters, 1 variant
+    assert "8 rendered file(s) differ" in result.err and "nothing was written" in result.err
     assert not branch_exists(clm_repo, "dev-jinja")
     # without --check it converts: the difference is the check's to find
     assert convert(clm_repo, "--from", "dev").code == 0

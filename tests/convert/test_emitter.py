@@ -28,7 +28,10 @@ def test_text_that_jinja_would_read_as_a_tag_is_escaped() -> None:
 @pytest.mark.parametrize(("source", "construct"), [
     ("a\n{{ range .L }}{{ break }}{{ end }}", "{{break}}"),
     ('{{ html "x" }}', "the builtin html"),
-    ('{{ printf "%v" 1 }}', "printf with verbs other than %s and %d"),
+    ('{{ printf "%e" 1 }}', "printf with the verb %e"),
+    ('{{ printf "%+v" 1 }}', "printf with the directive %+v"),
+    ("{{ printf .Cluster.Alias 1 }}", "printf with a format that is not a string constant"),
+    ("{{ . }}", "printing the template's data"),
     ('{{ if .A }}{{ else with .B }}{{ end }}', "{{else with}}"),
 ])
 def test_what_jinja_cannot_express_is_refused_with_file_line_and_construct(

@@ -18,9 +18,17 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-_SOURCES = ("go.mod", "main.go", "data.go", "funcs.go")
+_SOURCES = ("go.mod", "main.go", "data.go", "funcs.go", "pools.go", "yaml.go")
 # No network and no other toolchain: the judge is the Go the test extra installed.
 _GO_ENV = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+
+
+def reference_dir() -> Path:
+    """`shared/reference` beside the checkout (a main checkout or a worktree further down)."""
+    for parent in HERE.parents:
+        if (parent / "shared" / "reference").is_dir():
+            return parent / "shared" / "reference"
+    return HERE.parents[2] / "shared" / "reference"
 
 
 def go_binary() -> str:
