@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 import typer
+import yaml
 
 from clmgit.cli.main import app
 from tests.conftest import Fleet, run_cli
@@ -71,3 +74,32 @@ def test_an_unreachable_registry_is_one_line_after_the_retries(fleet: Fleet) -> 
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1, proc.stderr  # no urllib3 retry warnings before it
     assert proc.stderr.startswith("error: cannot reach the cluster registry at http://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("path", [p for p, _ in _commands()], ids=lambda p: " ".join(p) or "clmgit")
+def test_h_is_help_and_metavars_are_upper_case(path: list[str]) -> None:
+    r = run_cli(*path, "-h")
+    assert r.code == 0 and r.out == run_cli(*path, "--help").out, (r.out, r.err)
+    usage = [li for li in r.out.splitlines() if li.startswith("Usage:")]
+    names = [li.strip().split("  ")[0] for li in r.out.splitlines() if li.lstrip().startswith("-")]
+    for text in usage + names:  # metavars only: help text may say `<ref>-jinja`
+        assert not re.search(r"\{[a-z]|<[^>]*>", text), text
+
+
+def test_usage_names_the_arguments_in_upper_case() -> None:
+    r = run_cli("promote", "-h")
+    assert "Usage: clmgit promote [OPTIONS] SOURCE TARGET\n" in r.out
+    assert "-g, --group NAME " in r.out and "-o, --output [table|json|yaml] " in r.out
+
+
+@pytest.mark.parametrize("args", [
+    ("status",),
+    ("history",),
+    ("promote", "dev", "alpha", "--dry-run", "--force"),
+    ("diff", "dev", "alpha"),
+])
+def test_yaml_is_the_json_data_in_block_style(fleet: Fleet, args: tuple[str, ...]) -> None:
+    as_json, as_yaml = fleet.cli(*args, "-o", "json"), fleet.cli(*args, "-o", "yaml")
+    assert as_yaml.code == as_json.code == 0, (as_yaml.err, as_json.err)
+    assert yaml.safe_load(as_yaml.out) == json.loads(as_json.out)
+    assert not as_yaml.out.lstrip().startswith(("{", "[")), as_yaml.out  # block, not flow

@@ -109,15 +109,15 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
 
     if plan.refusals:
         if dry_run:  # the plan first, then why it would be refused
-            views.plan(plan, None, as_json=out is Format.json)
+            views.plan(plan, None, fmt=out)
         check(plan)
     if plan.nothing_to_do:
         if push and not dry_run:
             from clmgit.promotion.write import catch_up
 
             catch_up(ws)
-        if out is Format.json:
-            output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
+        if out is not Format.table:
+            output.emit({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha}, out)
         else:
             output.line(f"{plan.target} already at {plan.sha[:7]}")
         return
@@ -125,10 +125,10 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
         from clmgit.promotion.pr import open_pull_request
 
         opened = open_pull_request(ws, plan, dry_run=dry_run)
-        views.pull_request(plan, opened, as_json=out is Format.json)
+        views.pull_request(plan, opened, fmt=out)
         return
     landed = None if dry_run else land(ws, plan, push=push)
-    views.plan(plan, landed, as_json=out is Format.json)
+    views.plan(plan, landed, fmt=out)
 
 
 def diff(
@@ -150,7 +150,7 @@ def diff(
     previews = preview(
         settings(ctx).ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
     )
-    views.previews(previews, as_json=out is Format.json)
+    views.previews(previews, fmt=out)
 
 
 def render(
@@ -215,17 +215,16 @@ def status(
     where = Filter(channel=channel, group=group, states=frozenset(state),
                    labels=_selector(label))
     states = fleet_status(ws, where=where)
-    as_json = out is Format.json
     if by is By.group:
         views.group_rows([r for r in group_rollup(ws, states)
                           if (channel is None or r.channel == channel)
-                          and (group is None or r.group == group)], as_json=as_json)
+                          and (group is None or r.group == group)], fmt=out)
         return
     if sort_by:
         states = sort_states(states, sort_by)
     frozen = [(ch.name, ch.freeze_reason) for ch in ws.channels.values()
               if ch.frozen and (channel is None or ch.name == channel)]
-    views.states(states, frozen=frozen, as_json=as_json)
+    views.states(states, frozen=frozen, fmt=out)
 
 
 def _selector(pairs: list[str]) -> dict[str, str]:
@@ -258,7 +257,7 @@ def history(
     if channel and channel_opt and channel != channel_opt:
         raise ConfigError(f"two channels given: {channel!r} and --channel {channel_opt!r}")
     entries = read_history(settings(ctx).ws, channel or channel_opt, group=group, limit=limit)
-    views.history(entries, as_json=out is Format.json)
+    views.history(entries, fmt=out)
 
 
 def freeze(
