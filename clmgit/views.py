@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from clmgit.output import Format, emit, line, note, table
 
 if TYPE_CHECKING:
+    from clmgit.promotion.freeze import FreezeResult
     from clmgit.promotion.history import Entry
     from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
@@ -239,6 +240,22 @@ def history(entries: Sequence[Entry], *, fmt: Format) -> None:
              ("! " + ", ".join(e.overrides)) if e.overrides else "", e.subject]
             for e in entries]
     table(("date (UTC)", "author", "commit", "clusters", "override", "change"), rows)
+
+
+def freeze(r: FreezeResult, *, fmt: Format) -> None:
+    if fmt is not Format.table:
+        emit(r, fmt)
+        return
+    word = "frozen" if r.action == "freeze" else "unfrozen"
+    if r.result == "nothing-to-do":
+        line(f"{r.channel} is already {word}")
+    elif r.result == "dry-run":
+        subject = (r.message or "").splitlines()[0]
+        line(f"would {r.action} {r.channel}: commit {r.file} ({subject})")
+        line("dry run: nothing written")
+    else:
+        pushed = " and pushed" if r.pushed else ""
+        line(f"{r.channel} {word} in {_short(r.commit)}{pushed}")
 
 
 def _utc(date: str) -> str:

@@ -103,3 +103,33 @@ def test_yaml_is_the_json_data_in_block_style(fleet: Fleet, args: tuple[str, ...
     assert as_yaml.code == as_json.code == 0, (as_yaml.err, as_json.err)
     assert yaml.safe_load(as_yaml.out) == json.loads(as_json.out)
     assert not as_yaml.out.lstrip().startswith(("{", "[")), as_yaml.out  # block, not flow
+
+
+@pytest.mark.parametrize("args", [("freeze", "stable", "--reason", "Black Friday"),
+                                  ("unfreeze", "beta")])
+def test_freeze_dry_run_says_what_it_would_write_and_writes_nothing(
+        fleet: Fleet, args: tuple[str, ...]) -> None:
+    if args[0] == "unfreeze":
+        assert fleet.cli("freeze", "beta", "--reason", "x").code == 0
+    before = (fleet.branch("main"), fleet.file("channels/stable.yaml"), fleet.file(
+        "channels/beta.yaml"))
+    r = fleet.cli(*args, "--dry-run")
+    assert r.code == 0, r.err
+    channel = args[1]
+    assert r.out.startswith(f"would {args[0]} {channel}: commit channels/{channel}.yaml ("), r.out
+    assert r.out.endswith("dry run: nothing written\n"), r.out
+    assert (fleet.branch("main"), fleet.file("channels/stable.yaml"),
+            fleet.file("channels/beta.yaml")) == before
+
+
+@pytest.mark.parametrize("fmt", [json.loads, yaml.safe_load], ids=["json", "yaml"])
+def test_freeze_output_is_data(fleet: Fleet, fmt: Any) -> None:
+    name = "json" if fmt is json.loads else "yaml"
+    r = fleet.cli("freeze", "stable", "--reason", "Black Friday", "-o", name)
+    assert r.code == 0, r.err
+    data = fmt(r.out)
+    assert (data["result"], data["action"], data["channel"], data["reason"]) == (
+        "landed", "freeze", "stable", "Black Friday")
+    assert data["commit"] == fleet.branch("main") and data["file"] == "channels/stable.yaml"
+    again = fmt(fleet.cli("unfreeze", "beta", "-o", name).out)
+    assert again["result"] == "nothing-to-do" and again["commit"] is None

@@ -265,33 +265,34 @@ def freeze(
     channel: Annotated[str, typer.Argument(help="The channel to freeze.")],
     reason: Annotated[str, typer.Option(help="Why; shown to whoever is refused.")],
     push: Push = False,
+    dry_run: DryRun = False,
+    out: OutputOpt = Format.table,
 ) -> None:
     """Refuse promotions into CHANNEL until it is unfrozen."""
-    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push)
+    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push, dry_run=dry_run, out=out)
 
 
 def unfreeze(
     ctx: typer.Context,
     channel: Annotated[str, typer.Argument(help="The channel to unfreeze.")],
     push: Push = False,
+    dry_run: DryRun = False,
+    out: OutputOpt = Format.table,
 ) -> None:
     """Allow promotions into CHANNEL again."""
-    _set_frozen(ctx, channel, frozen=False, reason="", push=push)
+    _set_frozen(ctx, channel, frozen=False, reason="", push=push, dry_run=dry_run, out=out)
 
 
 def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
-                push: bool) -> None:
+                push: bool, dry_run: bool, out: Format) -> None:
+    from clmgit import views
     from clmgit.promotion.freeze import set_frozen
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
-        landed = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push)
-    word = "frozen" if frozen else "unfrozen"
-    if landed is None:
-        output.line(f"{channel} is already {word}")
-    else:
-        pushed = " and pushed" if landed.pushed else ""
-        output.line(f"{channel} {word} in {landed.commit and landed.commit[:7]}{pushed}")
+        result = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push,
+                            dry_run=dry_run)
+    views.freeze(result, fmt=out)
 
 
 def sync_branches(
