@@ -133,3 +133,25 @@ def test_freeze_output_is_data(fleet: Fleet, fmt: Any) -> None:
     assert data["commit"] == fleet.branch("main") and data["file"] == "channels/stable.yaml"
     again = fmt(fleet.cli("unfreeze", "beta", "-o", name).out)
     assert again["result"] == "nothing-to-do" and again["commit"] is None
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_a_script_for_the_shell(shell: str) -> None:
+    r = run_cli("completion", shell)
+    assert r.code == 0 and r.err == "", r.err
+    assert "clmgit" in r.out and "_CLMGIT_COMPLETE=complete_" + shell in r.out, r.out
+
+
+def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:
+    r = run_cli("completion", "tcsh")
+    assert r.code == 2 and r.out == "", r.out
+    error = [li for li in r.err.splitlines() if li.startswith("Error:")]
+    assert len(error) == 1 and "'tcsh' is not one of 'bash', 'zsh', 'fish'" in error[0], r.err
+
+
+def test_the_script_s_requests_are_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_CLMGIT_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "clmgit prom")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    r = run_cli()
+    assert (r.code, r.out) == (0, "promote\n"), r.err

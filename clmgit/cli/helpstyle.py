@@ -1,10 +1,13 @@
 """How help reads: `-h` beside `--help`, and metavars in the conventional style — arguments
 and option values in upper case (`promote SOURCE TARGET`, `--group NAME`), choices as
-`[table|json|yaml]` — instead of Typer's `{source}` and `<list[str]>`."""
+`[table|json|yaml]` — instead of Typer's `{source}` and `<list[str]>`; and the answers to a
+completion script's requests (`clmgit completion SHELL`)."""
 
 from __future__ import annotations
 
 import enum
+import os
+from collections.abc import MutableMapping
 from typing import Any
 
 from typer import _click
@@ -42,6 +45,16 @@ class Group(TyperGroup):
         super().__init__(**attrs)
         for param in self.params:
             _name_value(param)
+
+    def _main_shell_completion(self, ctx_args: MutableMapping[str, Any], prog_name: str,
+                               complete_var: str | None = None) -> None:
+        from clmgit.cli.completion import COMPLETE_VAR
+
+        if os.environ.get(COMPLETE_VAR):  # only then: Typer's completion classes load slowly
+            from typer.completion import completion_init
+
+            completion_init()
+        super()._main_shell_completion(ctx_args, prog_name, COMPLETE_VAR)
 
 
 class Command(TyperCommand):

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from clmgit.cli import convert, promotion, reconcile
+from clmgit.cli import completion, convert, promotion, reconcile
 from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
@@ -64,7 +64,7 @@ def common(
         logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
-for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS):
+for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS, completion.COMMANDS):
     for _name, _command in _group.items():
         app.command(_name, cls=Command)(_command)
 app.add_typer(registry_app, name="registry")
