@@ -1,4 +1,5 @@
-"""Rendering of results for people (tables, lines) and for programs (JSON). Nothing else prints."""
+"""Rendering of results for people (tables, lines) and for programs (JSON, YAML). Nothing else
+prints."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import enum
 import json
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any
+
+
+class Format(StrEnum):
+    """What `-o` chooses: a table for people, or the same data as JSON or YAML for programs."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
 
 
 def to_data(value: Any) -> Any:
@@ -22,8 +32,16 @@ def to_data(value: Any) -> Any:
     return value
 
 
-def emit_json(value: Any) -> None:
-    json.dump(to_data(value), sys.stdout, indent=2, sort_keys=False)
+def emit(value: Any, fmt: Format) -> None:
+    """The data of a result for programs: JSON, or the same as YAML in block style."""
+    data = to_data(value)
+    if fmt is Format.yaml:
+        import yaml  # lazily: every command imports this module, few print YAML
+
+        yaml.safe_dump(data, sys.stdout, default_flow_style=False, sort_keys=False,
+                       allow_unicode=True)
+        return
+    json.dump(data, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
 
 

@@ -1,4 +1,5 @@
-"""How each command's results look: one function per result type, as a table or as JSON."""
+"""How each command's results look: one function per result type, as a table or as
+JSON or YAML."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from clmgit.output import emit_json, line, note, table
+from clmgit.output import Format, emit, line, note, table
 
 if TYPE_CHECKING:
+    from clmgit.promotion.freeze import FreezeResult
     from clmgit.promotion.history import Entry
     from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
@@ -25,9 +27,9 @@ def _clusters(n: int) -> str:
     return f"{n} cluster{'' if n == 1 else 's'}"
 
 
-def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
-    if as_json:
-        emit_json(
+def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
+    if fmt is not Format.table:
+        emit(
             {
                 "result": "refused" if p.refusals else
                 ("dry-run" if landed is None else "landed"),
@@ -44,7 +46,8 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
                 "message": p.message,
                 "refusals": p.refusals,
                 "notes": p.notes,
-            }
+            },
+            fmt,
         )
         return
     head = "would " if landed is None else ""
@@ -73,11 +76,11 @@ def plan(p: Plan, landed: Landed | None, *, as_json: bool) -> None:
         line(f"committed {_short(landed.commit)} on {where}")
 
 
-def pull_request(p: Plan, r: PullRequestResult, *, as_json: bool) -> None:
+def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
     """A promotion proposed as a pull request: nothing local moved, the merge lands it."""
     dry_run = r.pull is None
-    if as_json:
-        emit_json(
+    if fmt is not Format.table:
+        emit(
             {
                 "result": "dry-run" if dry_run else "pull-request",
                 "action": p.action,
@@ -98,7 +101,8 @@ def pull_request(p: Plan, r: PullRequestResult, *, as_json: bool) -> None:
                 "message": p.message,
                 "refusals": p.refusals,
                 "notes": p.notes,
-            }
+            },
+            fmt,
         )
         return
     verb = "promote" if p.action == "promote" else "roll back"
@@ -129,11 +133,11 @@ def pull_request(p: Plan, r: PullRequestResult, *, as_json: bool) -> None:
         line("local branches are unchanged; the merge lands the change")
 
 
-def previews(items: Sequence[GroupPreview], *, as_json: bool) -> None:
+def previews(items: Sequence[GroupPreview], *, fmt: Format) -> None:
     from clmgit.promotion.preview import format_report
 
-    if as_json:
-        emit_json([_preview_data(p) for p in items])
+    if fmt is not Format.table:
+        emit([_preview_data(p) for p in items], fmt)
         return
     line(format_report(items).rstrip("\n"))
 
@@ -167,12 +171,12 @@ STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", 
 
 
 def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
-           as_json: bool) -> None:
+           fmt: Format) -> None:
     """Clusters, then a summary line: counts by state and the frozen channels."""
     from clmgit.promotion.status import state_counts
 
-    if as_json:
-        emit_json([_state_data(s) for s in items])
+    if fmt is not Format.table:
+        emit([_state_data(s) for s in items], fmt)
         return
     rows: list[list[Any]] = [
         [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
@@ -210,10 +214,10 @@ def _gate_cell(r: GroupRow) -> str:
     return f"{r.gate}: {r.refusals[0].removesuffix(' (--force overrides)')}{more}"
 
 
-def group_rows(rows: Sequence[GroupRow], *, as_json: bool) -> None:
+def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
     """`status --by group`: a row per channel group."""
-    if as_json:
-        emit_json(list(rows))
+    if fmt is not Format.table:
+        emit(list(rows), fmt)
         return
     table(
         ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
@@ -225,17 +229,33 @@ def group_rows(rows: Sequence[GroupRow], *, as_json: bool) -> None:
     )
 
 
-def history(entries: Sequence[Entry], *, as_json: bool) -> None:
+def history(entries: Sequence[Entry], *, fmt: Format) -> None:
     """Newest first; dates in UTC; an override (a gate or freeze lifted) is marked `!` and
     named, so a bypass never looks like any other row."""
-    if as_json:
-        emit_json(list(entries))
+    if fmt is not Format.table:
+        emit(list(entries), fmt)
         return
     rows = [[_utc(e.date), e.author, e.commit[:7],
              "-" if e.clusters is None else e.clusters,
              ("! " + ", ".join(e.overrides)) if e.overrides else "", e.subject]
             for e in entries]
     table(("date (UTC)", "author", "commit", "clusters", "override", "change"), rows)
+
+
+def freeze(r: FreezeResult, *, fmt: Format) -> None:
+    if fmt is not Format.table:
+        emit(r, fmt)
+        return
+    word = "frozen" if r.action == "freeze" else "unfrozen"
+    if r.result == "nothing-to-do":
+        line(f"{r.channel} is already {word}")
+    elif r.result == "dry-run":
+        subject = (r.message or "").splitlines()[0]
+        line(f"would {r.action} {r.channel}: commit {r.file} ({subject})")
+        line("dry run: nothing written")
+    else:
+        pushed = " and pushed" if r.pushed else ""
+        line(f"{r.channel} {word} in {_short(r.commit)}{pushed}")
 
 
 def _utc(date: str) -> str:
@@ -260,9 +280,9 @@ def _result_row(r: Result) -> list[str]:
             f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
 
 
-def reconcile_results(results: Sequence[Result], *, as_json: bool) -> None:
-    if as_json:
-        emit_json({"clusters": list(results), "summary": _counts(results)})
+def reconcile_results(results: Sequence[Result], *, fmt: Format) -> None:
+    if fmt is not Format.table:
+        emit({"clusters": list(results), "summary": _counts(results)}, fmt)
         return
     busy = [r for r in results if r.outcome != "in-sync"]
     if busy:

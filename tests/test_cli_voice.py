@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 import typer
+import yaml
 
 from clmgit.cli.main import app
 from tests.conftest import Fleet, run_cli
@@ -71,3 +74,84 @@ def test_an_unreachable_registry_is_one_line_after_the_retries(fleet: Fleet) -> 
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1, proc.stderr  # no urllib3 retry warnings before it
     assert proc.stderr.startswith("error: cannot reach the cluster registry at http://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("path", [p for p, _ in _commands()], ids=lambda p: " ".join(p) or "clmgit")
+def test_h_is_help_and_metavars_are_upper_case(path: list[str]) -> None:
+    r = run_cli(*path, "-h")
+    assert r.code == 0 and r.out == run_cli(*path, "--help").out, (r.out, r.err)
+    usage = [li for li in r.out.splitlines() if li.startswith("Usage:")]
+    names = [li.strip().split("  ")[0] for li in r.out.splitlines() if li.lstrip().startswith("-")]
+    for text in usage + names:  # metavars only: help text may say `<ref>-jinja`
+        assert not re.search(r"\{[a-z]|<[^>]*>", text), text
+
+
+def test_usage_names_the_arguments_in_upper_case() -> None:
+    r = run_cli("promote", "-h")
+    assert "Usage: clmgit promote [OPTIONS] SOURCE TARGET\n" in r.out
+    assert "-g, --group NAME " in r.out and "-o, --output [table|json|yaml] " in r.out
+
+
+@pytest.mark.parametrize("args", [
+    ("status",),
+    ("history",),
+    ("promote", "dev", "alpha", "--dry-run", "--force"),
+    ("diff", "dev", "alpha"),
+])
+def test_yaml_is_the_json_data_in_block_style(fleet: Fleet, args: tuple[str, ...]) -> None:
+    as_json, as_yaml = fleet.cli(*args, "-o", "json"), fleet.cli(*args, "-o", "yaml")
+    assert as_yaml.code == as_json.code == 0, (as_yaml.err, as_json.err)
+    assert yaml.safe_load(as_yaml.out) == json.loads(as_json.out)
+    assert not as_yaml.out.lstrip().startswith(("{", "[")), as_yaml.out  # block, not flow
+
+
+@pytest.mark.parametrize("args", [("freeze", "stable", "--reason", "Black Friday"),
+                                  ("unfreeze", "beta")])
+def test_freeze_dry_run_says_what_it_would_write_and_writes_nothing(
+        fleet: Fleet, args: tuple[str, ...]) -> None:
+    if args[0] == "unfreeze":
+        assert fleet.cli("freeze", "beta", "--reason", "x").code == 0
+    before = (fleet.branch("main"), fleet.file("channels/stable.yaml"), fleet.file(
+        "channels/beta.yaml"))
+    r = fleet.cli(*args, "--dry-run")
+    assert r.code == 0, r.err
+    channel = args[1]
+    assert r.out.startswith(f"would {args[0]} {channel}: commit channels/{channel}.yaml ("), r.out
+    assert r.out.endswith("dry run: nothing written\n"), r.out
+    assert (fleet.branch("main"), fleet.file("channels/stable.yaml"),
+            fleet.file("channels/beta.yaml")) == before
+
+
+@pytest.mark.parametrize("fmt", [json.loads, yaml.safe_load], ids=["json", "yaml"])
+def test_freeze_output_is_data(fleet: Fleet, fmt: Any) -> None:
+    name = "json" if fmt is json.loads else "yaml"
+    r = fleet.cli("freeze", "stable", "--reason", "Black Friday", "-o", name)
+    assert r.code == 0, r.err
+    data = fmt(r.out)
+    assert (data["result"], data["action"], data["channel"], data["reason"]) == (
+        "landed", "freeze", "stable", "Black Friday")
+    assert data["commit"] == fleet.branch("main") and data["file"] == "channels/stable.yaml"
+    again = fmt(fleet.cli("unfreeze", "beta", "-o", name).out)
+    assert again["result"] == "nothing-to-do" and again["commit"] is None
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_a_script_for_the_shell(shell: str) -> None:
+    r = run_cli("completion", shell)
+    assert r.code == 0 and r.err == "", r.err
+    assert "clmgit" in r.out and "_CLMGIT_COMPLETE=complete_" + shell in r.out, r.out
+
+
+def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:
+    r = run_cli("completion", "tcsh")
+    assert r.code == 2 and r.out == "", r.out
+    error = [li for li in r.err.splitlines() if li.startswith("Error:")]
+    assert len(error) == 1 and "'tcsh' is not one of 'bash', 'zsh', 'fish'" in error[0], r.err
+
+
+def test_the_script_s_requests_are_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_CLMGIT_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "clmgit prom")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    r = run_cli()
+    assert (r.code, r.out) == (0, "promote\n"), r.err

@@ -3,18 +3,14 @@ context), the output format, and the option types used by more than one command.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from clmgit.output import Format
+
 if TYPE_CHECKING:
     from clmgit.workspace import Workspace
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
 
 
 class Settings:
@@ -48,5 +44,6 @@ def settings(ctx: typer.Context) -> Settings:
     return found
 
 
-Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this group (repeatable).")]
-OutputOpt = Annotated[Format, typer.Option("--output", "-o", help="table or json.")]
+Groups = Annotated[list[str], typer.Option("--group", "-g", metavar="NAME",
+                                           help="Only this group (repeatable).")]
+OutputOpt = Annotated[Format, typer.Option("--output", "-o", help="table, json or yaml.")]

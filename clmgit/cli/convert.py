@@ -175,8 +175,8 @@ def _write(repo: Any, migrations: list[Migration]) -> None:
 
 
 def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool) -> None:
-    if fmt is Format.json:
-        output.emit_json({"dry_run": dry_run, "conversions": [m.summary() for m in migrations]})
+    if fmt is not Format.table:
+        output.emit({"dry_run": dry_run, "conversions": [m.summary() for m in migrations]}, fmt)
         return
     for m in migrations:
         s = m.summary()

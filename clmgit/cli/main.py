@@ -11,8 +11,9 @@ from typing import Annotated
 
 import typer
 
-from clmgit.cli import convert, promotion, reconcile
+from clmgit.cli import completion, convert, promotion, reconcile
 from clmgit.cli.common import Settings
+from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
 
@@ -22,6 +23,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # Plain help: flags show no `<bool>` value, and help reads the same in CI logs as in a terminal.
     rich_markup_mode=None,
+    cls=Group,
+    context_settings=CONTEXT_SETTINGS,
     help="GitOps channel promotion and reconcile for fleets of Kubernetes clusters on AWS.",
 )
 
@@ -61,9 +64,9 @@ def common(
         logging.getLogger("urllib3").setLevel(logging.ERROR)
 
 
-for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS):
+for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS, completion.COMMANDS):
     for _name, _command in _group.items():
-        app.command(_name)(_command)
+        app.command(_name, cls=Command)(_command)
 app.add_typer(registry_app, name="registry")
 
 

@@ -109,15 +109,15 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
 
     if plan.refusals:
         if dry_run:  # the plan first, then why it would be refused
-            views.plan(plan, None, as_json=out is Format.json)
+            views.plan(plan, None, fmt=out)
         check(plan)
     if plan.nothing_to_do:
         if push and not dry_run:
             from clmgit.promotion.write import catch_up
 
             catch_up(ws)
-        if out is Format.json:
-            output.emit_json({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha})
+        if out is not Format.table:
+            output.emit({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha}, out)
         else:
             output.line(f"{plan.target} already at {plan.sha[:7]}")
         return
@@ -125,10 +125,10 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
         from clmgit.promotion.pr import open_pull_request
 
         opened = open_pull_request(ws, plan, dry_run=dry_run)
-        views.pull_request(plan, opened, as_json=out is Format.json)
+        views.pull_request(plan, opened, fmt=out)
         return
     landed = None if dry_run else land(ws, plan, push=push)
-    views.plan(plan, landed, as_json=out is Format.json)
+    views.plan(plan, landed, fmt=out)
 
 
 def diff(
@@ -150,7 +150,7 @@ def diff(
     previews = preview(
         settings(ctx).ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
     )
-    views.previews(previews, as_json=out is Format.json)
+    views.previews(previews, fmt=out)
 
 
 def render(
@@ -215,17 +215,16 @@ def status(
     where = Filter(channel=channel, group=group, states=frozenset(state),
                    labels=_selector(label))
     states = fleet_status(ws, where=where)
-    as_json = out is Format.json
     if by is By.group:
         views.group_rows([r for r in group_rollup(ws, states)
                           if (channel is None or r.channel == channel)
-                          and (group is None or r.group == group)], as_json=as_json)
+                          and (group is None or r.group == group)], fmt=out)
         return
     if sort_by:
         states = sort_states(states, sort_by)
     frozen = [(ch.name, ch.freeze_reason) for ch in ws.channels.values()
               if ch.frozen and (channel is None or ch.name == channel)]
-    views.states(states, frozen=frozen, as_json=as_json)
+    views.states(states, frozen=frozen, fmt=out)
 
 
 def _selector(pairs: list[str]) -> dict[str, str]:
@@ -258,7 +257,7 @@ def history(
     if channel and channel_opt and channel != channel_opt:
         raise ConfigError(f"two channels given: {channel!r} and --channel {channel_opt!r}")
     entries = read_history(settings(ctx).ws, channel or channel_opt, group=group, limit=limit)
-    views.history(entries, as_json=out is Format.json)
+    views.history(entries, fmt=out)
 
 
 def freeze(
@@ -266,33 +265,34 @@ def freeze(
     channel: Annotated[str, typer.Argument(help="The channel to freeze.")],
     reason: Annotated[str, typer.Option(help="Why; shown to whoever is refused.")],
     push: Push = False,
+    dry_run: DryRun = False,
+    out: OutputOpt = Format.table,
 ) -> None:
     """Refuse promotions into CHANNEL until it is unfrozen."""
-    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push)
+    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push, dry_run=dry_run, out=out)
 
 
 def unfreeze(
     ctx: typer.Context,
     channel: Annotated[str, typer.Argument(help="The channel to unfreeze.")],
     push: Push = False,
+    dry_run: DryRun = False,
+    out: OutputOpt = Format.table,
 ) -> None:
     """Allow promotions into CHANNEL again."""
-    _set_frozen(ctx, channel, frozen=False, reason="", push=push)
+    _set_frozen(ctx, channel, frozen=False, reason="", push=push, dry_run=dry_run, out=out)
 
 
 def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
-                push: bool) -> None:
+                push: bool, dry_run: bool, out: Format) -> None:
+    from clmgit import views
     from clmgit.promotion.freeze import set_frozen
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
-        landed = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push)
-    word = "frozen" if frozen else "unfrozen"
-    if landed is None:
-        output.line(f"{channel} is already {word}")
-    else:
-        pushed = " and pushed" if landed.pushed else ""
-        output.line(f"{channel} {word} in {landed.commit and landed.commit[:7]}{pushed}")
+        result = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push,
+                            dry_run=dry_run)
+    views.freeze(result, fmt=out)
 
 
 def sync_branches(

@@ -39,7 +39,7 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
     from clmgit.machine import usable_cores
     from clmgit.reconcile.session import Options
 
-    progress = views.Progress(enabled=out is not Format.json)
+    progress = views.Progress(enabled=out is Format.table)
     options = Options(dry_run=dry_run, concurrency=concurrency,
                       processes=processes or usable_cores(), token=token or None,
                       kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
@@ -55,7 +55,7 @@ def _show_results(results: Sequence[Any], *, out: Format, title: str) -> None:
     from clmgit import views
     from clmgit.errors import ClustersFailed
 
-    views.reconcile_results(results, as_json=out is Format.json)
+    views.reconcile_results(results, fmt=out)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         views.step_summary(results, summary, title=title)

@@ -14,10 +14,11 @@ import typer
 
 from clmgit import output
 from clmgit.cli.common import settings
+from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.errors import RegistryError
 
 registry_app = typer.Typer(
-    no_args_is_help=True, rich_markup_mode=None,
+    no_args_is_help=True, rich_markup_mode=None, cls=Group, context_settings=CONTEXT_SETTINGS,
     help="Serve a Cluster Registry; import and export clusters.yaml.",
 )
 
@@ -29,7 +30,7 @@ RegistryOpt = Annotated[
 ]
 
 
-@registry_app.command()
+@registry_app.command(cls=Command)
 def serve(
     db: Annotated[
         str, typer.Option(help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB.")
@@ -50,7 +51,7 @@ def serve(
     server.serve_forever()
 
 
-@registry_app.command("import")
+@registry_app.command("import", cls=Command)
 def import_(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A clusters.yaml in CLM's format.")],
@@ -72,7 +73,7 @@ def import_(
     )
 
 
-@registry_app.command()
+@registry_app.command(cls=Command)
 def export(
     ctx: typer.Context,
     registry: RegistryOpt = None,
