@@ -66,3 +66,16 @@ def test_a_promotion_in_a_clone_creates_the_local_channel_branch(
     assert f"sha: {fleet.c3}" in (clone / "channels/alpha.yaml").read_text()
     assert git(clone, "status", "--porcelain") == ""
 
+
+def test_commands_run_from_a_subdirectory_of_the_checkout(
+    fleet: Fleet, clone: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLMGIT_REPO", raising=False)
+    monkeypatch.delenv("CLMGIT_REGISTRY", raising=False)
+    monkeypatch.chdir(clone / "channels")
+    r = run_cli("status")
+    assert r.code == 0, r.err
+    assert "alpha-1" in r.out  # the registry: clusters.yaml at the top of the checkout
+    r = run_cli("promote", "dev", "alpha")
+    assert r.code == 0, r.err
+    assert f"sha: {fleet.c3}" in (clone / "channels/alpha.yaml").read_text()
