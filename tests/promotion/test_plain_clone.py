@@ -40,7 +40,7 @@ def local_branch(repo: Path, name: str) -> str | None:
 
 def test_read_only_commands_read_channel_branches_from_origin(fleet: Fleet, clone: Path) -> None:
     for args in (("status",), ("diff", "dev", "alpha"), ("promote", "dev", "alpha", "--dry-run"),
-                 ("history",)):
+                 ("history",), ("render", "--cluster", "dev-1")):
         r = run_cli("--repo", str(clone), *args)
         assert r.code == 0, (args, r.err)
     r = run_cli("--repo", str(clone), "promote", "dev", "alpha", "--dry-run")
@@ -49,11 +49,12 @@ def test_read_only_commands_read_channel_branches_from_origin(fleet: Fleet, clon
 
 
 def test_a_local_branch_comes_before_origin(fleet: Fleet, clone: Path) -> None:
-    git(clone, "branch", "alpha", fleet.c3)  # ahead of origin/alpha (at c1)
-    r = run_cli("--repo", str(clone), "promote", "alpha", "beta", "--dry-run",
-                "--force")
+    r = run_cli("--repo", str(clone), "promote", "dev", "alpha", "--dry-run")
+    assert "move branch alpha" in r.out  # origin/alpha is at c1
+    git(clone, "branch", "alpha", fleet.c3)  # the local alpha is ahead of origin/alpha
+    r = run_cli("--repo", str(clone), "promote", "dev", "alpha", "--dry-run")
     assert r.code == 0, r.err
-    assert fleet.c3[:7] in r.out
+    assert fleet.c3[:7] in r.out and "move branch alpha" not in r.out
 
 
 def test_a_promotion_in_a_clone_creates_the_local_channel_branch(
