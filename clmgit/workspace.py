@@ -6,7 +6,7 @@ Built once by the CLI and passed down; everything is read lazily and at most onc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from clmgit.adapters.git import GitRepo, RefUpdate
@@ -96,9 +96,11 @@ class Workspace:
 
     def local_updates(self, updates: Sequence[RefUpdate]) -> list[RefUpdate]:
         """The local side of `updates`: the plan was made on the local branches, so the same,
-        except that a branch read from the remote (none here) is created where it moves to."""
+        except that a branch read from the remote (it has no local branch) is created where it
+        moves to."""
         return [
-            replace(u, old=None) if u.ref.removeprefix("refs/heads/") in self._from_remote else u
+            RefUpdate(u.ref, u.new, None, u.replaceable)
+            if u.ref.removeprefix("refs/heads/") in self._from_remote else u
             for u in updates
         ]
 
