@@ -27,6 +27,8 @@ class Workspace:
     #: the remote's, overwritten by the next fetch, so it is written only through a push.
     url: str | None = None
     _heads: dict[str, str | None] = field(default_factory=dict, repr=False)
+    #: Branches read from `<remote>/<branch>` because there is no local branch of that name.
+    _from_remote: set[str] = field(default_factory=set, repr=False)
 
     @cached_property
     def control_sha(self) -> str:
@@ -82,12 +84,25 @@ class Workspace:
         return self._heads[branch]
 
     def _read_head(self, branch: str) -> str | None:
-        return self.repo.branch_sha(branch)
+        """The local branch; without one, the remote's: in a plain `git clone` only the default
+        branch is local and the channel branches exist as `origin/<channel>` alone."""
+        local = self.repo.branch_sha(branch)
+        if local is not None:
+            return local
+        remote = self.repo.rev(f"refs/remotes/{self.remote}/{branch}")
+        if remote is not None:
+            self._from_remote.add(branch)
+        return remote
 
     def local_updates(self, updates: Sequence[RefUpdate]) -> list[RefUpdate]:
-        """The local side of `updates` once they have landed on the remote: here, the plan was
-        made on the local branches, so they are the same."""
-        return list(updates)
+        """The local side of `updates`: the plan was made on the local branches, so the same,
+        except that a branch read from the remote (it has no local branch) is created where it
+        moves to."""
+        return [
+            RefUpdate(u.ref, u.new, None, u.replaceable)
+            if u.ref.removeprefix("refs/heads/") in self._from_remote else u
+            for u in updates
+        ]
 
     @cached_property
     def registry(self) -> Registry:

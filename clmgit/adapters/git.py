@@ -100,12 +100,23 @@ def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
     return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
 
 
+def checkout_top(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """The top of the checkout that `path` lies in, found upward as git finds it, so clmgit
+    runs from any subdirectory; `path` itself where git finds no working tree there (a bare
+    repository, or no repository: GitRepo says so)."""
+    if not os.path.isdir(path):
+        return path
+    proc = run_git(["rev-parse", "--show-toplevel"], cwd=path, ok=range(256))
+    top = proc.stdout.decode(errors="replace").strip()
+    return top if proc.returncode == 0 and top else path
+
+
 class GitRepo:
     """A config repository on disk (bare or with a working tree)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         try:
-            self._repo = git.Repo(path)
+            self._repo = git.Repo(checkout_top(path))
         except (InvalidGitRepositoryError, NoSuchPathError):
             raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
         tree = self._repo.working_tree_dir

@@ -62,8 +62,7 @@ def land(
         repo.push(ws.remote, updates)
         # Landed. A kill or a refusal from here on leaves the local side behind the remote,
         # which the next --push run (planned on the remote) finds done and catches up.
-        updates = ws.local_updates(updates)
-    repo.update_refs(updates)
+    repo.update_refs(ws.local_updates(updates))
     return Landed(commit=commit, pushed=push, branch=target)
 
 
