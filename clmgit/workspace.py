@@ -84,15 +84,10 @@ class Workspace:
         return self._heads[branch]
 
     def _read_head(self, branch: str) -> str | None:
-        """The local branch; without one, the remote's: in a plain `git clone` only the default
-        branch is local and the channel branches exist as `origin/<channel>` alone."""
-        local = self.repo.branch_sha(branch)
-        if local is not None:
-            return local
-        remote = self.repo.rev(f"refs/remotes/{self.remote}/{branch}")
-        if remote is not None:
+        sha, from_remote = read_branch(self.repo, branch, self.remote)
+        if from_remote:
             self._from_remote.add(branch)
-        return remote
+        return sha
 
     def local_updates(self, updates: Sequence[RefUpdate]) -> list[RefUpdate]:
         """The local side of `updates`: the plan was made on the local branches, so the same,
@@ -139,6 +134,17 @@ def pinned_sha(channels: Mapping[str, Channel], cluster: Cluster,
     if group.sha is None:
         return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
     return group.sha, group.name
+
+
+def read_branch(repo: GitRepo, branch: str, remote: str = "origin") -> tuple[str | None, bool]:
+    """(sha, read from the remote): the local branch; without one, the remote's — in a plain
+    `git clone` only the default branch is local and the channel branches exist as
+    `origin/<channel>` alone."""
+    local = repo.branch_sha(branch)
+    if local is not None:
+        return local, False
+    remote_sha = repo.rev(f"refs/remotes/{remote}/{branch}")
+    return remote_sha, remote_sha is not None
 
 
 def open_workspace(

@@ -13,8 +13,9 @@ import threading
 
 from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
+from clmgit.errors import GitError
 from clmgit.model import Cluster
-from clmgit.workspace import pinned_sha
+from clmgit.workspace import pinned_sha, read_branch
 
 
 class CurrentPins:
@@ -30,11 +31,18 @@ class CurrentPins:
 
     def __call__(self, cluster: Cluster) -> tuple[str | None, str]:
         with self._lock:
-            control = self._repo.require_branch(self._control_branch)
+            control = self._branch(self._control_branch)
             if self._parsed is None or self._parsed[0] != control:
                 self._parsed = (control, load_channels(self._repo, control,
                                                        control_branch=self._control_branch))
             return pinned_sha(self._parsed[1], cluster, self._head)
 
     def _head(self, channel: Channel) -> str:
-        return self._repo.require_branch(channel.branch)
+        return self._branch(channel.branch)
+
+    def _branch(self, branch: str) -> str:
+        """As the workspace reads a branch (the remote's in a plain clone), but anew."""
+        sha, _ = read_branch(self._repo, branch)
+        if sha is None:
+            raise GitError(f"branch {branch!r} does not exist in {self._repo.location}")
+        return sha
