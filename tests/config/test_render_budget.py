@@ -28,35 +28,23 @@ def _render(fleet: Fleet, template: str) -> tuple[int, str, float]:
     return r.code, r.err, time.monotonic() - started
 
 
-def test_a_loop_of_ten_billion_steps_stops_at_the_template_limit(
-    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("variable", "limit", "template", "sentence"), [
+    ("CLMGIT_RENDER_TEMPLATE_SECONDS", "0.5", FOREVER, TEMPLATE_TIME),
+    ("CLMGIT_RENDER_CLUSTER_SECONDS", "0.5", FOREVER,
+     f"error: {LOOP}: rendering stopped: it ran past 0.5 s, the limit for the templates of "
+     "one cluster (CLMGIT_RENDER_CLUSTER_SECONDS)\n"),
+    ("CLMGIT_RENDER_TEMPLATE_BYTES", "1000000", GIGABYTE,
+     f"error: {LOOP}: rendering stopped: it wrote more than 1000000 bytes, the limit per "
+     "template (CLMGIT_RENDER_TEMPLATE_BYTES)\n"),
+], ids=["loop-per-template", "loop-per-cluster", "gigabyte-per-template"])
+def test_a_template_without_end_stops_at_its_limit(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, variable: str, limit: str, template: str,
+    sentence: str
 ) -> None:
-    monkeypatch.setenv("CLMGIT_RENDER_TEMPLATE_SECONDS", "0.5")
-    code, err, took = _render(fleet, FOREVER)
-    assert (code, err) == (1, TEMPLATE_TIME)
+    monkeypatch.setenv(variable, limit)
+    code, err, took = _render(fleet, template)
+    assert (code, err) == (1, sentence)
     assert took < 10  # the render itself, and the rest of the command
-
-
-def test_the_cluster_limit_counts_every_template(
-    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CLMGIT_RENDER_CLUSTER_SECONDS", "0.5")
-    code, err, took = _render(fleet, FOREVER)
-    assert (code, err) == (1, (
-        f"error: {LOOP}: rendering stopped: it ran past 0.5 s, the limit for the templates of "
-        "one cluster (CLMGIT_RENDER_CLUSTER_SECONDS)\n"))
-    assert took < 10
-
-
-def test_a_huge_output_stops_at_the_template_limit(
-    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CLMGIT_RENDER_TEMPLATE_BYTES", "1000000")
-    code, err, took = _render(fleet, GIGABYTE)
-    assert (code, err) == (1, (
-        f"error: {LOOP}: rendering stopped: it wrote more than 1000000 bytes, the limit per "
-        "template (CLMGIT_RENDER_TEMPLATE_BYTES)\n"))
-    assert took < 10
 
 
 def test_a_sibling_hashed_by_manifest_hash_is_named_when_it_stops(
