@@ -126,6 +126,28 @@ class Budget:
                 f"cluster ({LIMITS['cluster_seconds'][0]})")
 
 
+#: The largest number `**` may compute in a template (bits), far beyond any config value.
+MAX_POWER_BITS = 1 << 16
+
+
+def checked_binop(operator: str, left: Any, right: Any, *, max_bytes: int) -> Any:
+    """`left * right` or `left ** right`, refused (`RenderStopped`) when the result would be
+    larger than `max_bytes` (a repeated string or list) or `MAX_POWER_BITS`: one such step of
+    C code builds the whole value at once, before any output is counted or any clock read."""
+    if operator == "*":
+        for seq, n in ((left, right), (right, left)):
+            if isinstance(seq, str | bytes | list | tuple) and isinstance(n, int):
+                if len(seq) * n > max_bytes:
+                    raise RenderStopped(
+                        f"would make a value of {len(seq) * n} items at once, more than the "
+                        f"limit per template ({LIMITS['template_bytes'][0]})")
+        return left * right
+    if (isinstance(left, int) and isinstance(right, int) and right > 0
+            and left.bit_length() * right > MAX_POWER_BITS):
+        raise RenderStopped(f"would compute a number of more than {MAX_POWER_BITS} bits")
+    return left**right
+
+
 def _limit(name: str) -> float | int:
     variable, default = LIMITS[name]
     given = os.environ.get(variable, "").strip()

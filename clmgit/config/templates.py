@@ -26,7 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from clmgit.config.budget import Budget, RenderStopped, stopped_reason
+from clmgit.config.budget import Budget, RenderStopped, checked_binop, stopped_reason
 from clmgit.config.clmfuncs import GoMap, clm_functions, go_index
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.computed import ConfigItems
@@ -41,6 +41,15 @@ _PLAIN_DICTS = (dict, *_GO_MAPS)
 
 
 class _Environment(ImmutableSandboxedEnvironment):
+    # A repeated string or a power is built in one step of C code: bounded before it is built.
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any,
+                   right: Any) -> Any:
+        state = _PASS.get()
+        limit = state.budget.template_bytes if state else Budget().template_bytes
+        return checked_binop(operator, left, right, max_bytes=limit)
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         """`cluster.config_items.x`, as Jinja reads it, minus an exception per lookup.
 

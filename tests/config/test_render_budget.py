@@ -94,3 +94,27 @@ def test_reconcile_fails_the_cluster_with_the_sentence(
     assert r.code == 4, r.err
     assert "rendering stopped: it took longer than 0.5 s" in r.out
     assert "rendering stopped: it took longer than 0.5 s" in fleet.file("clusters.yaml")
+
+
+@pytest.mark.parametrize(("template", "why"), [
+    ("{{ 'x' * 10**10 }}", "would make a value of 10000000000 items at once, more than the limit "
+                           "per template (CLMGIT_RENDER_TEMPLATE_BYTES)"),
+    ("{{ [1] * 10**10 }}", "would make a value of 10000000000 items at once"),
+    ("{{ 2 ** 100000000 }}", "would compute a number of more than 65536 bits"),
+], ids=["string", "list", "power"])
+def test_a_huge_value_built_at_once_is_refused_before_it_is_built(
+    fleet: Fleet, template: str, why: str
+) -> None:
+    code, err, took = _render(fleet, template)
+    assert code == 1 and err.startswith(f"error: {LOOP}: rendering stopped: it {why}")
+    assert took < 10
+
+
+def test_ordinary_products_and_powers_render(fleet: Fleet) -> None:
+    code, err, _ = _render(fleet, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n"
+                                  "data: {a: '{{ 3 * 4 }}', b: '{{ \"ab\" * 2 }}', "
+                                  "c: '{{ 2 ** 10 }}', d: '{{ 1.5 * 2 }}'}\n")
+    assert code == 0, err
+    r = fleet.cli("render", "--cluster", "dev-1")
+    assert "a: '12'" in r.out and "b: abab" in r.out and "c: '1024'" in r.out
+    assert "d: '3.0'" in r.out
