@@ -56,12 +56,25 @@ def common(
                                           help="Print clmgit's version and exit.")] = False,
 ) -> None:
     ctx.obj = Settings(repo, registry, control_branch, verbose)
+    _set_up_logging(verbose)
+
+
+def _set_up_logging(verbose: bool) -> None:
+    """Debug logs with --verbose, warnings otherwise; whatever is emitted (botocore's, urllib3's
+    and kubernetes' debug logs show request headers) passes through `LogRedactor`."""
+    from clmgit.redact import LogRedactor, environment_secrets
+
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not verbose:  # a retried request is reported once, by clmgit, when the retries run out
         logging.getLogger("urllib3").setLevel(logging.ERROR)
+    redactor = LogRedactor(environment_secrets())
+    for handler in logging.getLogger().handlers:
+        for old in [f for f in handler.filters if isinstance(f, LogRedactor)]:
+            handler.removeFilter(old)
+        handler.addFilter(redactor)
 
 
 for _group in (promotion.COMMANDS, reconcile.COMMANDS, convert.COMMANDS, completion.COMMANDS):
@@ -77,7 +90,7 @@ def main() -> None:
         app(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:
         if verbose:
-            traceback.print_exc()
+            _print_traceback()
         sys.stderr.write(f"error: {e}\n")
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
@@ -85,10 +98,18 @@ def main() -> None:
         sys.exit(130)
     except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
         if verbose:
-            traceback.print_exc()
+            _print_traceback()
         sys.stderr.write(
             f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n"
         )
         sys.exit(3)
     finally:
         sys.stdout.flush()
+
+
+def _print_traceback() -> None:
+    """The traceback of the error being handled, credentials hidden (an SDK's exception may
+    carry a request's headers)."""
+    from clmgit.redact import LogRedactor, environment_secrets
+
+    sys.stderr.write(LogRedactor(environment_secrets()).hide(traceback.format_exc()))

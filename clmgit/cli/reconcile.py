@@ -18,8 +18,12 @@ if TYPE_CHECKING:
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Render, show change sets and planned "
                                       "node rolls; change nothing, write nothing.")]
-Token = Annotated[str | None, typer.Option(envvar="CLMGIT_TOKEN", show_envvar=True,
-                                           help="Bearer token for the clusters' API servers.")]
+Token = Annotated[str | None, typer.Option(
+    envvar="CLMGIT_TOKEN", show_envvar=True,
+    help="Bearer token for the clusters' API servers (visible in ps: prefer --token-file).")]
+TokenFile = Annotated[str | None, typer.Option(
+    envvar="CLMGIT_TOKEN_FILE", show_envvar=True,
+    help="A file holding the bearer token ('-': read it from stdin).")]
 Kubeconfig = Annotated[str | None, typer.Option(
     envvar="CLMGIT_KUBECONFIG", show_envvar=True,
     help="A kubeconfig with a context per cluster, named after its id or alias.")]
@@ -78,6 +82,7 @@ def reconcile(
     processes: Processes = None,
     dry_run: DryRun = False,
     token: Token = None,
+    token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -90,7 +95,31 @@ def reconcile(
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
-         token=token, kubeconfig=kubeconfig)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
+
+
+def bearer_token(token: str | None, token_file: str | None) -> str | None:
+    """The token given as such or read from `token_file` ('-': stdin), surrounding whitespace
+    removed; a file keeps it out of the process list, where `--token` shows it."""
+    from pathlib import Path
+
+    from clmgit.errors import ConfigError
+
+    if token_file is None:
+        return token or None
+    if token:
+        raise ConfigError("give the token once: --token (CLMGIT_TOKEN) or --token-file "
+                          "(CLMGIT_TOKEN_FILE), not both")
+    where = "stdin" if token_file == "-" else f"the token file {token_file}"
+    try:
+        text = sys.stdin.read() if token_file == "-" else Path(token_file).read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read {where}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where} is not UTF-8 text; it must hold the token alone") from None
+    if not text.strip():
+        raise ConfigError(f"{where} is empty; it must hold the bearer token")
+    return text.strip()
 
 
 def _shard(spec: str) -> tuple[int, int]:
@@ -111,6 +140,7 @@ def provision(
     directory: Annotated[str, typer.Option(help="A working tree with a cluster/ directory.")],
     dry_run: DryRun = False,
     token: Token = None,
+    token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -120,7 +150,8 @@ def provision(
     from clmgit.reconcile.session import provision as run
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
-         out=out, title="clmgit provision", dry_run=dry_run, token=token, kubeconfig=kubeconfig)
+         out=out, title="clmgit provision", dry_run=dry_run,
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
 
 
 def decommission(
@@ -132,6 +163,7 @@ def decommission(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be scaled down and "
                                           "deleted; change nothing.")] = False,
     token: Token = None,
+    token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -140,8 +172,8 @@ def decommission(
     from clmgit.reconcile.session import decommission as run
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
-         out=out, title="clmgit decommission", dry_run=dry_run, token=token,
-         kubeconfig=kubeconfig)
+         out=out, title="clmgit decommission", dry_run=dry_run,
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
 
 
 def controller(
@@ -151,6 +183,7 @@ def controller(
     concurrency: Concurrency = 4,
     processes: Processes = None,
     token: Token = None,
+    token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
 ) -> None:
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
@@ -164,7 +197,7 @@ def controller(
 
     pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
-                      token=token or None, kubeconfig=kubeconfig)
+                      token=bearer_token(token, token_file), kubeconfig=kubeconfig)
 
     def report(results: Sequence[Any]) -> None:
         busy = [r for r in results if r.outcome != "in-sync"]

@@ -216,6 +216,6 @@ def fingerprint(env: jinja2.Environment) -> str:
     """What compiled code depends on besides the source: the environment's kind and settings and
     the names it resolves when compiling (Jinja's and Python's versions are checked by Jinja)."""
     parts = [type(env).__name__, str(env.optimized), str(env.finalize is not None),
-             jinja2.__version__,
+             jinja2.__version__, *sorted(getattr(env, "intercepted_binops", ())), "|",
              *sorted(env.filters), "|", *sorted(env.tests), "|", *sorted(env.globals)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]

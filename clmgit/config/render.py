@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.config import yamlfiles
+from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
 from clmgit.config.computed import ClmAccount, ClmSession
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
@@ -112,6 +113,8 @@ class ClusterRenderer:
         self.templates = template_set(tree)
         self.templates.compile_ahead(tree.derived("render_order", render_order))
         self.account = account
+        #: Time and output of this cluster's renders, against the limits of `budget`.
+        self.budget = Budget.from_environment()
         with aws_session(account):
             self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
@@ -255,7 +258,7 @@ class ClusterRenderer:
     def _render(self, path: str, variables: Mapping[str, Any], *,
                 rendered: dict[str, str] | None = None) -> str:
         with aws_session(self.account):  # CLM's functions that ask EC2 (`amiID`, ...)
-            return self.templates.render(path, variables, rendered=rendered)
+            return self.templates.render(path, variables, rendered=rendered, budget=self.budget)
 
     def _render_clm(self, path: str, data: Mapping[str, Any]) -> str:
         """A file CLM renders to compute a value (`files.yaml`, `userdata.yaml`)."""

@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from clmgit.config.budget import Budget, RenderStopped, checked_binop, stopped_reason
 from clmgit.config.clmfuncs import GoMap, clm_functions, go_index
 from clmgit.config.compiled import COMPILED, compile_ahead, fingerprint
 from clmgit.config.computed import ConfigItems
@@ -42,6 +43,15 @@ _PLAIN_DICTS = (dict, GoStruct, *_GO_MAPS)
 
 
 class _Environment(ImmutableSandboxedEnvironment):
+    # A repeated string or a power is built in one step of C code: bounded before it is built.
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any,
+                   right: Any) -> Any:
+        state = _PASS.get()
+        limit = state.budget.template_bytes if state else Budget().template_bytes
+        return checked_binop(operator, left, right, max_bytes=limit)
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         """`cluster.config_items.x`, as Jinja reads it, minus an exception per lookup.
 
@@ -149,22 +159,32 @@ class TemplateSet:
         compile_ahead(self.env, sources, helpers=usable_cores() - 1)
 
     def render(self, path: str, variables: Mapping[str, Any], *,
-               rendered: dict[str, str] | None = None) -> str:
+               rendered: dict[str, str] | None = None, budget: Budget | None = None) -> str:
         """`path` rendered with `variables`. `rendered` collects the output of every file
         rendered in this pass (siblings hashed by `manifest_hash` included) and is reused by
-        later calls that share it, so each file renders once per pass."""
+        later calls that share it, so each file renders once per pass. `budget`: the
+        cluster's (else the limits per template alone); a render past it is a TemplateError
+        naming the template and the limit."""
+        budget = Budget.from_environment() if budget is None else budget
         # The globals (helpers) are merged in once per pass rather than once per file.
         state = _Pass(self, {**self.env.globals, **variables},
-                      rendered if rendered is not None else {})
+                      rendered if rendered is not None else {}, budget)
         token = _PASS.set(state)
         try:
-            return state.render(path)
+            slot = budget.start()
+            try:
+                return state.render(path)
+            finally:
+                budget.stop(slot)
+        except RenderStopped as e:
+            raise TemplateError(
+                f"{e.path or path}: rendering stopped: it {stopped_reason(e)}") from None
         finally:
             _PASS.reset(token)
 
-    def _render_one(self, path: str, variables: dict[str, Any]) -> str:
+    def _render_one(self, path: str, variables: dict[str, Any], budget: Budget) -> str:
         try:
-            return self._run(path, variables)
+            return self._run(path, variables, budget)
         except TemplateError:
             raise  # already names its file: a sibling's error, or a file that is not text
         except jinja2.TemplateSyntaxError as e:
@@ -173,12 +193,13 @@ class TemplateSet:
             where = _where(e.__traceback__, self.tree, path)
             raise TemplateError(f"{where}: {_message(e)}") from None
 
-    def _run(self, path: str, variables: dict[str, Any]) -> str:
-        """`Template.render` with `variables` (globals included) shared, not copied per file."""
+    def _run(self, path: str, variables: dict[str, Any], budget: Budget) -> str:
+        """`Template.render` with `variables` (globals included) shared, not copied per file,
+        its output counted against `budget`."""
         template = self.env.get_template(path)
         context = template.new_context(variables, shared=True)
         try:
-            return self.env.concat(template.root_render_func(context))  # type: ignore[attr-defined]
+            return budget.collect(template.root_render_func(context))
         except Exception:  # noqa: BLE001 - rewritten to template lines and raised again
             self.env.handle_exception()
 
@@ -195,6 +216,7 @@ class _Pass:
     templates: TemplateSet
     variables: dict[str, Any]  # the globals included
     rendered: dict[str, str]
+    budget: Budget
     active: list[str] = field(default_factory=list)
 
     def render(self, path: str) -> str:
@@ -202,7 +224,10 @@ class _Pass:
             return self.rendered[path]
         self.active.append(path)
         try:
-            text = self.templates._render_one(path, self.variables)
+            text = self.templates._render_one(path, self.variables, self.budget)
+        except RenderStopped as e:
+            e.path = e.path or path  # the innermost file: a sibling's, where one was rendering
+            raise
         finally:
             self.active.pop()
         self.rendered[path] = text

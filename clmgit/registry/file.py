@@ -9,6 +9,10 @@ the other wrote.
 
 Leases are coordination, not data: they live in `.clusters.yaml.leases` (JSON) under the same
 lock, so taking one does not touch the file people read and review.
+
+None of that belongs in the checkout's history: the first write of a run adds the lock, lease
+and temporary files to the repository's `.git/info/exclude` (once), and, holding the lock,
+removes the temporary copies a killed write left (no other write can be under way then).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class FileRegistry:
         self._lock_path = path.with_name(f".{path.name}.lock")
         self._leases_path = path.with_name(f".{path.name}.leases")
         self._thread_lock = threading.Lock()  # the file lock is per process, not per thread
+        self._tidied = False
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -108,7 +113,24 @@ class FileRegistry:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         with self._thread_lock, FileLock(self._lock_path):
+            if not self._tidied:
+                self._tidied = True
+                self._tidy()
             yield
+
+    def _side_files(self) -> list[str]:
+        """Names of the files beside the registry that clmgit makes (globs for the temporary
+        ones, as `_replace` names them)."""
+        return [self._lock_path.name, self._leases_path.name,
+                *(f".{p.name}.*.tmp" for p in (self.path, self._leases_path))]
+
+    def _tidy(self) -> None:
+        """Under the lock, once per registry object: the side files excluded from git, and the
+        temporary copies of killed writes removed."""
+        for pattern in self._side_files()[2:]:
+            for leftover in self.path.parent.glob(pattern):
+                leftover.unlink(missing_ok=True)
+        exclude_from_git(self.path.parent, self._side_files())
 
     def _leases(self) -> dict[str, dict[str, Any]]:
         try:
@@ -144,6 +166,44 @@ def _replace(path: Path, data: bytes) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _sync_directory(path.parent)
+
+
+def exclude_from_git(folder: Path, names: list[str]) -> None:
+    """Add `names` to the `info/exclude` of the git repository `folder` is in (its common
+    directory, for a linked worktree), each once; nothing outside a repository."""
+    gitdir = _git_dir(folder)
+    if gitdir is None:
+        return
+    exclude = gitdir / "info" / "exclude"
+    try:
+        present = exclude.read_text().splitlines() if exclude.exists() else []
+        missing = [name for name in names if name not in present]
+        if missing:
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            lead = "\n" if present and not exclude.read_text().endswith("\n") else ""
+            with exclude.open("a") as f:
+                f.write(lead + "# clmgit's file registry: lock, leases, copies in writing\n"
+                        + "".join(f"{name}\n" for name in missing))
+    except OSError:
+        pass  # a repository we may not write: the files only show in `git status`
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """The git directory that holds `info/exclude` for `folder`, or None outside a repo."""
+    for candidate in (folder.resolve(), *folder.resolve().parents):
+        dot_git = candidate / ".git"
+        if dot_git.is_dir():
+            return dot_git
+        if dot_git.is_file():
+            # A linked worktree: `gitdir: <its own git dir>`, which names the common one (where
+            # git reads info/exclude) in `commondir`.
+            gitdir = Path(dot_git.read_text().partition("gitdir:")[2].strip())
+            gitdir = gitdir if gitdir.is_absolute() else candidate / gitdir
+            common = gitdir / "commondir"
+            if common.is_file():
+                return (gitdir / common.read_text().strip()).resolve()
+            return gitdir
+    return None
 
 
 def _sync_directory(folder: Path) -> None:

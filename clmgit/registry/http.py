@@ -103,7 +103,7 @@ class HttpRegistry:
 
     def cluster(self, cluster_id: str) -> Cluster:
         response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
-        return self._parse(response)
+        return self._parse(response, cluster_id)
 
     def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
         lease: dict[str, Any] = {"holder": holder, "ttl_seconds": ttl}
@@ -115,7 +115,7 @@ class HttpRegistry:
             response = self._claim(cluster_id, {**lease, "take_over": current})
         if response.status_code == 409:
             return None
-        return self._parse(response)
+        return self._parse(response, cluster_id)
 
     def _claim(self, cluster_id: str, lease: dict[str, Any]) -> requests.Response:
         response = self._call(
@@ -155,13 +155,15 @@ class HttpRegistry:
             if not (release and _retried(response)
                     and self._released(cluster_id, holder, status, lifecycle_status)):
                 raise LeaseLost(f"{_detail(response)}; stop working on {cluster_id}")
+        elif response.content:
+            self._about(_json(response, self.location), cluster_id)
 
     def _released(self, cluster_id: str, holder: str, status: ClusterStatus | None,
                   lifecycle_status: str | None) -> bool:
         """Whether a release that was sent again already landed: the first attempt wrote it and
         gave the lease up, but its answer was lost, so the retry found the lease free."""
         response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
-        record = _json(response, self.location)
+        record = self._about(_json(response, self.location), cluster_id)
         lease = record.get("lease") or {}
         cluster = parse_cluster(record, self.location)
         return (lease.get("holder") != holder
@@ -185,7 +187,8 @@ class HttpRegistry:
         if response.status_code == 201:
             return True
         del body["id"]
-        self._call("PATCH", _path(cluster.id), json=body, cluster_id=cluster.id)
+        response = self._call("PATCH", _path(cluster.id), json=body, cluster_id=cluster.id)
+        self._about(_json(response, self.location), cluster.id)
         return False
 
     # --- one request, its errors ---------------------------------------------------------------
@@ -232,10 +235,23 @@ class HttpRegistry:
             f"{urlsplit(request.url or '').path}: {_detail(response)}"
         )
 
-    def _parse(self, response: requests.Response) -> Cluster:
-        cluster = parse_cluster(_json(response, self.location), self.location)
+    def _parse(self, response: requests.Response, cluster_id: str) -> Cluster:
+        record = self._about(_json(response, self.location), cluster_id)
+        cluster = parse_cluster(record, self.location)
         check_record(cluster, self.location)
         return cluster
+
+    def _about(self, record: Any, cluster_id: str) -> dict[str, Any]:
+        """`record` if it is the record of `cluster_id`. A server (or a proxy) that answers a
+        request about one cluster with another's record would have that record written and
+        the engine run in the other cluster's account: the answer is refused."""
+        named = record.get("id") if isinstance(record, dict) else None
+        if named != cluster_id:
+            about = f"cluster {named}" if isinstance(named, str) and named else "no cluster"
+            raise RegistryError(
+                f"the registry at {self.location} answered about {about} when asked about "
+                f"cluster {cluster_id}; refusing to act on it (check the server and any proxy)")
+        return record
 
 
 def _retried(response: requests.Response) -> bool:

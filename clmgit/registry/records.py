@@ -9,8 +9,8 @@ takes the text for string fields and the value for integer fields.
 
 `check_registry` then holds the registry as a whole to CLM's acceptance rules (a node pool needs
 instance types unless it is a Karpenter pool; a non-EKS cluster's `api_server_url` needs a
-dotted host) and to clmgit's safety rules (no two records share an id, an alias, or an
-infrastructure account and local id), before anything reaches a cluster.
+dotted host) and to clmgit's safety rules (no two records share an id, an alias, an
+infrastructure account and local id, or an API server), before anything reaches a cluster.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
@@ -192,12 +192,16 @@ def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:
 
 
 def check_names(clusters: list[Cluster], name: str) -> None:
-    """clmgit's safety rules: no two records share an id, an alias, or an infrastructure
-    account and local id, and no alias is another record's id (a RegistryError names both)."""
+    """clmgit's safety rules: no two records share an id, an alias, an infrastructure
+    account and local id, or an API server, and no alias is another record's id (a
+    RegistryError names both)."""
     _unique(clusters, name, "id", lambda c: c.id)
     _unique(clusters, name, "alias", lambda c: c.alias or None)
     _unique(clusters, name, "infrastructure_account and local_id",
             lambda c: (c.infrastructure_account, c.local_id) if c.local_id else None)
+    # Manifests and deletions go to the API server: a record copied from another cluster
+    # with only its id and alias changed would otherwise change that other cluster.
+    _unique(clusters, name, "api_server_url", lambda c: api_server_key(c.api_server_url))
     # A name (`reconcile NAME`, a kubeconfig context) is an id or an alias: it must name one.
     ids = {c.id for c in clusters}
     for c in clusters:
@@ -235,6 +239,40 @@ def _host(url: str) -> str:
         return urlsplit(url).netloc.rpartition("@")[2]
     except ValueError:
         return ""
+
+
+#: An http(s) URL as nearly every record writes it: scheme, a plain host, a port, a path.
+_SIMPLE_URL = re.compile(r"(https?)://([A-Za-z0-9.-]+)(?::([0-9]{1,5}))?(/[!-~]*)?")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def api_server_key(url: str) -> str | None:
+    """The API server a URL reaches, for telling records apart: scheme and host in lower case,
+    no default port, no trailing slash (None for no URL). `https://Kube-1.example.org:443/`
+    and `https://kube-1.example.org` are one server."""
+    text = url.strip()
+    if not text:
+        return None
+    simple = _SIMPLE_URL.fullmatch(text)
+    if simple:
+        scheme, host, port, path = simple.groups()
+        scheme = scheme.lower()
+    else:
+        try:
+            parts = urlsplit(text)
+            number = parts.port
+        except ValueError:
+            return text  # not a URL: told apart as written
+        if not (parts.scheme and parts.hostname):
+            return text
+        scheme, path = parts.scheme.lower(), parts.path
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        port = None if number is None else str(number)
+        path = urlunsplit(("", "", path, parts.query, ""))
+    if port is not None and int(port) != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{int(port)}"
+    return f"{scheme}://{host.lower()}{(path or '').rstrip('/')}"
 
 
 def _unique(clusters: Iterable[Cluster], name: str, field: str, key: Any) -> None:

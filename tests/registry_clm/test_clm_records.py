@@ -366,13 +366,16 @@ def _two(**second: Any) -> list[dict[str, Any]]:
     (_two(alias="kube-9"), ["same alias", "kube-9"]),
     (_two(local_id="kube-9"), ["same infrastructure_account and local_id", "kube-9"]),
     (_two(alias=BASE["id"]), ["alias", BASE["id"]]),
+    (_two(api_server_url="HTTPS://Kube-9.FOO.example.org:443"),
+     ["same api_server_url", "https://kube-9.foo.example.org", "kube-10"]),
     (_two(node_pools=5), ["kube-10", "node_pools must be a list"]),
     (_two(alias=["x"]), ["kube-10", "alias must be a string"]),
     (_two(channel={"a": 1}), ["kube-10", "channel must be a string"]),
     (_two(config_items={"team": ["x"]}), ["kube-10", "config_items.team must be a string"]),
     (_two(criticality_level="high"), ["kube-10", "criticality_level must be a whole number"]),
-], ids=["dup-id", "dup-alias", "dup-account-local-id", "alias-is-another-id", "node_pools-5",
-        "alias-list", "channel-mapping", "selector-item-list", "criticality-string"])
+], ids=["dup-id", "dup-alias", "dup-account-local-id", "alias-is-another-id", "dup-api-server",
+        "node_pools-5", "alias-list", "channel-mapping", "selector-item-list",
+        "criticality-string"])
 def test_a_bad_registry_exits_1_naming_record_and_field(records, words, tmp_path):
     result = cli("registry", "export", "--registry", str(_registry_file(tmp_path, records)))
     assert result.returncode == 1, result.stderr

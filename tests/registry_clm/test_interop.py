@@ -12,7 +12,7 @@ from clmgit.reconcile.plan import IN_SYNC, plan
 from clmgit.reconcile.run import Reconciler
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.records import load_written
-from tests.registry_clm.test_clm_records import OWN, SHA, clm_version, decoded, own_record
+from tests.registry_clm.test_clm_records import BASE, OWN, SHA, clm_version, decoded, own_record
 
 
 class Engine:
@@ -42,6 +42,8 @@ def _records() -> list[dict]:
         r["alias"] = f"c{i}"
         if r.get("local_id"):
             r["local_id"] = f"c{i}"
+        if r.get("api_server_url") == BASE["api_server_url"]:
+            r["api_server_url"] = f"https://c{i}.foo.example.org/"  # one cluster per server
         records.append(r)
     return records
 

@@ -1,15 +1,19 @@
 """The HTTP registry client: URLs it accepts, the token it sends and never shows, retries with
-backoff on 429/5xx, and one clear sentence when the registry is unreachable or refuses."""
+backoff on 429/5xx, one clear sentence when the registry is unreachable or refuses, and an
+answer about another cluster than the one asked about refused."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import ThreadingHTTPServer
+from urllib.parse import quote
 
 import pytest
 import requests
-from registry_fixtures import TOKEN, records
+from registry_fixtures import TOKEN, MakeRegistry, records
 
 from clmgit.errors import RegistryError
 from clmgit.httpd import Background, Handler
@@ -17,6 +21,7 @@ from clmgit.model import ClusterStatus, parse_cluster
 from clmgit.registry import LeaseLost, open_registry
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
+from tests.conftest import Fleet
 
 
 @pytest.mark.parametrize("url", ["http://registry.example.org", "http://10.0.0.1:8099/api"])
@@ -112,29 +117,41 @@ def test_a_registry_failing_after_every_retry_says_so(flaky: tuple[str, list[int
         HttpRegistry(url, token="t", attempts=2, backoff=0.01).clusters()
 
 
-class _LosesOneAnswer(Handler):
-    """Forwards every request to the registry, but drops the connection instead of answering
-    the first release (`"lease": null`) after the registry has carried it out."""
+class _Forwarding(Handler):
+    """Forwards every request to the registry at `upstream`; subclasses change what comes back."""
 
     upstream = ""
-    dropped: list[str] = []
 
-    def _serve(self) -> None:
+    def _forward(self) -> tuple[bytes, requests.Response]:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
         answer = requests.request(self.command, self.upstream + self.path, data=body,
                                   headers=headers, timeout=10)
-        if self.command == "PATCH" and b'"lease": null' in body and not self.dropped:
-            self.dropped.append(self.path)
-            self.close_connection = True
-            return  # the write landed; its answer is lost
+        return body, answer
+
+    def _answer(self, answer: requests.Response, content: bytes) -> None:
         self.send_response(answer.status_code)
         for name in ("Content-Type", "ETag"):
             if name in answer.headers:
                 self.send_header(name, answer.headers[name])
-        self.send_header("Content-Length", str(len(answer.content)))
+        self.send_header("Content-Length", str(len(content)))
         self.end_headers()
-        self.wfile.write(answer.content)
+        self.wfile.write(content)
+
+
+class _LosesOneAnswer(_Forwarding):
+    """Drops the connection instead of answering the first release (`"lease": null`) after
+    the registry has carried it out."""
+
+    dropped: list[str] = []
+
+    def _serve(self) -> None:
+        body, answer = self._forward()
+        if self.command == "PATCH" and b'"lease": null' in body and not self.dropped:
+            self.dropped.append(self.path)
+            self.close_connection = True
+            return  # the write landed; its answer is lost
+        self._answer(answer, answer.content)
 
 
 @pytest.fixture
@@ -173,3 +190,96 @@ def test_a_lease_taken_over_meanwhile_is_still_lost(
     with pytest.raises(LeaseLost):
         through.record(record["id"], "me", status=ClusterStatus(current_version="v2"),
                        release=True)
+
+
+# --- an answer about another cluster ------------------------------------------------------------
+
+A, B = (r["id"] for r in records(2))
+
+
+class _AnswersAboutAnother(_Forwarding):
+    """Carries every request out, but answers those of one kind about cluster `A` with the
+    record of cluster `B`: `get` (GET one), `claim` (a lease taken) or `record` (a status
+    written)."""
+
+    kind = ""
+    other = ""
+    rewritten: list[str] = []
+
+    def _serve(self) -> None:
+        body, answer = self._forward()
+        if answer.ok and self._chosen(body):
+            self.rewritten.append(f"{self.command} {self.path}")
+            other = requests.get(f"{self.upstream}/kubernetes-clusters/{quote(self.other)}",
+                                 headers={"Authorization": self.headers["Authorization"]},
+                                 timeout=10)
+            self._answer(answer, other.content)
+            return
+        self._answer(answer, answer.content)
+
+    def _chosen(self, body: bytes) -> bool:
+        if not self.path.startswith(f"/kubernetes-clusters/{quote(A, safe='')}"):
+            return False
+        data = json.loads(body) if body else {}
+        return {"get": self.command == "GET",
+                "claim": self.command == "PATCH" and bool(data.get("lease")),
+                "record": self.command == "PATCH" and "status" in data}[self.kind]
+
+
+@contextmanager
+def answering_about_b(upstream: str, kind: str) -> Iterator[tuple[str, list[str]]]:
+    rewritten: list[str] = []
+    handler = type("AboutB", (_AnswersAboutAnother,), {
+        "upstream": upstream, "kind": kind, "other": B, "rewritten": rewritten})
+    with serving(handler) as url:
+        yield url, rewritten
+
+
+def _about_b(url: str) -> str:
+    return (f"the registry at {url} answered about cluster {B} when asked about cluster {A}; "
+            "refusing to act on it (check the server and any proxy)")
+
+
+def test_an_answer_about_another_cluster_is_refused(client: HttpRegistry,
+                                                    server: RegistryServer) -> None:
+    for r in records(2):
+        client.put_cluster(parse_cluster(r, "test"))
+    for kind, call in [
+        ("get", lambda reg: reg.cluster(A)),
+        ("claim", lambda reg: reg.acquire(A, "me", 60)),
+        ("record", lambda reg: reg.record(A, "me", status=ClusterStatus(next_version="v#1"))),
+    ]:
+        with answering_about_b(server.url, kind) as (url, rewritten):
+            if kind == "record":
+                assert client.acquire(A, "me", 60) is not None
+            with pytest.raises(RegistryError) as caught:
+                call(HttpRegistry(url, token=TOKEN))
+            assert rewritten, kind  # the stand-in really answered about B
+            assert str(caught.value) == _about_b(url)
+            if kind != "get":
+                client.record(A, "me", release=True)
+
+
+@pytest.mark.parametrize("kind", ["claim", "record"])
+def test_reconcile_acts_on_no_cluster_the_registry_was_not_asked_about(
+    fleet: Fleet, make_registry: MakeRegistry, kind: str
+) -> None:
+    """Through the CLI: reconcile of A, the registry answering about B. Nothing is recorded for
+    either cluster, and no engine runs (it would fail reaching AWS, with a problem recorded)."""
+    chosen = [dict(r, id=cid, alias=cid.rsplit(":", 1)[1]) for r, cid in
+              zip(records(2, channel="dev"), (A, B), strict=True)]
+    upstream = make_registry("sqlite", chosen)
+    real = HttpRegistry(upstream, token=TOKEN)
+    before = {c.id: c.status for c in real.clusters()}
+    with answering_about_b(upstream, kind) as (url, rewritten):
+        result = fleet.cli("--registry", url, "reconcile", "--cluster", A)
+    assert rewritten
+    assert result.code == 1, (result.out, result.err)
+    assert result.err == f"error: {_about_b(url)}\n"
+    after = {c.id: c.status for c in real.clusters()}
+    assert after[B] == before[B]
+    # The write the client asked for is A's own (`record`: the version it starts on); no
+    # engine ran, or its result (an applied version, or a problem) would be written too.
+    expected = before[A] if kind == "claim" else replace(
+        before[A], next_version=after[A].next_version)
+    assert after[A] == expected

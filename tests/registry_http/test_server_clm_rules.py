@@ -167,3 +167,28 @@ def test_a_record_stored_as_creating_before_still_reads_and_moves_on(
     assert session.patch(url + at(C0), json={"channel": "dev"}).status_code == 200
     moved = session.patch(url + at(C0), json={"lifecycle_status": "requested"})
     assert moved.status_code == 200 and moved.json()["lifecycle_status"] == "requested"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_second_record_for_one_api_server_is_409(
+    make_registry: MakeRegistry, session: requests.Session, backend: str
+) -> None:
+    url = make_registry(backend, records(2))
+    clusters = url + "/kubernetes-clusters"
+    before = session.get(clusters).json()
+    # c2 copied from c0: id and alias changed, c0's URL written in another spelling.
+    copied = session.post(clusters, json=record(
+        "c2", api_server_url="HTTPS://C0.Example.ORG:443/"))
+    assert refused(copied, 409) == (
+        "the registry: clusters aws:123456789012:eu-central-1:c0 and "
+        "aws:123456789012:eu-central-1:c2 have the same api_server_url "
+        "(https://c0.example.org); each cluster needs its own")
+    assert "same api_server_url" in refused(
+        session.patch(url + at(C1), json={"api_server_url": "https://c0.example.org/"}), 409)
+    assert session.get(clusters).json() == before
+    # Another port is another server; a record keeps its own URL through a rewrite.
+    assert session.patch(url + at(C1), json={
+        "api_server_url": "https://c0.example.org:8443"}).status_code == 200
+    assert session.patch(url + at(C0), json={
+        "api_server_url": "https://C0.example.org/"}).status_code == 200
+    assert len(HttpRegistry(url, token=TOKEN).clusters()) == 2

@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
+from clmgit.registry.records import api_server_key
 from clmgit.registry.server import validate
 from clmgit.registry.server.db import Tx
 
@@ -119,7 +121,7 @@ def save(tx: Tx, row: Row) -> None:
 
 
 #: The fields a record is named or told apart by (see `validate.check_clashes`).
-NAMING = frozenset({"id", "alias", "infrastructure_account", "local_id"})
+NAMING = frozenset({"id", "alias", "infrastructure_account", "local_id", "api_server_url"})
 #: The PostgreSQL advisory lock that writes changing NAMING fields take first, so that two of
 #: them cannot both pass the clash check. (SQLite serialises every write transaction anyway.)
 _NAMES_LOCK = 0x636C6D67
@@ -134,13 +136,31 @@ def lock_names(tx: Tx) -> None:
 def check_clashes(tx: Tx, doc: dict[str, Any]) -> None:
     """A 409 if the normalised record `doc` would clash with a stored one (only the records
     that could clash are read)."""
-    found = tx.all(
-        "SELECT doc FROM clusters WHERE id <> ? AND (alias = ? OR alias = ? OR id = ?"
-        " OR (infrastructure_account = ? AND local_id = ? AND local_id <> ''))",
-        [doc["id"], doc["alias"], doc["id"], doc["alias"], doc["infrastructure_account"],
-         doc["local_id"]],
-    )
+    sql = ("SELECT doc FROM clusters WHERE id <> ? AND (alias = ? OR alias = ? OR id = ?"
+           " OR (infrastructure_account = ? AND local_id = ? AND local_id <> '')")
+    params = [doc["id"], doc["alias"], doc["id"], doc["alias"], doc["infrastructure_account"],
+              doc["local_id"]]
+    host = _server_host(doc["api_server_url"])
+    if host:
+        # URLs are compared normalised (`records.api_server_key`), which SQL cannot do: it
+        # picks the records whose URL holds the host in any case, the comparison is exact.
+        # A `_` or `%` in the host only widens the pick.
+        sql += " OR LOWER(api_server_url) LIKE ?"
+        params.append(f"%{host}%")
+    found = tx.all(sql + ")", params)
     validate.check_clashes(doc, (json.loads(other) for (other,) in found))
+
+
+def _server_host(url: str) -> str:
+    """The lower-case host of an API server's key ("" for no URL; all of it for no host)."""
+    key = api_server_key(url)
+    if key is None:
+        return ""
+    try:
+        host = urlsplit(key).hostname
+    except ValueError:
+        host = None
+    return host or key.lower()
 
 
 def _filter_values(doc: dict[str, Any]) -> list[Any]:

@@ -58,9 +58,9 @@ def normal_cluster(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_clashes(record: dict[str, Any], others: Iterable[dict[str, Any]]) -> None:
-    """A 409 if `record` shares an id, alias, or account and local id with one of `others`
-    (stored records), or its alias is one of their ids or theirs its id: the client would
-    refuse the whole registry. The caller picks `others` as the stored records that could
+    """A 409 if `record` shares an id, alias, account and local id, or API server with one of
+    `others` (stored records), or its alias is one of their ids or theirs its id: the client
+    would refuse the whole registry. The caller picks `others` as the stored records that could
     clash."""
     clusters = [_parse(other) for other in others]
     try:
