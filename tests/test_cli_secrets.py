@@ -1,4 +1,4 @@
-"""Secrets stay out of what the CLI prints: `--verbose` shows botocore's debug log, never the
+"""Secrets stay out of what the CLI prints: `-vv` shows botocore's debug log, never the
 session token or secret key it signs with; a Kubernetes token can come from a file or stdin,
 out of `ps`."""
 
@@ -31,13 +31,26 @@ def test_a_verbose_run_against_moto_shows_botocore_but_no_credential(
            "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_SESSION_TOKEN": SESSION_TOKEN,
            "AWS_DEFAULT_REGION": "eu-central-1"}
     result = subprocess.run(
-        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "--verbose", "reconcile",
+        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "-vv", "reconcile",
          "--cluster", "dev-1", "--dry-run", "--processes", "1"],
         capture_output=True, text=True, env=env, timeout=300, check=False)
     assert "botocore" in result.stderr and "x-amz-security-token" in result.stderr.lower()
     assert SESSION_TOKEN not in result.stderr and SESSION_TOKEN not in result.stdout
     assert SECRET_KEY not in result.stderr and SECRET_KEY not in result.stdout
     assert SESSION_TOKEN[:20] not in result.stderr  # not even a part of it
+
+
+def test_one_v_is_clmgit_s_debug_log_without_the_libraries_request_dumps(
+    fleet: Fleet, moto_endpoint: str
+) -> None:
+    env = {**os.environ, "AWS_ENDPOINT_URL": moto_endpoint, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+           "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_DEFAULT_REGION": "eu-central-1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "-v", "reconcile",
+         "--cluster", "dev-1", "--dry-run", "--processes", "1"],
+        capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert "DEBUG clmgit.adapters.git: git " in result.stderr
+    assert "botocore" not in result.stderr and "urllib3" not in result.stderr
 
 
 def test_the_redactor_hides_headers_arguments_and_exceptions() -> None:

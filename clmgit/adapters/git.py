@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import re
 import shutil
@@ -54,6 +55,9 @@ class RefUpdate:
     replaceable: bool = False
 
 
+log = logging.getLogger(__name__)
+
+
 # --- the one way clmgit runs git -------------------------------------------------------------
 
 
@@ -68,6 +72,7 @@ def run_git(
     """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`).
     git never asks on the terminal (credential helpers still answer): a run in CI or under a
     progress display would wait for ever."""
+    log.debug("git %s", " ".join(args))
     try:
         proc = subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True,

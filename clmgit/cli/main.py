@@ -50,24 +50,34 @@ def common(
     ] = None,
     control_branch: Annotated[str, typer.Option(
         envvar="CLMGIT_CONTROL_BRANCH", help="The branch that holds channels/.")] = "main",
-    verbose: Annotated[bool, typer.Option("--verbose", "-v",
-                                          help="Debug logs; tracebacks of errors.")] = False,
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True,
+        help="-v: clmgit's debug log and tracebacks of errors; -vv: also the libraries' "
+             "(botocore's requests, urllib3, kubernetes), credentials always masked.")] = 0,
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                           help="Print clmgit's version and exit.")] = False,
 ) -> None:
-    ctx.obj = Settings(repo, registry, control_branch, verbose)
+    ctx.obj = Settings(repo, registry, control_branch, verbose > 0)
     _set_up_logging(verbose)
 
 
-def _set_up_logging(verbose: bool) -> None:
-    """Debug logs with --verbose, warnings otherwise; whatever is emitted (botocore's, urllib3's
-    and kubernetes' debug logs show request headers) passes through `LogRedactor`."""
+#: Libraries whose debug logs (a request dump each) only -vv shows.
+_LIBRARIES = ("botocore", "boto3", "s3transfer", "urllib3", "kubernetes", "git", "asyncio")
+
+
+def _set_up_logging(verbose: int) -> None:
+    """Warnings by default; -v adds clmgit's debug log, -vv every library's too. Whatever is
+    emitted (botocore's, urllib3's and kubernetes' debug logs show request headers) passes
+    through `LogRedactor`."""
     from clmgit.redact import LogRedactor, environment_secrets
 
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if verbose == 1:
+        for name in _LIBRARIES:
+            logging.getLogger(name).setLevel(logging.WARNING)
     if not verbose:  # a retried request is reported once, by clmgit, when the retries run out
         logging.getLogger("urllib3").setLevel(logging.ERROR)
     redactor = LogRedactor(environment_secrets())
@@ -85,7 +95,8 @@ app.add_typer(registry_app, name="registry")
 
 def main() -> None:
     """Entry point: run the app and map errors to exit codes in this one place."""
-    verbose = "--verbose" in sys.argv or "-v" in sys.argv
+    verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"})
+                  for a in sys.argv[1:])
     try:
         app(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:
