@@ -163,8 +163,44 @@ def _parse_text(text: bytes | str, raw: bytes, name: str) -> list[Cluster]:
         records = []
     if not isinstance(records, list):
         raise RegistryError(f"{name}: `clusters:` must be a list of records")
+    for i, record in enumerate(records):
+        check_keys(record, f"{name}: cluster #{i + 1}")
     return check_registry(
         [parse_cluster(r, f"{name}: cluster #{i + 1}") for i, r in enumerate(records)], name)
+
+
+#: The keys of a record and of its node pools that CLM's records have (api/cluster.go,
+#: api/node_pool.go): the Cluster Registry API's fields, `owner`, `account_name`, `created_at`.
+RECORD_KEYS = frozenset({
+    "id", "alias", "infrastructure_account", "region", "local_id", "provider", "api_server_url",
+    "channel", "environment", "criticality_level", "lifecycle_status", "owner", "account_name",
+    "config_items", "node_pools", "status", "created_at"})
+NODE_POOL_KEYS = frozenset({
+    "name", "profile", "instance_types", "discount_strategy", "min_size", "max_size",
+    "config_items"})
+
+
+def check_keys(record: Any, where: str) -> None:
+    """A key nobody reads is a typo (`chanel:`) that would otherwise be ignored in silence, and
+    the cluster would run with the default it meant to change. People write `clusters.yaml`, so
+    the file registry refuses it; a server's answers may carry fields of its own."""
+    if not isinstance(record, dict):
+        return  # parse_cluster says what is wrong with it
+    _known(record, RECORD_KEYS, where)
+    pools = record.get("node_pools")
+    for j, pool in enumerate(pools if isinstance(pools, list) else []):
+        if isinstance(pool, dict):
+            _known(pool, NODE_POOL_KEYS, f"{where}, node pool #{j + 1}")
+
+
+def _known(mapping: dict[Any, Any], keys: frozenset[str], where: str) -> None:
+    import difflib
+
+    for key in mapping:
+        if str(key) not in keys:
+            near = difflib.get_close_matches(str(key), sorted(keys), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (keys: {', '.join(sorted(keys))})"
+            raise RegistryError(f"{where}: unknown key {str(key)!r}{hint}")
 
 
 @contextmanager

@@ -43,3 +43,22 @@ def test_a_copied_record_stops_reconcile_with_one_sentence(fleet: Fleet) -> None
         "aws:123456789012:eu-central-1:beta-2 have the same api_server_url "
         "(https://beta-1.example.org); each cluster needs its own\n")
     assert fleet.file("clusters.yaml") == before
+
+
+def test_a_mistyped_record_key_is_refused_with_the_key_it_meant(fleet: Fleet) -> None:
+    """`chanel:` would otherwise be ignored, and the cluster run in no channel at all."""
+    records = default_records()
+    records[0]["chanel"] = records[0].pop("channel")
+    records[1]["node_pools"][0]["max_sise"] = 3
+    fleet.set_clusters(records)
+    before = fleet.file("clusters.yaml")
+    r = fleet.cli("status")
+    assert r.code == 1 and not r.out
+    assert "cluster #1" in r.err and "unknown key 'chanel'; did you mean 'channel'?" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert fleet.file("clusters.yaml") == before
+    records[0]["channel"] = records[0].pop("chanel")
+    records[0]["account_name"] = "prod"  # CLM's own field: known
+    fleet.set_clusters(records)
+    r = fleet.cli("status")
+    assert r.code == 1 and "node pool #1: unknown key 'max_sise'; did you mean 'max_size'?" in r.err
