@@ -81,6 +81,39 @@ def test_a_new_launch_template_version_alone_makes_instances_outdated(
     assert {i.id for i in after.outdated} == {i.id for i in state.instances}
 
 
+LATEST = "!GetAtt LaunchTemplate.LatestVersionNumber"
+
+
+def test_a_group_on_a_get_att_version_moves_to_the_templates_new_version(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    version = LATEST  # as kubernetes-on-aws writes it
+    apply_pool(stacks, cluster, desired=2, version=version)
+    before = pools.pool_state(cluster, "default")
+
+    apply_pool(stacks, cluster, desired=2, version=version, instance_type="t3.small")
+    after = pools.pool_state(cluster, "default")
+
+    assert [g.launch_template_version for g in (*before.asgs, *after.asgs)] == ["1", "2"]
+    assert after.asgs[0].instance_types == ("t3.small",)
+    assert {i.id for i in after.outdated} == {i.id for i in before.instances}
+    # A node launched now comes from the new version.
+    pools.set_desired_capacity(after.asgs[0].name, 3)
+    pools.wait_for_instances_in_service(after.asgs[0].name)
+    [new] = [i for i in pools.pool_state(cluster, "default").instances if not i.outdated]
+    assert (new.launch_template_version, new.instance_type) == ("2", "t3.small")
+
+
+def test_an_unchanged_template_leaves_a_get_att_group_where_it_is(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+
+    after = pools.pool_state(cluster, "default")
+    assert after.asgs[0].launch_template_version == "1" and not after.outdated
+
+
 def test_terminating_without_decrement_replaces_the_instance_and_twice_is_fine(
     state: PoolState, pools: AutoScalingPools, cluster: Cluster
 ) -> None:
