@@ -171,7 +171,7 @@ def _follow_launch_template_versions(stack: Stack) -> None:
     `Version` resolves to now."""
     resources = stack.resource_map
     for logical_id, raw in resources._resource_json_map.items():
-        group = resources._parsed_resources.get(logical_id)
+        group: Any = resources._parsed_resources.get(logical_id)
         if raw.get("Type") != ASG_TYPE or getattr(group, "ec2_launch_template", None) is None:
             continue
         properties = raw.get("Properties") or {}
