@@ -29,9 +29,11 @@ Outputs:
 def node_pool(
     *, instance_type: str = "t3.micro", image: str = "ami-12c6146b", desired: int = 2,
     max_size: int = 4, security_group: str = "none", padding: int = 0, version: str = "$Latest",
+    user_data: str = "",
 ) -> str:
     """A node-pool template; `padding` adds that many bytes of metadata (for size limits)."""
     metadata = f"Metadata:\n  Padding: {'x' * padding}\n" if padding else ""
+    user_data = f"\n        UserData: {user_data}" if user_data else ""
     return f"""\
 AWSTemplateFormatVersion: "2010-09-09"
 {metadata}Resources:
@@ -40,7 +42,7 @@ AWSTemplateFormatVersion: "2010-09-09"
     Properties:
       LaunchTemplateData:
         ImageId: {image}
-        InstanceType: {instance_type}
+        InstanceType: {instance_type}{user_data}
   AutoScalingGroup:
     Type: AWS::AutoScaling::AutoScalingGroup
     Properties:

@@ -1,6 +1,9 @@
 """CloudFormation stacks, the engine's `StackBackend`.
 
-Stacks change only through change sets. A template over 51,200 bytes is uploaded to an S3 bucket
+Stacks change only through change sets. An update first keeps the deployed bytes of every value
+the rendered template encodes differently with the same content (`clmgit.engine.encodings`:
+user data gzipped by Go's encoder where clmgit's differs), so that taking over a stack changes
+nothing. A template over 51,200 bytes is uploaded to an S3 bucket
 (`clmgit-templates-<account>-<region>` unless given) and passed by URL. A dry run creates the
 change set, describes it and deletes it again (with the empty stack a CREATE change set makes);
 the only thing it leaves is the S3 copy of a large template.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -19,6 +22,7 @@ from botocore.exceptions import ClientError
 
 from clmgit.adapters.aws.session import aws_errors, make_client, stack_missing
 from clmgit.engine.clock import Backoff, Clock, SystemClock, wait_until
+from clmgit.engine.encodings import keep_deployed_encodings
 from clmgit.engine.stacks import (
     Operation,
     ResourceChange,
@@ -104,6 +108,9 @@ class CloudFormationStacks:
                 "resolve it in CloudFormation, then run again"
             )
         operation: Operation = "update" if current is not None else "create"
+        if current is not None:
+            stack = replace(stack, body=keep_deployed_encodings(stack.body,
+                                                                self._deployed_body(current)))
         change_set = self._create_change_set(stack, operation)
         described = self._await_change_set(change_set)
         if described["Status"] == "FAILED":
@@ -154,6 +161,12 @@ class CloudFormationStacks:
                     return None
                 raise
         return _Stack.from_api(raw[0]) if raw else None
+
+    def _deployed_body(self, stack: _Stack) -> str | dict[str, Any]:
+        """The template the stack runs (a JSON one comes parsed, from botocore)."""
+        with aws_errors(f"reading the template of stack {stack.name}"):
+            body = self._cf.get_template(StackName=stack.id, TemplateStage="Original")
+        return body["TemplateBody"]  # type: ignore[no-any-return]
 
     def _settled(self, name_or_id: str) -> _Stack | None:
         """The stack once no operation is running on it (None: it does not exist)."""
