@@ -1,7 +1,8 @@
 """CLM's layout on CloudFormation (moto in server mode): stacks CLM created — its names, its
 tags, termination protection — are updated, not duplicated; the etcd stack's update runs under
-CLM's stack policy; a node pool's groups are found under CLM's stack name; a removed pool's
-protected stack is deleted."""
+CLM's stack policy for that update only; a node pool's groups are found under CLM's stack name;
+a removed pool's protected stack is deleted; a pool whose user data CLM gzipped with Go is taken
+over without a change."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def clm_stacks(cluster: Cluster, *, etcd_timeout: int = 30, pools: tuple[str, ..
 
 
 def test_stacks_clm_created_are_updated_not_duplicated(
-    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster, aws: Any, session: Any
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster, aws: Any,
+    session: Any, calls: Any,
 ) -> None:
     pool_stack = node_pool_stack_name(cluster, "default", CLM_LAYOUT)
     assert pool_stack == f"nodepool-default-{cluster.id.replace(':', '-')}"
@@ -92,8 +94,14 @@ def test_stacks_clm_created_are_updated_not_duplicated(
     cf = aws("cloudformation")
     assert t.tags_of(cf.describe_stacks(StackName=pool_stack)["Stacks"][0]) == node_pool_tags(
         cluster, "default", "worker-default")
-    policy = cf.get_stack_policy(StackName=f"etcd-{cluster.local_id}")["StackPolicyBody"]
-    assert json.loads(policy) == json.loads(ETCD_STACK_POLICY)
+    # CLM's stack policy held for the etcd stack's update only: the stack keeps none.
+    [update] = calls.params("UpdateStack")
+    assert update["StackName"] == f"etcd-{cluster.local_id}"
+    assert json.loads(update["StackPolicyDuringUpdateBody"]) == json.loads(ETCD_STACK_POLICY)
+    assert "StackPolicyBody" not in update and "SetStackPolicy" not in calls.names()
+    assert not cf.get_stack_policy(StackName=f"etcd-{cluster.local_id}").get("StackPolicyBody")
+    assert "VisibilityTimeout: 60" in cf.get_template(
+        StackName=f"etcd-{cluster.local_id}")["TemplateBody"]
     # The rolling update finds the pool's group under CLM's stack name.
     clm_pools = AutoScalingPools(session, clock=pools._clock, backoff=pools._backoff,
                                  layout=CLM_LAYOUT)

@@ -121,8 +121,10 @@ class CloudFormationStacks:
             outputs = current.outputs if current else {}
             return StackResult(stack.name, operation, outputs, changes, dry_run=True)
         if stack.stack_policy and current is not None:
-            self._set_policy(stack)
-        final = self._execute(stack.name, change_set)
+            self._discard(stack.name, change_set, operation)
+            final = self._update_under_policy(stack)
+        else:
+            final = self._execute(stack.name, change_set)
         if stack.termination_protection:
             self._protect(final)
         return StackResult(stack.name, operation, final.outputs, changes)
@@ -187,11 +189,18 @@ class CloudFormationStacks:
         if final is not None and final.status != "DELETE_COMPLETE":
             raise ApplyError(f"deleting stack {stack.name} failed: {self._failure(final)}")
 
-    def _set_policy(self, stack: StackTemplate) -> None:
-        # A change set takes no policy for its update alone (UpdateStack's
-        # StackPolicyDuringUpdateBody, which CLM uses): the stack's own policy is set instead.
-        with aws_errors(f"setting the stack policy of {stack.name}"):
-            self._cf.set_stack_policy(StackName=stack.name, StackPolicyBody=stack.stack_policy)
+    def _update_under_policy(self, stack: StackTemplate) -> _Stack:
+        """The update, described by its change set, run as CLM runs it: ExecuteChangeSet takes
+        no stack policy, so UpdateStack with the policy for this update only
+        (StackPolicyDuringUpdateBody); the stack's own policy stays as it was."""
+        with aws_errors(f"updating stack {stack.name}"):
+            self._cf.update_stack(
+                StackName=stack.name, Capabilities=CAPABILITIES,
+                Tags=_tags(stack),
+                StackPolicyDuringUpdateBody=stack.stack_policy,
+                **self._template_source(stack.name, stack.body),
+            )
+        return self._finished(stack.name)
 
     def _protect(self, stack: _Stack) -> None:
         if not stack.protected:
@@ -208,7 +217,7 @@ class CloudFormationStacks:
                 ChangeSetName=f"clmgit-{uuid.uuid4().hex}",
                 ChangeSetType=operation.upper(),
                 Capabilities=CAPABILITIES,
-                Tags=[{"Key": k, "Value": v} for k, v in sorted(stack.tags.items())],
+                Tags=_tags(stack),
                 **self._template_source(stack.name, stack.body),
             )
         return str(created["Id"])
@@ -257,6 +266,10 @@ class CloudFormationStacks:
     def _execute(self, name: str, change_set: str) -> _Stack:
         with aws_errors(f"executing the change set of stack {name}"):
             self._cf.execute_change_set(ChangeSetName=change_set)
+        return self._finished(name)
+
+    def _finished(self, name: str) -> _Stack:
+        """The stack once its operation is over; an error unless it succeeded."""
         final = self._settled(name)
         if final is None or final.status not in SUCCEEDED:
             reason = self._failure(final) if final else "the stack disappeared"
@@ -309,3 +322,7 @@ class CloudFormationStacks:
                     "CreateBucketConfiguration": {"LocationConstraint": region}}
                 s3.create_bucket(Bucket=self._bucket, **where)
         return self._bucket
+
+
+def _tags(stack: StackTemplate) -> list[dict[str, str]]:
+    return [{"Key": k, "Value": v} for k, v in sorted(stack.tags.items())]
