@@ -5,13 +5,16 @@ the rendered template encodes differently with the same content (`clmgit.engine.
 user data gzipped by Go's encoder where clmgit's differs), so that taking over a stack changes
 nothing. A template over 51,200 bytes is uploaded to an S3 bucket
 (`clmgit-templates-<account>-<region>` unless given) and passed by URL. A dry run creates the
-change set, describes it and deletes it again (with the empty stack a CREATE change set makes);
-the only thing it leaves is the S3 copy of a large template.
+change set, describes it and deletes it again (with the empty stack a CREATE change set makes),
+and leaves nothing: a template over the inline limit, which a change set could only read from
+S3, is compared with the deployed one by resource instead, so a dry run makes no bucket and
+uploads nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -108,9 +111,11 @@ class CloudFormationStacks:
                 "resolve it in CloudFormation, then run again"
             )
         operation: Operation = "update" if current is not None else "create"
-        if current is not None:
-            stack = replace(stack, body=keep_deployed_encodings(stack.body,
-                                                                self._deployed_body(current)))
+        deployed = "" if current is None else self._deployed_body(current)
+        if deployed:
+            stack = replace(stack, body=keep_deployed_encodings(stack.body, deployed))
+        if dry_run and not _inline(stack.body):
+            return self._compared(stack, current, deployed)
         change_set = self._create_change_set(stack, operation)
         described = self._await_change_set(change_set)
         if described["Status"] == "FAILED":
@@ -164,11 +169,22 @@ class CloudFormationStacks:
                 raise
         return _Stack.from_api(raw[0]) if raw else None
 
-    def _deployed_body(self, stack: _Stack) -> str | dict[str, Any]:
-        """The template the stack runs (a JSON one comes parsed, from botocore)."""
+    def _deployed_body(self, stack: _Stack) -> str:
+        """The template the stack runs (botocore gives a JSON one parsed: written back)."""
         with aws_errors(f"reading the template of stack {stack.name}"):
             body = self._cf.get_template(StackName=stack.id, TemplateStage="Original")
-        return body["TemplateBody"]  # type: ignore[no-any-return]
+        text = body["TemplateBody"]
+        return text if isinstance(text, str) else json.dumps(text)
+
+    @staticmethod
+    def _compared(stack: StackTemplate, current: _Stack | None, deployed: str) -> StackResult:
+        """A dry run's plan for a template over the inline limit: a change set of it needs its
+        upload to S3, and a dry run writes nothing, so the templates are compared by resource."""
+        changes = diff_resources(deployed, stack.body)
+        operation: Operation = ("create" if current is None else "update" if changes
+                                else "none")
+        return StackResult(stack.name, operation, current.outputs if current else {}, changes,
+                           dry_run=True)
 
     def _settled(self, name_or_id: str) -> _Stack | None:
         """The stack once no operation is running on it (None: it does not exist)."""
@@ -297,7 +313,7 @@ class CloudFormationStacks:
     # --- large templates ---
 
     def _template_source(self, name: str, body: str) -> dict[str, str]:
-        if len(body.encode()) <= TEMPLATE_BODY_LIMIT:
+        if _inline(body):
             return {"TemplateBody": body}
         bucket = self._template_bucket()
         key = f"{name}/{hashlib.sha256(body.encode()).hexdigest()}.template"
@@ -326,3 +342,8 @@ class CloudFormationStacks:
 
 def _tags(stack: StackTemplate) -> list[dict[str, str]]:
     return [{"Key": k, "Value": v} for k, v in sorted(stack.tags.items())]
+
+
+def _inline(body: str) -> bool:
+    """Whether CloudFormation takes the template inline (else by S3 URL)."""
+    return len(body.encode()) <= TEMPLATE_BODY_LIMIT
