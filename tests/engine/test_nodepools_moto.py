@@ -104,6 +104,28 @@ def test_a_group_on_a_get_att_version_moves_to_the_templates_new_version(
     assert (new.launch_template_version, new.instance_type) == ("2", "t3.small")
 
 
+def test_a_dry_run_plans_the_instances_the_update_will_outdate(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+    before = pools.pool_state(cluster, "default")
+
+    def planned(**kwargs: Any) -> set[str]:
+        [*_, pool] = apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
+                                  node_pools=[node_pool_stack(cluster, "default", t.node_pool(
+                                      desired=2, version=LATEST, **kwargs))], dry_run=True)
+        return {i.id for i in pools.pool_state(cluster, "default").outdated_after(pool.changes)}
+
+    assert planned() == set()
+    assert planned(security_group="sg-new") == set()  # the group's tags only
+    assert planned(image="ami-03cf127a") == {i.id for i in before.instances}
+    assert not pools.pool_state(cluster, "default").outdated  # a dry run changed nothing
+
+    apply_pool(stacks, cluster, desired=2, version=LATEST, image="ami-03cf127a")
+    assert {i.id for i in pools.pool_state(cluster, "default").outdated} == {
+        i.id for i in before.instances}
+
+
 def test_an_unchanged_template_leaves_a_get_att_group_where_it_is(
     stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
 ) -> None:
