@@ -111,9 +111,12 @@ class CloudFormationStacks:
                 "resolve it in CloudFormation, then run again"
             )
         operation: Operation = "update" if current is not None else "create"
-        deployed = "" if current is None else self._deployed_body(current)
-        if deployed:
+        deployed = ""
+        if current is not None:
+            deployed = self._deployed_body(current)
             stack = replace(stack, body=keep_deployed_encodings(stack.body, deployed))
+            if stack.body == deployed and dict(current.tags) == dict(stack.tags):
+                return self._unchanged_as_deployed(stack, current, dry_run=dry_run)
         if dry_run and not _inline(stack.body):
             return self._compared(stack, current, deployed)
         change_set = self._create_change_set(stack, operation)
@@ -175,6 +178,15 @@ class CloudFormationStacks:
             body = self._cf.get_template(StackName=stack.id, TemplateStage="Original")
         text = body["TemplateBody"]
         return text if isinstance(text, str) else json.dumps(text)
+
+    def _unchanged_as_deployed(self, stack: StackTemplate, current: _Stack, *,
+                               dry_run: bool) -> StackResult:
+        """The stack runs this very template with these tags: a change set could only say "no
+        changes" (clmgit passes no parameters), so none is made — and a large template is not
+        uploaded for it."""
+        if stack.termination_protection and not dry_run:
+            self._protect(current)
+        return StackResult(stack.name, "none", current.outputs, dry_run=dry_run)
 
     @staticmethod
     def _compared(stack: StackTemplate, current: _Stack | None, deployed: str) -> StackResult:
