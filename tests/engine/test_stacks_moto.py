@@ -51,8 +51,9 @@ def status(aws: Any, name: str) -> str:
 
 
 def stack_exists(aws: Any, name: str) -> bool:
-    return any(s["StackName"] == name
-               for s in aws("cloudformation").describe_stacks()["Stacks"])
+    # Every page: the session's moto holds every test's stacks, more than one page of them.
+    pages = aws("cloudformation").get_paginator("describe_stacks").paginate()
+    return any(s["StackName"] == name for page in pages for s in page["Stacks"])
 
 
 def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:
