@@ -33,6 +33,7 @@ import io
 import posixpath
 import tarfile
 import threading
+import zlib
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -82,6 +83,7 @@ class ClmAccount(Protocol):
     def encrypt(self, key_id: str, plaintext: bytes, *, what: str) -> bytes: ...
     def certificates(self) -> Sequence[Certificate]: ...
     def put_object(self, bucket: str, key: str, body: bytes) -> None: ...
+    def get_object(self, bucket: str, key: str) -> bytes | None: ...
 
 
 class ConfigItems(GoMap):
@@ -579,16 +581,20 @@ class ClmSession:
 
     def publish(self) -> list[str]:
         """Upload the recorded sets of generated files not uploaded yet (the engine's apply
-        step; a dry run does not call it). Returns the S3 paths uploaded now."""
+        step; a dry run does not call it); an archive already at the key that holds the same
+        files (CLM's, after a takeover) stays. Returns the S3 paths uploaded now."""
         if self.account is None:
             raise ConfigError("generated files can only be uploaded with an AWS account")
         uploaded = []
         for files in self.generated.values():
-            if files not in self._published:
+            if files in self._published:
+                continue
+            there = self.account.get_object(files.bucket, files.key)
+            if there is None or not archive_holds(there, files.text, self.account):
                 body = files_archive(files.text, files.kms_key, self.account)
                 self.account.put_object(files.bucket, files.key, body)
-                self._published.add(files)
                 uploaded.append(files.s3_path)
+            self._published.add(files)
         return uploaded
 
 
@@ -599,38 +605,81 @@ def user_data(text: str) -> str:
                                           compresslevel=6)).decode()
 
 
-def files_archive(text: str, kms_key: str, account: ClmAccount) -> bytes:
-    """A rendered `files.yaml` (`files:` of path, data (base64), encrypted, permissions) as the
-    tar.gz CLM uploads: `encrypted` files KMS-encrypted and named `<path>.enc`."""
+@dataclass(frozen=True)
+class _File:
+    """One file of a `files.yaml`, as it goes into the archive (before any encryption)."""
+
+    path: str
+    data: bytes
+    encrypted: bool
+    mode: int
+
+    @property
+    def name(self) -> str:
+        return self.path + ".enc" if self.encrypted else self.path
+
+
+def _files_of(text: str) -> list[_File]:
+    """The files of a rendered `files.yaml` (`files:` of path, data (base64), encrypted,
+    permissions)."""
     try:
         raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"files.yaml does not parse: {e}") from None
     if not isinstance(raw, dict) or set(raw) - {"files"}:
         raise ConfigError("files.yaml must hold only `files:`")
+    found = []
+    for entry in raw.get("files") or []:
+        if not isinstance(entry, dict) or set(entry) - {"path", "data", "encrypted",
+                                                        "permissions"}:
+            raise ConfigError("files.yaml: each file has path, data, encrypted, permissions")
+        path = str(entry.get("path", ""))
+        try:
+            data = base64.b64decode(str(entry.get("data", "")), validate=True)
+        except binascii.Error:
+            raise ConfigError(f"files.yaml: the data of {path} is not base64") from None
+        found.append(_File(path, data, bool(entry.get("encrypted")),
+                           int(entry.get("permissions") or 0)))
+    return found
+
+
+def files_archive(text: str, kms_key: str, account: ClmAccount) -> bytes:
+    """A rendered `files.yaml` as the tar.gz CLM uploads: `encrypted` files KMS-encrypted and
+    named `<path>.enc`."""
     out = io.BytesIO()
     with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for entry in raw.get("files") or []:
-            if not isinstance(entry, dict) or set(entry) - {"path", "data", "encrypted",
-                                                            "permissions"}:
-                raise ConfigError("files.yaml: each file has path, data, encrypted, permissions")
-            path = str(entry.get("path", ""))
-            try:
-                data = base64.b64decode(str(entry.get("data", "")), validate=True)
-            except binascii.Error:
-                raise ConfigError(f"files.yaml: the data of {path} is not base64") from None
-            if entry.get("encrypted"):
+        for file in _files_of(text):
+            data = file.data
+            if file.encrypted:
                 if not kms_key:
-                    raise ConfigError(f"files.yaml: {path} is to be encrypted, and the stack "
-                                      "output with the KMS key is not known")
-                data = account.encrypt(kms_key, data, what=path)
-                path += ".enc"
-            info = tarfile.TarInfo(path)
+                    raise ConfigError(f"files.yaml: {file.path} is to be encrypted, and the "
+                                      "stack output with the KMS key is not known")
+                data = account.encrypt(kms_key, data, what=file.path)
+            info = tarfile.TarInfo(file.name)
             info.size = len(data)
-            info.mode = int(entry.get("permissions") or 0)
+            info.mode = file.mode
             tar.addfile(info, io.BytesIO(data))
     return out.getvalue()
+
+
+def archive_holds(archive: bytes, text: str, account: ClmAccount) -> bool:
+    """Whether an uploaded archive holds the files of `text`: the same names, modes and
+    contents in the same order, encrypted files compared decrypted. Its bytes cannot tell: the
+    gzip of Go (CLM) and of zlib differ, and KMS encrypts the same plaintext differently each
+    time."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            members = [(m, tar.extractfile(m)) for m in tar.getmembers()]
+            found = [(m.name, m.mode, f.read() if f else b"") for m, f in members]
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        return False
+    wanted = _files_of(text)
+    if [(name, mode) for name, mode, _ in found] != [(f.name, f.mode) for f in wanted]:
+        return False
+    return all(
+        (account.decrypt(data, what=f.path) if f.encrypted else data) == f.data
+        for (_, _, data), f in zip(found, wanted, strict=True))
 
 
 def _outputs_key(outputs: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:

@@ -120,6 +120,9 @@ class OfflineAccount:
     def put_object(self, bucket: str, key: str, body: bytes) -> None:
         raise ConfigError(f"a render without AWS uploads nothing (s3://{bucket}/{key})")
 
+    def get_object(self, bucket: str, key: str) -> bytes | None:
+        return None  # no account, no objects
+
     def _arn(self, service: str) -> str:
         account = self.cluster.infrastructure_account.removeprefix("aws:")
         return f"arn:aws:{service}:{self.cluster.region}:{account}"

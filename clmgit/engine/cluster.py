@@ -33,6 +33,7 @@ from clmgit.engine.manifests import ObjectChange, apply_deletions, apply_manifes
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.engine.stacks import (
+    ResourceChange,
     StackBackend,
     StackResult,
     apply_stacks,
@@ -47,7 +48,7 @@ from clmgit.engine.stacks import (
 from clmgit.errors import ClmgitError
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import REQUESTED, Cluster
-from clmgit.stacknames import etcd_stack_name
+from clmgit.stacknames import etcd_stack_name, node_pool_stack_name
 
 
 @dataclass
@@ -158,6 +159,8 @@ class _Run:
         self.renderer, self.to, self.clock, self.dry_run = renderer, to, clock, dry_run
         self.cluster = renderer.cluster  # defaults merged: drain settings, surge
         self.report = Report()
+        #: Each stack's resource changes (a dry run's plan: what the roll will follow from).
+        self.planned: dict[str, tuple[ResourceChange, ...]] = {}
 
     def values(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         # A dry run knows only the outputs of stacks that exist: the rest read as visible
@@ -222,6 +225,7 @@ class _Run:
         )
         outputs: dict[str, str] = {}
         for result in results:
+            self.planned[result.name] = result.changes
             outputs.update(result.outputs)
             if result.changed:
                 self.report.add(_stack_line(result))
@@ -230,8 +234,10 @@ class _Run:
     def roll_node_pools(self) -> None:
         """Step 6 (for the pools with a stack: masters first in CLM's layout)."""
         for pool in self.renderer.stack_pools():
+            stack = node_pool_stack_name(self.cluster, pool.name, self.renderer.layout)
             rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
-                                    clock=self.clock, dry_run=self.dry_run)
+                                    clock=self.clock, dry_run=self.dry_run,
+                                    planned=self.planned.get(stack, ()))
             if rolled.replaced:
                 verb = "would replace" if self.dry_run else "replaced"
                 self.report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} "

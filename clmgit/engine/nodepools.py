@@ -2,21 +2,25 @@
 their instances, and which instances are outdated.
 
 An instance is outdated when its launch template id or version, or its instance type, differ
-from what its group launches now. The cloud side is behind the `NodePoolBackend` seam:
-`clmgit.adapters.aws.autoscaling.AutoScalingPools` is the real one, `FakeNodePools`
-(clmgit.sandbox.doubles) the in-memory one.
+from what its group launches now; a dry run also counts those whose launch template the stack
+update will change (`PoolState.outdated_after`). The cloud side is behind the
+`NodePoolBackend` seam: `clmgit.adapters.aws.autoscaling.AutoScalingPools` is the real one,
+`FakeNodePools` (clmgit.sandbox.doubles) the in-memory one.
 A pool's groups are the Auto Scaling groups of its stack, `nodepool-<pool>-<local_id>`. Groups on
 launch configurations instead of launch templates are never reported outdated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
+from clmgit.engine.stacks import ResourceChange
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
 
+LAUNCH_TEMPLATE_TYPE = "AWS::EC2::LaunchTemplate"
 IN_SERVICE = "InService"
 HEALTHY = "Healthy"
 
@@ -57,10 +61,25 @@ class PoolState:
     pool: str
     asgs: tuple[ASG, ...]
     instances: tuple[Instance, ...]
+    #: The launch templates of the pool's stack: their ids by logical id in the template.
+    launch_templates: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def outdated(self) -> tuple[Instance, ...]:
         return tuple(i for i in self.instances if i.outdated)
+
+    def outdated_after(self, changes: Iterable[ResourceChange]) -> tuple[Instance, ...]:
+        """The instances outdated once the pool's stack has taken `changes` (its change set):
+        those outdated now, and those launched from a launch template the update gives a new
+        version (modified) or takes away (removed; the groups move to another) — their groups
+        launch the new version then, as `!GetAtt ….LatestVersionNumber` makes them. A change of
+        a group alone (its size, its tags) outdates no instance. This is what the rolling update
+        after the update will replace, so a dry run can show it before."""
+        changed = {self.launch_templates[c.logical_id] for c in changes
+                   if c.resource_type == LAUNCH_TEMPLATE_TYPE and c.action in ("Modify", "Remove")
+                   and c.logical_id in self.launch_templates}
+        return tuple(i for i in self.instances
+                     if i.outdated or i.launch_template_id in changed)
 
 
 def is_outdated(

@@ -37,6 +37,7 @@ from clmgit.engine.drain import (
 )
 from clmgit.engine.kube import NODES, KubeClient
 from clmgit.engine.nodepools import ASG, Instance, NodePoolBackend
+from clmgit.engine.stacks import ResourceChange
 from clmgit.model import Cluster
 
 # --- the rolling update ---------------------------------------------------------------------
@@ -154,15 +155,19 @@ def _fresh(kube: KubeClient, node: Node) -> Node:
 
 
 def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
-                   clock: Clock, dry_run: bool = False) -> RollResult:
-    """Replace every outdated instance of `pool`; safe to run again after being killed."""
+                   clock: Clock, dry_run: bool = False,
+                   planned: Sequence[ResourceChange] = ()) -> RollResult:
+    """Replace every outdated instance of `pool`; safe to run again after being killed. A dry
+    run (before any stack changed) plans the instances outdated once the pool's stack has taken
+    its `planned` changes."""
     settings = drain_settings(cluster, pool)
     state = pools.pool_state(cluster, pool)
     if dry_run:
-        waves = sum(math.ceil(sum(1 for i in state.outdated if i.asg == g.name)
+        outdated = state.outdated_after(planned)
+        waves = sum(math.ceil(sum(1 for i in outdated if i.asg == g.name)
                               / min(settings.surge, max(g.max_size, 1)))
                     for g in state.asgs)
-        return RollResult(pool, tuple(i.id for i in state.outdated), waves, dry_run=True)
+        return RollResult(pool, tuple(i.id for i in outdated), waves, dry_run=True)
     _release_current(kube, state.instances, nodes_by_instance(kube))
     replaced: list[str] = []
     waves = 0

@@ -84,7 +84,7 @@ class StackTemplate:
     body: str
     tags: Mapping[str, str]
     termination_protection: bool = False
-    #: A stack policy (JSON) set before an update is executed; "" leaves the stack's as it is.
+    #: A stack policy (JSON) for each update only, as CLM passes it; "" for none.
     stack_policy: str = ""
 
 

@@ -100,6 +100,10 @@ class MemoryClmAccount:
         self.calls["put_object"] += 1
         self.objects[bucket, key] = body
 
+    def get_object(self, bucket: str, key: str) -> bytes | None:
+        self.calls["get_object"] += 1
+        return self.objects.get((bucket, key))
+
 
 def certificate(arn: str, *names: str, days: int = 365) -> Certificate:
     """A certificate valid for `days` from 2026-01-01."""

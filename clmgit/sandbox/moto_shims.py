@@ -32,6 +32,12 @@ HTTP to it. Each patch fills one gap between moto and AWS's documented behaviour
    balancer's TLS listener fails).
 9. The short form `!GetAtt [Resource, Attribute]` (a YAML sequence) reads as `Fn::GetAtt` of
    those two strings (moto keeps the sequence's YAML nodes, and the reference is undefined).
+10. An Auto Scaling group whose launch template version is `!GetAtt <template>.LatestVersionNumber`
+   moves to the template's new version when a change set gives the
+   template one, as CloudFormation updates a resource whose GetAtt input changed (moto updates
+   only resources whose template text changed, so the group stayed at the old version and no
+   template change ever made a node outdated). Instances already running keep the version they
+   were launched from (5).
 
 Nothing here changes what clmgit's adapters do; they are written against AWS.
 """
@@ -53,6 +59,7 @@ from moto.cloudformation.responses import CloudFormationResponse
 from moto.core.responses import ActionResult, BaseResponse
 
 STACK_TYPE = "AWS::CloudFormation::Stack"
+ASG_TYPE = "AWS::AutoScaling::AutoScalingGroup"
 
 
 class Patcher:
@@ -142,6 +149,7 @@ def _change_set_execution(mp: Patcher) -> None:
         except Exception as e:  # noqa: BLE001 - whatever moto raised fails the stack, as on AWS
             _fail_stack(stack, change_set, e)
             return
+        _follow_launch_template_versions(stack)
         stack._parse_template()
         stack.output_map = stack._create_output_map()
         for name in [n for n, e in self.exports.items() if e.exporting_stack_id == stack.stack_id]:
@@ -156,6 +164,30 @@ def _change_set_execution(mp: Patcher) -> None:
 
     mp.setattr(CloudFormationBackend, "execute_change_set", execute_change_set)
     mp.setattr(CloudFormationBackend, "create_change_set", create_change_set)
+
+
+def _follow_launch_template_versions(stack: Stack) -> None:
+    """10: each Auto Scaling group of `stack` at the launch template version its template's
+    `Version` resolves to now."""
+    resources = stack.resource_map
+    for logical_id, raw in resources._resource_json_map.items():
+        group: Any = resources._parsed_resources.get(logical_id)
+        if raw.get("Type") != ASG_TYPE or getattr(group, "ec2_launch_template", None) is None:
+            continue
+        properties = raw.get("Properties") or {}
+        spec = properties.get("LaunchTemplate") or (
+            (properties.get("MixedInstancesPolicy") or {}).get("LaunchTemplate") or {}
+        ).get("LaunchTemplateSpecification") or {}
+        if "Version" not in spec:
+            continue
+        version = str(parsing.clean_json(spec["Version"], resources))
+        if version != str(group.launch_template_version):
+            group.launch_template_version = version
+            if getattr(group, "provided_launch_template_version", None) is not None:
+                group.provided_launch_template_version = version
+            mixed = (group.mixed_instances_policy or {}).get("LaunchTemplate", {})
+            if "LaunchTemplateSpecification" in mixed:
+                mixed["LaunchTemplateSpecification"]["Version"] = version
 
 
 # --- 3: unknown resource types ----------------------------------------------------------------

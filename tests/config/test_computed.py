@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from gojudge import go_gzip
 
 from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
 from clmgit.config.computed import (
@@ -386,6 +387,51 @@ def test_every_computed_value_on_moto(moto_account: dict[str, Any]) -> None:
         blob = tar.extractfile("/etc/kubernetes/key.pem.enc").read()
     plain = m["session"].client("kms").decrypt(CiphertextBlob=blob)["Plaintext"]
     assert plain == SECRET.encode()
+
+
+def test_files_clm_uploaded_with_the_same_content_are_not_uploaded_again_on_moto(
+        moto_account: dict[str, Any]) -> None:
+    m = moto_account
+    outputs = {"MasterFilesEncryptionKey": m["files_key"], "WorkerFilesEncryptionKey": "x"}
+
+    def published() -> list[str]:
+        """A fresh render session (a new run) of the master pool, published."""
+        r = renderer(ClmAccount(m["session"]), vpc_id=m["vpc_id"], secret_key=m["secret"])
+        r.render_node_pool_stack("master", {"stack_outputs": outputs})
+        return sorted(path.split("/")[-2] for path in r.clm.publish())
+
+    published()
+    s3 = m["session"].client("s3")
+    [key] = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]
+             if "/master/" in o["Key"]]
+    # As CLM left it: the same tar, gzipped by Go, the secret encrypted anew by KMS.
+    with tarfile.open(fileobj=io.BytesIO(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()),
+                      mode="r:gz") as tar:
+        files = [(member, tar.extractfile(member).read()) for member in tar.getmembers()]
+    kms = m["session"].client("kms")
+    plain = kms.decrypt(CiphertextBlob=files[1][1])["Plaintext"]
+    files[1] = (files[1][0], kms.encrypt(KeyId=m["files_key"], Plaintext=plain)["CiphertextBlob"])
+    clms = go_gzip(tar_of(files))
+    s3.put_object(Bucket=BUCKET, Key=key, Body=clms)
+
+    assert published() == []
+    assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == clms
+
+    # An archive at the key with other content is replaced.
+    s3.put_object(Bucket=BUCKET, Key=key, Body=go_gzip(tar_of(files[:1])))
+    assert published() == ["master"]
+
+
+BUCKET = "cluster-lifecycle-manager-123456789012-eu-central-1"
+
+
+def tar_of(files: list[tuple[tarfile.TarInfo, bytes]]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for info, data in files:
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
 
 
 def test_the_default_vpc_is_found_on_moto(moto_account: dict[str, Any]) -> None:

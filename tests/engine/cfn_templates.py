@@ -1,9 +1,9 @@
 """CloudFormation templates for the moto tests: a main stack and a node pool of one Auto Scaling
 group on a launch template.
 
-The group uses launch template version `$Latest`, not `!GetAtt ....LatestVersionNumber` as a
-production template would: moto updates only the resources whose template text changed, so a
-version reached through GetAtt would never reach the group there.
+The group uses launch template version `$Latest` unless told `version=` (kubernetes-on-aws
+writes `!GetAtt LaunchTemplate.LatestVersionNumber`, which the sandbox's moto follows as AWS
+does: `clmgit/sandbox/moto_shims.py`, 10).
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ Outputs:
 
 def node_pool(
     *, instance_type: str = "t3.micro", image: str = "ami-12c6146b", desired: int = 2,
-    max_size: int = 4, security_group: str = "none", padding: int = 0,
+    max_size: int = 4, security_group: str = "none", padding: int = 0, version: str = "$Latest",
+    user_data: str = "",
 ) -> str:
     """A node-pool template; `padding` adds that many bytes of metadata (for size limits)."""
     metadata = f"Metadata:\n  Padding: {'x' * padding}\n" if padding else ""
+    user_data = f"\n        UserData: {user_data}" if user_data else ""
     return f"""\
 AWSTemplateFormatVersion: "2010-09-09"
 {metadata}Resources:
@@ -40,7 +42,7 @@ AWSTemplateFormatVersion: "2010-09-09"
     Properties:
       LaunchTemplateData:
         ImageId: {image}
-        InstanceType: {instance_type}
+        InstanceType: {instance_type}{user_data}
   AutoScalingGroup:
     Type: AWS::AutoScaling::AutoScalingGroup
     Properties:
@@ -50,7 +52,7 @@ AWSTemplateFormatVersion: "2010-09-09"
       DesiredCapacity: "{desired}"
       LaunchTemplate:
         LaunchTemplateId: !Ref LaunchTemplate
-        Version: $Latest
+        Version: {version}
       Tags:
         - Key: security-group
           Value: {security_group}

@@ -81,6 +81,61 @@ def test_a_new_launch_template_version_alone_makes_instances_outdated(
     assert {i.id for i in after.outdated} == {i.id for i in state.instances}
 
 
+LATEST = "!GetAtt LaunchTemplate.LatestVersionNumber"
+
+
+def test_a_group_on_a_get_att_version_moves_to_the_templates_new_version(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    version = LATEST  # as kubernetes-on-aws writes it
+    apply_pool(stacks, cluster, desired=2, version=version)
+    before = pools.pool_state(cluster, "default")
+
+    apply_pool(stacks, cluster, desired=2, version=version, instance_type="t3.small")
+    after = pools.pool_state(cluster, "default")
+
+    assert [g.launch_template_version for g in (*before.asgs, *after.asgs)] == ["1", "2"]
+    assert after.asgs[0].instance_types == ("t3.small",)
+    assert {i.id for i in after.outdated} == {i.id for i in before.instances}
+    # A node launched now comes from the new version.
+    pools.set_desired_capacity(after.asgs[0].name, 3)
+    pools.wait_for_instances_in_service(after.asgs[0].name)
+    [new] = [i for i in pools.pool_state(cluster, "default").instances if not i.outdated]
+    assert (new.launch_template_version, new.instance_type) == ("2", "t3.small")
+
+
+def test_a_dry_run_plans_the_instances_the_update_will_outdate(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+    before = pools.pool_state(cluster, "default")
+
+    def planned(**kwargs: Any) -> set[str]:
+        [*_, pool] = apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
+                                  node_pools=[node_pool_stack(cluster, "default", t.node_pool(
+                                      desired=2, version=LATEST, **kwargs))], dry_run=True)
+        return {i.id for i in pools.pool_state(cluster, "default").outdated_after(pool.changes)}
+
+    assert planned() == set()
+    assert planned(security_group="sg-new") == set()  # the group's tags only
+    assert planned(image="ami-03cf127a") == {i.id for i in before.instances}
+    assert not pools.pool_state(cluster, "default").outdated  # a dry run changed nothing
+
+    apply_pool(stacks, cluster, desired=2, version=LATEST, image="ami-03cf127a")
+    assert {i.id for i in pools.pool_state(cluster, "default").outdated} == {
+        i.id for i in before.instances}
+
+
+def test_an_unchanged_template_leaves_a_get_att_group_where_it_is(
+    stacks: CloudFormationStacks, pools: AutoScalingPools, cluster: Cluster
+) -> None:
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+    apply_pool(stacks, cluster, desired=2, version=LATEST)
+
+    after = pools.pool_state(cluster, "default")
+    assert after.asgs[0].launch_template_version == "1" and not after.outdated
+
+
 def test_terminating_without_decrement_replaces_the_instance_and_twice_is_fine(
     state: PoolState, pools: AutoScalingPools, cluster: Cluster
 ) -> None:

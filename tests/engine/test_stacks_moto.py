@@ -12,7 +12,7 @@ from cloud_fixtures import all_stacks
 
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.config.deletions import Deletion
-from clmgit.engine.clock import TimedOut
+from clmgit.engine.clock import Backoff, TimedOut
 from clmgit.engine.stacks import (
     TAG_CLUSTER,
     TAG_NODE_POOL,
@@ -251,6 +251,33 @@ def test_a_template_over_the_inline_limit_goes_by_s3_url(
     bucket, key = url.removeprefix("https://").split(".", 1)[0], url.split("/", 3)[3]
     assert aws("s3").get_object(Bucket=bucket, Key=key)["Body"].read().decode() == big
     assert status(aws, node_pool_stack_name(cluster, "default")) == "CREATE_COMPLETE"
+
+
+def test_a_dry_run_of_a_template_over_the_inline_limit_writes_nothing_to_s3(
+    session: Any, clock: FakeClock, cluster: Cluster, aws: Any, calls: Any
+) -> None:
+    bucket = f"templates-{cluster.local_id}"
+    stacks = CloudFormationStacks(session, clock=clock, template_bucket=bucket,
+                                  backoff=Backoff(initial=1, factor=2, maximum=8, timeout=60))
+    big = t.node_pool(padding=60_000)
+
+    new = apply(stacks, cluster, node_pool_stack(cluster, "default", big), dry_run=True)
+    assert [(r.operation, len(r.changes)) for r in new] == [("create", 1), ("create", 2)]
+
+    apply(stacks, cluster, node_pool_stack(cluster, "default", big))
+    aws("s3").delete_object(Bucket=bucket, Key=aws("s3").list_objects_v2(
+        Bucket=bucket)["Contents"][0]["Key"])
+    aws("s3").delete_bucket(Bucket=bucket)
+    calls.made.clear()
+    same = apply(stacks, cluster, node_pool_stack(cluster, "default", big), dry_run=True)
+    changed = apply(stacks, cluster, node_pool_stack(
+        cluster, "default", t.node_pool(padding=60_000, instance_type="t3.large")), dry_run=True)
+
+    assert [r.operation for r in same] == ["none", "none"]
+    assert [(r.operation, [(c.action, c.logical_id) for c in r.changes]) for r in changed] == [
+        ("none", []), ("update", [("Modify", "LaunchTemplate")])]
+    assert {"CreateBucket", "PutObject", *CHANGING_CALLS}.isdisjoint(calls.names())
+    assert bucket not in [b["Name"] for b in aws("s3").list_buckets()["Buckets"]]
 
 
 def _moto_stack(name: str) -> Any:

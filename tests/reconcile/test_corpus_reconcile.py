@@ -4,11 +4,15 @@ with four node pools (master, on-demand, spot, Karpenter) is reconciled end to e
 the cluster's Kubernetes API emulator, CLM's values asked of moto (VPC, subnets, KMS, ACM, Route
 53, EC2 instance types and AMIs): `--dry-run` plans it and writes nothing anywhere; a reconcile
 makes CLM's stacks, uploads the generated files, applies every manifest and the Karpenter pool,
-records the version, and the next run finds the cluster in sync."""
+records the version, and the next run finds the cluster in sync. And the same cluster made as
+CLM makes it (`AsClm`: boto3, Go's gzip) is taken over without a change; a control (a new
+instance type) shows the dry run planning the replacements the run makes."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import gzip
 import json
 import re
 import subprocess
@@ -17,7 +21,14 @@ from pathlib import Path
 
 import boto3
 import pytest
+from gojudge import go_gzip
 
+from clmgit.adapters.aws.clmaccount import ClmAccount
+from clmgit.adapters.git import GitRepo
+from clmgit.config import yamlfiles
+from clmgit.config.computed import files_archive, user_data
+from clmgit.config.render import cluster_renderer
+from clmgit.config.source import GitConfigSource
 from clmgit.convert.clmdata import sample_clusters
 from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster, cluster_to_dict
@@ -27,6 +38,8 @@ from clmgit.sandbox.aws import REGION, publish_image
 from clmgit.sandbox.configrepo import example_channels
 from clmgit.sandbox.corpus import corpus_bundle
 from clmgit.sandbox.fleet import LocalFleet
+from clmgit.stacknames import node_pool_stack_name
+from tests.config.test_computed import _self_signed
 from tests.conftest import run_cli
 
 BUNDLE = corpus_bundle()
@@ -57,7 +70,9 @@ def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
         kms.create_alias(AliasName="alias/etcd-cluster", TargetKeyId=key)
     acm = boto3.Session(region_name=REGION).client("acm")
     domain = cluster_host.split(".", 1)[1]
-    acm.request_certificate(DomainName=f"*.{domain}")
+    # Imported: it is ISSUED at once (a requested one is issued by moto a minute later, so
+    # whether a render saw it would depend on the time).
+    acm.import_certificate(**_self_signed(f"*.{domain}"))
     route53 = boto3.Session(region_name=REGION).client("route53")
     if not route53.list_hosted_zones_by_name(DNSName=domain)["HostedZones"]:
         route53.create_hosted_zone(Name=domain, CallerReference=domain)
@@ -101,7 +116,8 @@ def takeover(koa: Path, moto_endpoint: str, tmp_path: Path) -> Takeover:
     [sample, *_] = sample_clusters(channel="dev")
     local_id = f"kube-{suffix}"
     items = {**sample.config_items, **account_as_clm_has_it(f"{local_id}.example.org"),
-             "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true"}
+             "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true",
+             "etcd_s3_backup_bucket": f"etcd-backup-{suffix}"}  # a bucket name is global
     cluster = dataclasses.replace(
         sample, id=f"aws:123456789012:{REGION}:{local_id}", alias=local_id, local_id=local_id,
         api_server_url=f"https://{local_id}.example.org", config_items=items,
@@ -221,3 +237,183 @@ def test_render_previews_a_converted_cluster_without_aws(takeover: Takeover,
     assert len(pools) == 3 and all("ami-" in p.read_text() for p in pools)
     assert any("kind: EC2NodeClass" in p.read_text()
                for p in (tmp_path / "out" / "manifests").rglob("*.yaml"))
+
+
+# -- a zero-change takeover of a cluster CLM made ------------------------------------------------
+
+CLM_TAGS_ETCD = {"application": "kubernetes", "component": "etcd-cluster"}
+
+
+class AsClm:
+    """Makes a cluster's stacks as CLM makes them — CreateStack with CLM's names, tags (the
+    template's `Metadata.Tags` under CLM's own, written here from CLM's source, not clmgit's),
+    termination protection, no stack policy — and its generated files as CLM uploads them. The
+    templates are rendered by clmgit (byte-identical to CLM's, which `clmgit convert --check`
+    proves) except `Values.UserData`, which is gzipped by Go as CLM does; the files archives are
+    tar.gz of Go's gzip. Nothing goes through clmgit's engine."""
+
+    def __init__(self, takeover: Takeover) -> None:
+        self.cluster = takeover.cluster
+        self.session = boto3.Session(region_name=REGION)
+        self.cf = self.session.client("cloudformation")
+        source = GitConfigSource(GitRepo(takeover.koa), follow_symlinks=True)
+        self.renderer = cluster_renderer(source, git("rev-parse", "dev-jinja", cwd=takeover.koa),
+                                         self.cluster, CLM_LAYOUT,
+                                         account=ClmAccount(self.session))
+
+    def create(self) -> None:
+        r, cluster = self.renderer, self.cluster
+        etcd = r.render_stack(r.etcd_stack_path(), {}).text
+        self.upload_files()
+        self.stack(cluster.config_items["etcd_stack_name"], etcd, CLM_TAGS_ETCD)
+        main = r.render_stack("cluster/cluster.yaml", {}).text
+        outputs = self.stack(cluster.local_id, main, {
+            f"kubernetes.io/cluster/{cluster.id}": "owned",
+            "cluster-lifecycle-controller.zalando.org/main-stack": "true"})
+        for pool in r.stack_pools():
+            text = r.render_node_pool_stack(pool.name, {"stack_outputs": outputs}).text
+            self.upload_files()
+            userdata = r.clm.rendered[f"cluster/node-pools/{pool.profile}/userdata.yaml",
+                                      pool.name]
+            ours, clms = user_data(userdata), go_user_data(userdata)
+            assert ours != clms and text.count(ours) == 1  # the only difference from CLM's
+            self.stack(node_pool_stack_name(cluster, pool.name, CLM_LAYOUT),
+                       text.replace(ours, clms), {
+                           f"kubernetes.io/cluster/{cluster.id}": "owned",
+                           "kubernetes.io/role/node-pool": "true",
+                           "kubernetes.io/node-pool": pool.name, "NodePool": pool.name,
+                           "kubernetes.io/node-pool/profile": pool.profile})
+
+    def stack(self, name: str, body: str, tags: dict[str, str]) -> dict[str, str]:
+        template_tags = (yamlfiles.load_template(body, name).get("Metadata") or {}).get(
+            "Tags") or {}
+        merged = {**{k: str(v).lower() if isinstance(v, bool) else str(v)
+                     for k, v in template_tags.items()}, **tags}
+        source: dict[str, str] = {"TemplateBody": body}
+        if len(body) > 51_200:  # CLM uploads a large main stack to its bucket first
+            bucket = self.renderer.clm.bucket
+            self.session.client("s3").put_object(Bucket=bucket, Key=f"{self.cluster.id}.template",
+                                                 Body=body.encode())
+            source = {"TemplateURL": f"https://{bucket}.s3.{REGION}.amazonaws.com/"
+                                     f"{self.cluster.id}.template"}
+        self.cf.create_stack(StackName=name, EnableTerminationProtection=True,
+                             Capabilities=["CAPABILITY_NAMED_IAM"], **source,
+                             Tags=[{"Key": k, "Value": v} for k, v in merged.items()])
+        self.cf.get_waiter("stack_create_complete").wait(
+            StackName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+        [stack] = self.cf.describe_stacks(StackName=name)["Stacks"]
+        return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+
+    def upload_files(self) -> None:
+        """The generated files recorded so far, as CLM's tar.gz (Go's gzip)."""
+        s3 = self.session.client("s3")
+        account = ClmAccount(self.session)
+        for files in self.renderer.clm.generated.values():
+            ours = gzip.decompress(files_archive(files.text, files.kms_key, account))
+            if files.bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+                s3.create_bucket(Bucket=files.bucket, CreateBucketConfiguration={
+                    "LocationConstraint": REGION})
+            s3.put_object(Bucket=files.bucket, Key=files.key, Body=go_gzip(ours))
+
+
+def go_user_data(text: str) -> str:
+    return base64.b64encode(go_gzip(text.encode())).decode()
+
+
+def launch_templates(cluster: Cluster) -> dict[str, int]:
+    """Each pool's launch template and its latest version."""
+    ec2 = boto3.Session(region_name=REGION).client("ec2")
+    found = ec2.describe_launch_templates(Filters=[{"Name": "launch-template-name",
+                                                    "Values": [f"{cluster.local_id}-*"]}])
+    return {t["LaunchTemplateName"]: t["LatestVersionNumber"] for t in found["LaunchTemplates"]}
+
+
+def instances(cluster: Cluster, pool: str = "") -> set[str]:
+    """The running instances of the cluster's pools (or of one)."""
+    asg = boto3.Session(region_name=REGION).client("autoscaling")
+    return {i["InstanceId"] for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+            if any(t["Key"] == f"zalando.de/cluster-local-id/{cluster.local_id}"
+                   for t in g.get("Tags", []))
+            and pool in g["AutoScalingGroupName"]
+            for i in g["Instances"] if i["LifecycleState"] == "InService"}
+
+
+def account_state(cluster: Cluster) -> tuple[object, ...]:
+    """What a takeover must leave as it was: buckets, files, templates, stack policies."""
+    session = boto3.Session(region_name=REGION)
+    s3, cf = session.client("s3"), session.client("cloudformation")
+    mine = [s for s in stacks(REGION) if cluster.local_id in s or
+            cluster.config_items["etcd_stack_name"] in s or cluster.id.replace(":", "-") in s]
+    return (sorted(b["Name"] for b in s3.list_buckets()["Buckets"]),
+            sorted((key, s3.head_object(Bucket=bucket(cluster), Key=key)["ETag"])
+                   for key in uploaded(cluster)),
+            {s: (cf.get_template(StackName=s)["TemplateBody"],
+                 cf.get_stack_policy(StackName=s).get("StackPolicyBody"),
+                 cf.describe_stacks(StackName=s)["Stacks"][0]["EnableTerminationProtection"])
+             for s in mine},
+            launch_templates(cluster))
+
+
+def bucket(cluster: Cluster) -> str:
+    return f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
+
+
+def test_a_cluster_clm_made_is_taken_over_without_a_change(takeover: Takeover,
+                                                           tmp_path: Path) -> None:
+    cluster = takeover.cluster
+    AsClm(takeover).create()
+    with LocalFleet([cluster], tmp_path / "kubeconfig", layout=CLM_LAYOUT) as fleet:
+        kubeconfig = ("--kubeconfig", str(fleet.kubeconfig))
+        fleet.kubelets[cluster.id].sync()
+        nodes = instances(cluster)
+        before = account_state(cluster)
+
+        dry = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--dry-run", "--output", "json")
+        after_dry = account_state(cluster)
+        applied = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--output", "json")
+        after = account_state(cluster), instances(cluster)
+        again = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--output", "json")
+
+    assert dry.code == 0, dry.err + dry.out[-3000:]
+    assert len(nodes) >= 3 and len(launch_templates(cluster)) == 3
+    [planned] = json.loads(dry.out)["clusters"]
+    # No stack change, no node replacement (the manifests are the Kubernetes side's).
+    assert [c for c in planned["changes"] if c.startswith("stack ")
+            or "replace" in c] == [], planned["changes"]
+    assert after_dry == before  # the dry run wrote nothing: no bucket, no file, no policy
+    assert applied.code == 0, applied.err + applied.out[-3000:]
+    [result] = json.loads(applied.out)["clusters"]
+    assert result["outcome"] == "applied", result
+    assert [c for c in result["changes"] if c.startswith("stack ") or "replace" in c] == []
+    assert after == (before, nodes)  # same templates and versions, files, instances
+    [recorded] = parse_file(takeover.registry(), "clusters.yaml")
+    assert recorded.status.current_version == result["version"]
+    [second] = json.loads(again.out)["clusters"]
+    assert (second["outcome"], second["version"]) == ("in-sync", result["version"])
+
+    # The control: a new instance type for the on-demand workers. The dry run plans the very
+    # replacements the run then makes.
+    [record] = parse_file(takeover.registry(), "clusters.yaml")
+    changed = dataclasses.replace(record, node_pools=tuple(
+        dataclasses.replace(p, instance_types=("m5.xlarge",)) if p.name == "default-worker"
+        else p for p in record.node_pools))
+    (takeover.koa / "clusters.yaml").write_text(clusters_yaml([cluster_to_dict(changed)]))
+    workers = instances(cluster, pool="default-worker")
+    with LocalFleet([cluster], tmp_path / "kubeconfig", layout=CLM_LAYOUT) as fleet:
+        kubeconfig = ("--kubeconfig", str(fleet.kubeconfig))
+        fleet.kubelets[cluster.id].sync()
+        dry = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--dry-run", "--output", "json")
+        applied = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--output", "json")
+        left = instances(cluster)
+
+    [planned] = json.loads(dry.out)["clusters"]
+    [result] = json.loads(applied.out)["clusters"]
+    assert result["outcome"] == "applied", result
+    pool_stack = node_pool_stack_name(cluster, "default-worker", CLM_LAYOUT)
+    assert [c.split(":")[0] for c in planned["changes"] if c.startswith("stack ")] == [
+        f"stack {pool_stack}"]
+    assert [c for c in planned["changes"] if c.startswith("node pool default-worker: would")] \
+        == [f"node pool default-worker: would replace {len(workers)} node(s) in 3 wave(s)"]
+    assert [c for c in result["changes"] if "replaced" in c] == [
+        f"node pool default-worker: replaced {len(workers)} node(s) in 3 wave(s)"]
+    assert workers.isdisjoint(left) and nodes - workers <= left

@@ -11,6 +11,7 @@ moto gaps (moto 5.2), worked around in the sandbox, not here (`clmgit/sandbox/mo
 moto computes no outputs for a stack changed through a change set; has no
 UpdateTerminationProtection and deletes protected stacks; accepts unknown resource types; raises
 resource failures out of ExecuteChangeSet instead of failing the stack (no CREATE_FAILED events,
-no rollback); reports every Auto Scaling instance at its launch template's default version; and
+no rollback); reports every Auto Scaling instance at its launch template's default version;
+never moves a group on `!GetAtt <template>.LatestVersionNumber` to the template's new version; and
 answers concurrent CloudFormation requests in threads that race on a stack's resources.
 """

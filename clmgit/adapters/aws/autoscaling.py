@@ -17,6 +17,7 @@ from clmgit.engine.nodepools import (
     ASG,
     HEALTHY,
     IN_SERVICE,
+    LAUNCH_TEMPLATE_TYPE,
     Instance,
     PoolState,
     check_capacity,
@@ -48,7 +49,9 @@ class AutoScalingPools:
     def pool_state(self, cluster: Cluster, pool: str) -> PoolState:
         stack = node_pool_stack_name(cluster, pool, self._layout)
         with aws_errors(f"reading node pool {pool} (stack {stack})"):
-            raw_groups = self._groups(self._group_names(stack))
+            resources = self._resources(stack)
+            raw_groups = self._groups([r["PhysicalResourceId"] for r in resources
+                                       if r["ResourceType"] == ASG_TYPE])
             templates = LaunchTemplates(self._ec2)
             asgs = [self._asg_of(raw, templates) for raw in raw_groups]
             instances = [
@@ -56,7 +59,9 @@ class AutoScalingPools:
                 for raw, asg in zip(raw_groups, asgs, strict=True)
                 for raw_instance in raw.get("Instances", ())
             ]
-        return PoolState(pool, tuple(asgs), tuple(instances))
+        return PoolState(pool, tuple(asgs), tuple(instances), {
+            r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resources
+            if r["ResourceType"] == LAUNCH_TEMPLATE_TYPE})
 
     def set_desired_capacity(self, asg: str, desired: int) -> None:
         with aws_errors(f"scaling {asg} to {desired}"):
@@ -95,7 +100,8 @@ class AutoScalingPools:
 
     # --- reading ---
 
-    def _group_names(self, stack: str) -> list[str]:
+    def _resources(self, stack: str) -> list[dict[str, Any]]:
+        """The stack's resources that exist (have a physical id); none without the stack."""
         try:
             pages = self._cf.get_paginator("list_stack_resources").paginate(StackName=stack)
             resources = [r for page in pages for r in page["StackResourceSummaries"]]
@@ -103,8 +109,7 @@ class AutoScalingPools:
             if stack_missing(e):
                 return []
             raise
-        return [r["PhysicalResourceId"] for r in resources
-                if r["ResourceType"] == ASG_TYPE and r.get("PhysicalResourceId")]
+        return [r for r in resources if r.get("PhysicalResourceId")]
 
     def _groups(self, names: list[str]) -> list[dict[str, Any]]:
         if not names:

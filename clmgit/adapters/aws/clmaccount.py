@@ -154,6 +154,16 @@ class ClmAccount:
                 self._buckets.add(bucket)
             s3.put_object(Bucket=bucket, Key=key, Body=body)
 
+    def get_object(self, bucket: str, key: str) -> bytes | None:
+        """The object at s3://bucket/key; None if it (or the bucket) does not exist."""
+        with aws_errors(f"reading s3://{bucket}/{key}"):
+            try:
+                return bytes(self._client("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
+            except ClientError as e:
+                if e.response.get("Error", {}).get("Code") in ("NoSuchKey", "NoSuchBucket", "404"):
+                    return None
+                raise
+
 
 def _vpc(raw: Mapping[str, Any]) -> Vpc:
     return Vpc(raw["VpcId"], raw.get("CidrBlock", ""),

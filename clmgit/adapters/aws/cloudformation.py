@@ -1,17 +1,23 @@
 """CloudFormation stacks, the engine's `StackBackend`.
 
-Stacks change only through change sets. A template over 51,200 bytes is uploaded to an S3 bucket
+Stacks change only through change sets. An update first keeps the deployed bytes of every value
+the rendered template encodes differently with the same content (`clmgit.engine.encodings`:
+user data gzipped by Go's encoder where clmgit's differs), so that taking over a stack changes
+nothing. A template over 51,200 bytes is uploaded to an S3 bucket
 (`clmgit-templates-<account>-<region>` unless given) and passed by URL. A dry run creates the
-change set, describes it and deletes it again (with the empty stack a CREATE change set makes);
-the only thing it leaves is the S3 copy of a large template.
+change set, describes it and deletes it again (with the empty stack a CREATE change set makes),
+and leaves nothing: a template over the inline limit, which a change set could only read from
+S3, is compared with the deployed one by resource instead, so a dry run makes no bucket and
+uploads nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -19,6 +25,7 @@ from botocore.exceptions import ClientError
 
 from clmgit.adapters.aws.session import aws_errors, make_client, stack_missing
 from clmgit.engine.clock import Backoff, Clock, SystemClock, wait_until
+from clmgit.engine.encodings import keep_deployed_encodings
 from clmgit.engine.stacks import (
     Operation,
     ResourceChange,
@@ -104,6 +111,14 @@ class CloudFormationStacks:
                 "resolve it in CloudFormation, then run again"
             )
         operation: Operation = "update" if current is not None else "create"
+        deployed = ""
+        if current is not None:
+            deployed = self._deployed_body(current)
+            stack = replace(stack, body=keep_deployed_encodings(stack.body, deployed))
+            if stack.body == deployed and dict(current.tags) == dict(stack.tags):
+                return self._unchanged_as_deployed(stack, current, dry_run=dry_run)
+        if dry_run and not _inline(stack.body):
+            return self._compared(stack, current, deployed)
         change_set = self._create_change_set(stack, operation)
         described = self._await_change_set(change_set)
         if described["Status"] == "FAILED":
@@ -114,8 +129,10 @@ class CloudFormationStacks:
             outputs = current.outputs if current else {}
             return StackResult(stack.name, operation, outputs, changes, dry_run=True)
         if stack.stack_policy and current is not None:
-            self._set_policy(stack)
-        final = self._execute(stack.name, change_set)
+            self._discard(stack.name, change_set, operation)
+            final = self._update_under_policy(stack)
+        else:
+            final = self._execute(stack.name, change_set)
         if stack.termination_protection:
             self._protect(final)
         return StackResult(stack.name, operation, final.outputs, changes)
@@ -159,6 +176,32 @@ class CloudFormationStacks:
                 raise
         return _Stack.from_api(raw[0]) if raw else None
 
+    def _deployed_body(self, stack: _Stack) -> str:
+        """The template the stack runs (botocore gives a JSON one parsed: written back)."""
+        with aws_errors(f"reading the template of stack {stack.name}"):
+            body = self._cf.get_template(StackName=stack.id, TemplateStage="Original")
+        text = body["TemplateBody"]
+        return text if isinstance(text, str) else json.dumps(text)
+
+    def _unchanged_as_deployed(self, stack: StackTemplate, current: _Stack, *,
+                               dry_run: bool) -> StackResult:
+        """The stack runs this very template with these tags: a change set could only say "no
+        changes" (clmgit passes no parameters), so none is made — and a large template is not
+        uploaded for it."""
+        if stack.termination_protection and not dry_run:
+            self._protect(current)
+        return StackResult(stack.name, "none", current.outputs, dry_run=dry_run)
+
+    @staticmethod
+    def _compared(stack: StackTemplate, current: _Stack | None, deployed: str) -> StackResult:
+        """A dry run's plan for a template over the inline limit: a change set of it needs its
+        upload to S3, and a dry run writes nothing, so the templates are compared by resource."""
+        changes = diff_resources(deployed, stack.body)
+        operation: Operation = ("create" if current is None else "update" if changes
+                                else "none")
+        return StackResult(stack.name, operation, current.outputs if current else {}, changes,
+                           dry_run=True)
+
     def _settled(self, name_or_id: str) -> _Stack | None:
         """The stack once no operation is running on it (None: it does not exist)."""
         return wait_until(
@@ -178,11 +221,18 @@ class CloudFormationStacks:
         if final is not None and final.status != "DELETE_COMPLETE":
             raise ApplyError(f"deleting stack {stack.name} failed: {self._failure(final)}")
 
-    def _set_policy(self, stack: StackTemplate) -> None:
-        # A change set takes no policy for its update alone (UpdateStack's
-        # StackPolicyDuringUpdateBody, which CLM uses): the stack's own policy is set instead.
-        with aws_errors(f"setting the stack policy of {stack.name}"):
-            self._cf.set_stack_policy(StackName=stack.name, StackPolicyBody=stack.stack_policy)
+    def _update_under_policy(self, stack: StackTemplate) -> _Stack:
+        """The update, described by its change set, run as CLM runs it: ExecuteChangeSet takes
+        no stack policy, so UpdateStack with the policy for this update only
+        (StackPolicyDuringUpdateBody); the stack's own policy stays as it was."""
+        with aws_errors(f"updating stack {stack.name}"):
+            self._cf.update_stack(
+                StackName=stack.name, Capabilities=CAPABILITIES,
+                Tags=_tags(stack),
+                StackPolicyDuringUpdateBody=stack.stack_policy,
+                **self._template_source(stack.name, stack.body),
+            )
+        return self._finished(stack.name)
 
     def _protect(self, stack: _Stack) -> None:
         if not stack.protected:
@@ -199,7 +249,7 @@ class CloudFormationStacks:
                 ChangeSetName=f"clmgit-{uuid.uuid4().hex}",
                 ChangeSetType=operation.upper(),
                 Capabilities=CAPABILITIES,
-                Tags=[{"Key": k, "Value": v} for k, v in sorted(stack.tags.items())],
+                Tags=_tags(stack),
                 **self._template_source(stack.name, stack.body),
             )
         return str(created["Id"])
@@ -248,6 +298,10 @@ class CloudFormationStacks:
     def _execute(self, name: str, change_set: str) -> _Stack:
         with aws_errors(f"executing the change set of stack {name}"):
             self._cf.execute_change_set(ChangeSetName=change_set)
+        return self._finished(name)
+
+    def _finished(self, name: str) -> _Stack:
+        """The stack once its operation is over; an error unless it succeeded."""
         final = self._settled(name)
         if final is None or final.status not in SUCCEEDED:
             reason = self._failure(final) if final else "the stack disappeared"
@@ -275,7 +329,7 @@ class CloudFormationStacks:
     # --- large templates ---
 
     def _template_source(self, name: str, body: str) -> dict[str, str]:
-        if len(body.encode()) <= TEMPLATE_BODY_LIMIT:
+        if _inline(body):
             return {"TemplateBody": body}
         bucket = self._template_bucket()
         key = f"{name}/{hashlib.sha256(body.encode()).hexdigest()}.template"
@@ -300,3 +354,12 @@ class CloudFormationStacks:
                     "CreateBucketConfiguration": {"LocationConstraint": region}}
                 s3.create_bucket(Bucket=self._bucket, **where)
         return self._bucket
+
+
+def _tags(stack: StackTemplate) -> list[dict[str, str]]:
+    return [{"Key": k, "Value": v} for k, v in sorted(stack.tags.items())]
+
+
+def _inline(body: str) -> bool:
+    """Whether CloudFormation takes the template inline (else by S3 URL)."""
+    return len(body.encode()) <= TEMPLATE_BODY_LIMIT
