@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from clmgit.output import Format, emit, line, note, table
+from clmgit.output import Format, emit, line, note, table, to_data
 
 if TYPE_CHECKING:
     from clmgit.promotion.freeze import FreezeResult
@@ -193,18 +193,9 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
 
 
 def _state_data(s: ClusterState) -> dict[str, Any]:
-    return {
-        "id": s.id,
-        "alias": s.alias,
-        "environment": s.environment,
-        "channel": s.channel,
-        "group": s.group,
-        "lifecycle": s.lifecycle,
-        "pinned_sha": s.pinned_sha,
-        "applied_sha": s.applied_sha or None,
-        "state": s.state,
-        "reason": s.reason,
-    }
+    data: dict[str, Any] = to_data(s)
+    data["applied_sha"] = s.applied_sha or None  # null, not "", for never applied
+    return data
 
 
 def _gate_cell(r: GroupRow) -> str:
