@@ -27,6 +27,7 @@ from clmgit.reconcile.plan import (
     plan,
     select,
 )
+from clmgit.reconcile.preflight import check_access
 from clmgit.reconcile.run import Reconciler, Replan, Result, keep_plan
 from clmgit.reconcile.workers import engine_workers, forwarded_events
 from clmgit.workspace import Workspace
@@ -114,8 +115,10 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
          options: Options, *, replan: Replan = keep_plan) -> list[Result]:
-    options.on_plan(len(targets))
     busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
+    if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
+        check_access(token=options.token, kubeconfig=options.kubeconfig)
+    options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
     # Read before any work: a malformed clmgit.yaml fails the run, not each cluster.
