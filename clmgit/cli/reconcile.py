@@ -51,14 +51,16 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
         finally:
             progress.stop()
     if stop.is_set():
-        _stopped(results)
+        _stopped(results, out=out)
     _show_results(results, out=out, title=title)
 
 
-def _stopped(results: Sequence[Any]) -> None:
-    """An interrupted run: what it stopped, and exit 130."""
+def _stopped(results: Sequence[Any], *, out: Format) -> None:
+    """An interrupted run: its results so far, what it stopped, and exit 130."""
+    from clmgit import views
     from clmgit.errors import Interrupted
 
+    views.reconcile_results(results, as_json=out is Format.json)
     stopped = [r.alias or r.id for r in results if r.outcome == "stopped"]
     names = f"stopped {', '.join(stopped)}; " if stopped else ""
     raise Interrupted(f"interrupted: {names}leases given up, the next run resumes the work")

@@ -28,7 +28,7 @@ class Run:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clmgit", "--repo", str(sandbox.path), "reconcile",
              "--kubeconfig", str(sandbox.kubeconfig)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.err: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -52,12 +52,13 @@ class Run:
                 return line
         raise AssertionError(f"no line with {text!r} in {within}s: {''.join(self.err)}")
 
-    def finish(self, *, within: float) -> tuple[int, str]:
-        """The exit code, awaited for at most `within` seconds, and all of stderr."""
+    def finish(self, *, within: float) -> tuple[int, str, str]:
+        """The exit code, awaited for at most `within` seconds, stdout and all of stderr."""
         code = self.proc.wait(timeout=within)
         while (line := self._lines.get(timeout=10)) is not None:
             self.err.append(line)
-        return code, "".join(self.err)
+        assert self.proc.stdout is not None
+        return code, self.proc.stdout.read(), "".join(self.err)
 
 
 def stuck_rolling_update(sandbox) -> tuple[Cluster, str, Run]:
@@ -77,9 +78,11 @@ def test_sigint_stops_the_run_and_gives_up_the_lease(sandbox):
     cluster, sha, run = stuck_rolling_update(sandbox)
 
     run.proc.send_signal(signal.SIGINT)
-    code, err = run.finish(within=STOPS_WITHIN)
+    code, out, err = run.finish(within=STOPS_WITHIN)
 
     assert code == 130, err
+    [row] = [line.split() for line in out.splitlines() if line.startswith(cluster.alias)]
+    assert row[1:3] == ["update", "stopped"]  # the results table, as far as the run got
     [said] = [line for line in err.splitlines() if line.startswith("interrupted: stopping")]
     assert f"waiting for {cluster.id} ({WAITING}" in said
     assert f"interrupted: stopped {cluster.alias}; leases given up" in err
@@ -95,7 +98,7 @@ def test_a_second_signal_aborts_at_once(sandbox):
     # Back to back, so that the second comes before the orderly stop ends; SIGTERM is the first.
     run.proc.send_signal(signal.SIGTERM)
     run.proc.send_signal(signal.SIGINT)
-    code, err = run.finish(within=STOPS_WITHIN)
+    code, _, err = run.finish(within=STOPS_WITHIN)
 
     assert code == 130, err
     assert "interrupted: stopping" in err
