@@ -44,3 +44,9 @@ class ClustersFailed(ClmgitError):
     """A reconcile finished, but some clusters failed."""
 
     exit_code = 4
+
+
+class Interrupted(ClmgitError):
+    """The run was stopped by SIGINT or SIGTERM (exit code 130, as a shell reports Ctrl-C)."""
+
+    exit_code = 130

@@ -319,6 +319,7 @@ class Progress:
         self._total = 0
         self._done = 0
         self._bar: Any = None
+        self._steps: dict[str, str] = {}  # cluster id -> what it is doing, while worked on
 
     def plan(self, count: int) -> None:
         """The run works on `count` clusters; the bar appears now (on a terminal)."""
@@ -337,10 +338,27 @@ class Progress:
             self._bar.start()
 
     def start(self, cluster_id: str) -> None:
+        self._steps[cluster_id] = "applying its configuration"
         if self._bar is not None:
             self._bar.update(self._task, description=cluster_id)
 
+    def event(self, cluster_id: str, text: str) -> None:
+        """What the engine does for a cluster: in the live line, or one line each (CI)."""
+        self._steps[cluster_id] = text
+        if self._bar is not None:
+            self._bar.update(self._task, description=f"{cluster_id}: {text}")
+        elif self._enabled:
+            note(f"{cluster_id}: {text}")
+
+    def interrupted(self) -> None:
+        """Says, on the first Ctrl-C, what the run still waits for before it stops."""
+        busy = "; ".join(f"{c} ({step})" for c, step in sorted(self._steps.items()))
+        waits = f" waiting for {busy};" if busy else ""
+        note(f"interrupted: stopping at the next step;{waits} Ctrl-C again aborts at once, "
+             "leaving leases until they expire")
+
     def result(self, r: Result) -> None:
+        self._steps.pop(r.id, None)
         self._done += 1
         if self._bar is not None:
             self._bar.update(self._task, advance=1)

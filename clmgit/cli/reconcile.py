@@ -40,19 +40,34 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
          kubeconfig: str | None = None) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
+    from clmgit.cli.interrupt import stoppable
     from clmgit.machine import usable_cores
     from clmgit.reconcile.session import Options
 
     progress = views.Progress(enabled=out is Format.table)
-    options = Options(dry_run=dry_run, concurrency=concurrency,
-                      processes=processes or usable_cores(), token=token or None,
-                      kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
-                      on_result=progress.result)
-    try:
-        results = work(settings(ctx).ws, options)
-    finally:
-        progress.stop()
+    with stoppable(progress.interrupted) as stop:
+        options = Options(dry_run=dry_run, concurrency=concurrency,
+                          processes=processes or usable_cores(), token=token or None,
+                          kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                          on_result=progress.result, on_event=progress.event, stop=stop)
+        try:
+            results = work(settings(ctx).ws, options)
+        finally:
+            progress.stop()
+    if stop.is_set():
+        _stopped(results, out=out)
     _show_results(results, out=out, title=title)
+
+
+def _stopped(results: Sequence[Any], *, out: Format) -> None:
+    """An interrupted run: its results so far, what it stopped, and exit 130."""
+    from clmgit import views
+    from clmgit.errors import Interrupted
+
+    views.reconcile_results(results, fmt=out)
+    stopped = [r.alias or r.id for r in results if r.outcome == "stopped"]
+    names = f"stopped {', '.join(stopped)}; " if stopped else ""
+    raise Interrupted(f"interrupted: {names}leases given up, the next run resumes the work")
 
 
 def _show_results(results: Sequence[Any], *, out: Format, title: str) -> None:

@@ -26,18 +26,37 @@ class Clock(Protocol):
     def sleep(self, seconds: float) -> None: ...
 
 
+class StopSignal(Protocol):
+    """A `threading.Event` or a `multiprocessing` one (shared with forked engine workers)."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
 class SystemClock:
-    """The real clock."""
+    """The real clock. Given `stop`, a sleep ends as soon as it is set, raising `Cancelled`:
+    every wait of the engine is a point where an interrupted run stops."""
+
+    def __init__(self, stop: StopSignal | None = None) -> None:
+        self._stop = stop
 
     def now(self) -> datetime:
         return datetime.now(UTC)
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        if self._stop is None:
+            time.sleep(seconds)
+        elif self._stop.wait(seconds):
+            raise Cancelled("stopped: the run was interrupted")
 
 
 class TimedOut(ApplyError):
     """Something the engine waited for did not happen within its time limit."""
+
+
+class Cancelled(ApplyError):
+    """The run was interrupted (SIGINT, SIGTERM) while the engine waited."""
 
 
 @dataclass(frozen=True)
@@ -59,20 +78,24 @@ class Backoff:
 
 
 def wait_until(
-    fetch: Callable[[], T], done: Callable[[T], bool], *, clock: Clock, backoff: Backoff, what: str
+    fetch: Callable[[], T], done: Callable[[T], bool], *, clock: Clock, backoff: Backoff, what: str,
+    on_wait: Callable[[T, float], None] = lambda result, waited: None,
 ) -> T:
     """Call `fetch` until `done` holds for its result, sleeping with backoff in between, and
     return that result.
 
     `what` completes the sentence "timed out waiting for ..." in the error raised when
-    `backoff.timeout` seconds pass first.
+    `backoff.timeout` seconds pass first. `on_wait` hears each result that is not done yet, with
+    the seconds waited so far (progress).
     """
-    deadline = clock.now() + timedelta(seconds=backoff.timeout)
+    start = clock.now()
+    deadline = start + timedelta(seconds=backoff.timeout)
     delays = backoff.delays()
     while True:
         result = fetch()
         if done(result):
             return result
+        on_wait(result, (clock.now() - start).total_seconds())
         remaining = (deadline - clock.now()).total_seconds()
         if remaining <= 0:
             raise TimedOut(

@@ -81,8 +81,11 @@ class Engine:
     def __init__(
         self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None,
         layout: Layout = DEFAULT, accounts: AccountFactory = lambda cluster: None,
+        on_event: Callable[[str, str], None] = lambda cluster_id, text: None,
     ) -> None:
         self.source = source
+        #: Hears (cluster id, what the engine is doing) during long steps: progress.
+        self.on_event = on_event
         self.accounts = accounts
         self.backends = backends
         self.clock = clock or SystemClock()
@@ -92,7 +95,8 @@ class Engine:
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         renderer = cluster_renderer(self.source, sha, cluster, self.layout,
                                     account=self.accounts(cluster))
-        run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run)
+        run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run,
+                   events=lambda text: self.on_event(cluster.id, text))
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
             # rendered once, where its stack outputs are known, and fails there.
@@ -155,8 +159,9 @@ class _Run:
     """One cluster's apply: its renderer, backends and report, step by step."""
 
     def __init__(self, renderer: ClusterRenderer, to: Backends, clock: Clock,
-                 dry_run: bool) -> None:
+                 dry_run: bool, *, events: Callable[[str], None]) -> None:
         self.renderer, self.to, self.clock, self.dry_run = renderer, to, clock, dry_run
+        self.events = events
         self.cluster = renderer.cluster  # defaults merged: drain settings, surge
         self.report = Report()
         #: Each stack's resource changes (a dry run's plan: what the roll will follow from).
@@ -237,7 +242,8 @@ class _Run:
             stack = node_pool_stack_name(self.cluster, pool.name, self.renderer.layout)
             rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
                                     clock=self.clock, dry_run=self.dry_run,
-                                    planned=self.planned.get(stack, ()))
+                                    planned=self.planned.get(stack, ()),
+                                    events=self.events)
             if rolled.replaced:
                 verb = "would replace" if self.dry_run else "replaced"
                 self.report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} "

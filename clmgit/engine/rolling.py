@@ -21,10 +21,10 @@ The drain of each node, its settings and the node marks are in `clmgit.engine.dr
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from clmgit.engine.clock import Clock, wait_until
+from clmgit.engine.clock import Clock, TimedOut, wait_until
 from clmgit.engine.drain import (
     DrainSettings,
     Node,
@@ -39,6 +39,11 @@ from clmgit.engine.kube import NODES, KubeClient
 from clmgit.engine.nodepools import ASG, Instance, NodePoolBackend
 from clmgit.engine.stacks import ResourceChange
 from clmgit.model import Cluster
+
+#: Hears what a rolling update is doing, one sentence at a time (progress).
+Events = Callable[[str], None]
+
+_TELL_EVERY = 30.0  # seconds between progress reports of an unchanged wait
 
 # --- the rolling update ---------------------------------------------------------------------
 
@@ -60,15 +65,35 @@ def _group(pools: NodePoolBackend, cluster: Cluster, pool: str,
 
 
 def _wait_for_nodes(kube: KubeClient, instances: Iterable[Instance], settings: DrainSettings,
-                    clock: Clock) -> dict[str, Node]:
-    """Every in-service instance has a Ready node; the nodes by instance id."""
-    wanted = {i.id for i in instances if i.in_service}
+                    clock: Clock, *, pool: str, events: Events) -> dict[str, Node]:
+    """Every in-service instance has a Ready node; the nodes by instance id. The wait is
+    reported to `events`; a timeout names the instances still missing."""
+    wanted = sorted(i.id for i in instances if i.in_service)
+    backoff = settings.node_backoff()
+    missing: list[str] = wanted
 
-    def ready(nodes: dict[str, Node]) -> bool:
-        return all(i in nodes and nodes[i].ready for i in wanted)
+    def not_ready(nodes: dict[str, Node]) -> list[str]:
+        return [i for i in wanted if i not in nodes or not nodes[i].ready]
 
-    return wait_until(lambda: nodes_by_instance(kube), ready, clock=clock,
-                      backoff=settings.node_backoff(), what="new instances to become Ready nodes")
+    told = -_TELL_EVERY
+
+    def waiting(nodes: dict[str, Node], waited: float) -> None:
+        # Said when the missing nodes change, else every _TELL_EVERY seconds: polls are often.
+        nonlocal missing, told
+        now_missing = not_ready(nodes)
+        if now_missing == missing and waited < told + _TELL_EVERY:
+            return
+        missing, told = now_missing, waited
+        events(f"pool {pool}: waiting for {len(missing)} new node(s) ({', '.join(missing)}) "
+               f"to be Ready, {waited:.0f}s of {backoff.timeout:g}s")
+
+    try:
+        return wait_until(lambda: nodes_by_instance(kube), lambda nodes: not not_ready(nodes),
+                          clock=clock, backoff=backoff, on_wait=waiting,
+                          what="new instances to become Ready nodes")
+    except TimedOut:
+        raise TimedOut(f"pool {pool}: timed out after {backoff.timeout:g}s waiting for "
+                       f"{', '.join(missing)} to become Ready nodes; run again later") from None
 
 
 def _pick_wave(old: Sequence[Instance], new: Sequence[Instance], nodes: Mapping[str, Node],
@@ -104,7 +129,7 @@ def _release_current(kube: KubeClient, instances: Sequence[Instance],
 
 
 def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, asg: str,
-                settings: DrainSettings, clock: Clock) -> tuple[list[str], int]:
+                settings: DrainSettings, clock: Clock, events: Events) -> tuple[list[str], int]:
     replaced: list[str] = []
     waves = 0
     while True:
@@ -119,7 +144,7 @@ def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool
         if len(new) < wanted_new:  # the surge; refused above max_size
             pools.set_desired_capacity(asg, group.desired_capacity + wanted_new - len(new))
             continue
-        nodes = _wait_for_nodes(kube, new, settings, clock)
+        nodes = _wait_for_nodes(kube, new, settings, clock, pool=pool, events=events)
         for instance in old:
             if instance.id in nodes:
                 mark(kube, nodes[instance.id])
@@ -129,23 +154,25 @@ def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool
             pools.set_desired_capacity(asg, group.desired_capacity + min(unmatched, surge))
             continue
         _replace(kube, pools, wave, nodes, old_left=len(old), surge=surge, settings=settings,
-                 clock=clock)
+                 clock=clock, events=lambda text: events(f"pool {pool}: {text}"))
         replaced += [i.id for i in wave]
         waves += 1
 
 
 def _replace(kube: KubeClient, pools: NodePoolBackend, wave: Sequence[Instance],
              nodes: Mapping[str, Node], *, old_left: int, surge: int, settings: DrainSettings,
-             clock: Clock) -> None:
+             clock: Clock, events: Events) -> None:
     for instance in wave:
         if instance.id in nodes:
             cordon(kube, nodes[instance.id])
     for instance in wave:
         node = nodes.get(instance.id)
         if node is not None:
+            events(f"draining node {node.name} ({instance.id})")
             drain_node(kube, _fresh(kube, node), settings, clock=clock)
         # Capacity goes down only once the surge is all that is left to give back.
         pools.terminate_instance(instance.id, decrement_capacity=old_left <= surge)
+        events(f"terminated {instance.id}")
         old_left -= 1
 
 
@@ -156,10 +183,11 @@ def _fresh(kube: KubeClient, node: Node) -> Node:
 
 def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
                    clock: Clock, dry_run: bool = False,
-                   planned: Sequence[ResourceChange] = ()) -> RollResult:
+                   planned: Sequence[ResourceChange] = (),
+                   events: Events = lambda text: None) -> RollResult:
     """Replace every outdated instance of `pool`; safe to run again after being killed. A dry
     run (before any stack changed) plans the instances outdated once the pool's stack has taken
-    its `planned` changes."""
+    its `planned` changes. `events` hears each wait, drain and termination."""
     settings = drain_settings(cluster, pool)
     state = pools.pool_state(cluster, pool)
     if dry_run:
@@ -172,7 +200,7 @@ def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, p
     replaced: list[str] = []
     waves = 0
     for group in state.asgs:
-        ids, n = _roll_group(kube, pools, cluster, pool, group.name, settings, clock)
+        ids, n = _roll_group(kube, pools, cluster, pool, group.name, settings, clock, events)
         replaced += ids
         waves += n
     return RollResult(pool, tuple(replaced), waves)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.errors import ClmgitError
 from clmgit.model import MAX_PROBLEMS, TOO_MANY_PROBLEMS, Cluster, ClusterStatus, Problem
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
@@ -37,6 +38,7 @@ APPLIED = "applied"
 FAILED = "failed"
 SKIPPED = "skipped"
 PLANNED = "planned"
+STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
 
 
 class ClusterEngine(Protocol):
@@ -79,6 +81,8 @@ class Reconciler:
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
     #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
+    #: Set: no cluster is started any more (the engine's waits stop on it too).
+    stop: StopSignal | None = None
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -100,6 +104,8 @@ class Reconciler:
         return result
 
     def _one(self, target: Target, renewal: _Renewal) -> Result:
+        if self.stop is not None and self.stop.is_set():
+            return self._report(_result(target, SKIPPED, detail="the run was interrupted"))
         self.on_start(target.cluster.id)
         started = time.monotonic()
         if self.dry_run:
@@ -160,6 +166,8 @@ class Reconciler:
                 report = self.engine.decommission(cluster)
             else:
                 report = self.engine.apply(cluster, target.sha)
+        except Cancelled as e:  # no problem of the cluster's: the next run resumes
+            return self._finish(_result(target, STOPPED, detail=str(e)), status=starting)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clmgit.engine.clock import Clock
+from clmgit.engine.clock import Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
 from clmgit.layout import Layout
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
@@ -27,8 +27,9 @@ from clmgit.reconcile.plan import (
     plan,
     select,
 )
+from clmgit.reconcile.preflight import check_access
 from clmgit.reconcile.run import Reconciler, Replan, Result, keep_plan
-from clmgit.reconcile.workers import engine_workers
+from clmgit.reconcile.workers import engine_workers, forwarded_events
 from clmgit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ class Options:
     on_plan: Callable[[int], None] = lambda count: None
     on_start: Callable[[str], None] = lambda cluster_id: None
     on_result: Callable[[Result], None] = lambda result: None
+    #: Hears (cluster id, what its engine is doing) during long steps: node waits, drains.
+    on_event: Callable[[str, str], None] = lambda cluster_id, text: None
+    #: Set: stop at the next step or wait (the engine raises `Cancelled`), start no cluster.
+    #: A `multiprocessing` event, so that forked engine workers see it too.
+    stop: StopSignal | None = None
 
 
 class _LazyEngine:
@@ -64,9 +70,10 @@ class _LazyEngine:
     never imports the renderer, boto3 or the Kubernetes client."""
 
     def __init__(self, source: Callable[[], ConfigSource], options: Options,
-                 layout: Layout) -> None:
+                 layout: Layout, *, events: Callable[[str, str], None]) -> None:
         self._source = source
         self._options = options
+        self._events = events
         self._layout = layout
         self._engine: Engine | None = None
         self._lock = threading.Lock()
@@ -78,13 +85,14 @@ class _LazyEngine:
                 from clmgit.reconcile.backends import aws_backends, clm_account
 
                 o = self._options
+                clock = o.clock or SystemClock(stop=o.stop)
                 backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,
-                                                      clock=o.clock, layout=self._layout)
+                                                      clock=clock, layout=self._layout)
                 # CLM's layout on real backends: CLM's values computed from the account; on
                 # given (in-memory) backends they are rendered offline.
                 clm = self._layout.clm and o.backends is None
-                self._engine = Engine(self._source(), backends, clock=o.clock,
-                                      layout=self._layout,
+                self._engine = Engine(self._source(), backends, clock=clock,
+                                      layout=self._layout, on_event=self._events,
                                       accounts=clm_account if clm else lambda cluster: None)
             return self._engine
 
@@ -107,17 +115,20 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
          options: Options, *, replan: Replan = keep_plan) -> list[Result]:
-    options.on_plan(len(targets))
     busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
+    if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
+        check_access(token=options.token, kubeconfig=options.kubeconfig)
+    options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
     # Read before any work: a malformed clmgit.yaml fails the run, not each cluster.
     layout = ws.layout
-    with engine_workers(_LazyEngine(source, options, layout), processes=processes,
-                        threads=threads) as engine:
+    with forwarded_events(options.on_event) as events, engine_workers(
+            _LazyEngine(source, options, layout, events=events), processes=processes,
+            threads=threads) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
                                 on_start=options.on_start, on_result=options.on_result,
-                                replan=replan)
+                                replan=replan, stop=options.stop)
         return reconciler.run(targets, concurrency=options.concurrency)
 
 

@@ -23,8 +23,9 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
@@ -149,6 +150,10 @@ class _Pool:
 def _serve(engine: Engine, tasks: Any, answers: Any, threads: int, parent: int) -> None:
     """A worker: `threads` threads take calls until a stop sign; the worker exits at once when
     its parent is gone."""
+    # Ctrl-C reaches the whole process group: the parent alone decides, and stops the work
+    # through the run's shared stop event (SIGINT here would kill the worker mid-call).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     workers = [threading.Thread(target=_work, args=(engine, tasks, answers), daemon=True)
                for _ in range(threads)]
     for thread in workers:
@@ -177,3 +182,24 @@ def _portable(error: Exception) -> Exception:
     except Exception:  # noqa: BLE001 - any error's text is enough to report it
         kind = ClmgitError if isinstance(error, ClmgitError) else ApplyError
         return kind(f"{type(error).__name__}: {error}")
+
+
+@contextmanager
+def forwarded_events(
+    on_event: Callable[[str, str], None],
+) -> Iterator[Callable[[str, str], None]]:
+    """A sink for the engine's (cluster id, text) events that works in forked workers too: what
+    it hears reaches `on_event` in this process, on a thread of its own, until the block ends."""
+    events: Any = multiprocessing.get_context("fork").SimpleQueue()
+
+    def forward() -> None:
+        while (event := events.get()) is not None:
+            on_event(*event)
+
+    thread = threading.Thread(target=forward, name="engine-events", daemon=True)
+    thread.start()
+    try:
+        yield lambda cluster_id, text: events.put((cluster_id, text))
+    finally:
+        events.put(None)
+        thread.join()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from clmgit.engine.clock import TimedOut
 from clmgit.engine.drain import LIFECYCLE_LABEL, TAINT
 from clmgit.engine.kube import NODES
 from clmgit.engine.nodepools import ASG
@@ -88,3 +89,32 @@ def test_a_marked_node_that_is_current_again_is_released(world) -> None:
     assert result.waves == 0 and node is not None
     assert node["metadata"]["labels"][LIFECYCLE_LABEL] == "ready"
     assert "unschedulable" not in node["spec"] and "taints" not in node["spec"]
+
+
+def test_the_roll_reports_its_waits_drains_and_terminations(world) -> None:
+    kube, pools, cluster, clock = world
+    old = sorted(pools.instances)
+    events: list[str] = []
+
+    roll_node_pool(kube, pools, cluster, "p", clock=clock, events=events.append)
+
+    new = sorted(set(pools.instances) - set(old))
+    assert events[0] == (f"pool p: waiting for 2 new node(s) ({', '.join(new[:2])}) to be "
+                         "Ready, 0s of 900s")
+    first = old.index(events[1].split("(")[1].rstrip(")"))  # a wave's order is its own
+    assert events[1:3] == [f"pool p: draining node n-{old[first]} ({old[first]})",
+                           f"pool p: terminated {old[first]}"]
+    assert sum(e.startswith("pool p: terminated ") for e in events) == 4
+
+
+def test_a_timeout_names_the_instances_whose_nodes_never_became_ready(world) -> None:
+    kube, pools, cluster, _ = world
+    old = set(pools.instances)
+    never_synced = FakeClock()
+
+    with pytest.raises(TimedOut) as raised:
+        roll_node_pool(kube, pools, cluster, "p", clock=never_synced)
+
+    new = ", ".join(sorted(set(pools.instances) - old))
+    assert str(raised.value) == (f"pool p: timed out after 900s waiting for {new} to become "
+                                 "Ready nodes; run again later")

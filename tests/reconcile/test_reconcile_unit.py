@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from clmgit.engine.clock import SystemClock
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import MAX_PROBLEMS, Cluster, ClusterStatus, Problem, desired_version
 from clmgit.reconcile.plan import (
@@ -265,3 +267,33 @@ def test_the_fresh_record_is_what_is_applied_and_hashed(tmp_path):
     Reconciler(reg, FakeEngine()).run([target])
     [c] = reg.clusters()
     assert c.status.current_version == desired_version(SHA, c) != target.version
+
+
+@dataclass
+class InterruptedEngine(FakeEngine):
+    """The run is interrupted while the engine waits on its first cluster."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> FakeReport:
+        self.calls.append(("apply", cluster.id, dry_run))
+        self.stop.set()
+        SystemClock(stop=self.stop).sleep(60)
+        raise AssertionError("the sleep went on after the stop")
+
+
+def test_an_interrupted_run_gives_up_the_lease_keeps_next_version_and_starts_nothing(tmp_path):
+    reg = make_registry(tmp_path, [record("a"), record("b")])
+    engine = InterruptedEngine()
+    targets = [plan(c, pin) for c in reg.clusters()]
+
+    results = Reconciler(reg, engine, stop=engine.stop).run(targets, concurrency=1)
+
+    assert [(r.outcome, r.detail) for r in results] == [
+        ("stopped", "stopped: the run was interrupted"),
+        ("skipped", "the run was interrupted")]
+    assert [c[1] for c in engine.calls] == ["aws:123456789012:eu-central-1:a"]
+    a, b = reg.clusters()
+    assert a.status.next_version == results[0].version and a.status.problems == ()
+    assert reg.acquire(a.id, "another/1/run", 60) is not None  # its lease was given up
+    assert b.status.next_version == ""

@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ import pytest
 
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
-from clmgit.reconcile.workers import engine_workers
+from clmgit.reconcile.workers import engine_workers, forwarded_events
 
 
 @dataclass
@@ -129,3 +130,38 @@ def _alive(pid: int) -> bool:
     # a zombie that init has not reaped yet is gone for our purpose
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().split(") ", 1)[1][0] != "Z"
+
+
+@dataclass
+class TellingEngine(ScriptedEngine):
+    """Tells a sink what it does, from whichever process runs it."""
+
+    tell: Callable[[str, str], None]
+
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Answer:
+        self.tell(cluster.id, f"working in {os.getpid()}")
+        return super().apply(cluster, sha, dry_run=dry_run)
+
+
+def test_events_from_worker_processes_reach_the_parent() -> None:
+    heard: list[tuple[str, str]] = []
+    with forwarded_events(lambda cluster_id, text: heard.append((cluster_id, text))) as tell, \
+            engine_workers(TellingEngine(tell), processes=2, threads=1) as pooled:
+        answer = pooled.apply(make_cluster("a"), "sha")
+
+    assert heard == [("a", f"working in {pid_of(answer)}")]
+    assert pid_of(answer) != os.getpid()
+
+
+def test_workers_leave_sigint_to_the_parent() -> None:
+    with engine_workers(ScriptedEngine(), processes=2, threads=1) as pooled:
+        first = pooled.apply(make_cluster("a"), "sha")
+        os.kill(pid_of(first), signal.SIGINT)  # a terminal's Ctrl-C reaches every process
+        # A worker killed by it would fail every call within a poll (0.1 s); go on for 1 s.
+        served = 0
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            assert pooled.apply(make_cluster("a"), f"sha{served}").changes
+            served += 1
+
+    assert served > 0

@@ -21,6 +21,11 @@ def session_for(cluster: Cluster) -> boto3.Session:
     return boto3.Session(region_name=cluster.region)
 
 
+def credentials_found() -> bool:
+    """Whether boto3's standard chain finds credentials (environment, files, roles)."""
+    return boto3.Session().get_credentials() is not None
+
+
 def make_client(session: boto3.Session, service: str, *, max_attempts: int = 10) -> Any:
     if not session.region_name:
         raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
