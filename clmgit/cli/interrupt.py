@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -23,12 +24,19 @@ def stoppable(on_first: Callable[[], None]) -> Iterator[Any]:
     """A stop event, shared with forked workers, that the first SIGINT or SIGTERM sets (after
     calling `on_first`); the second signal ends the process at once."""
     stop = multiprocessing.get_context("fork").Event()
+    signals = 0
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
+        # The handler runs in the main thread between two of its bytecodes, maybe while that
+        # thread holds the event's (non-reentrant) lock, or inside this very handler for the
+        # first signal: so it counts in a plain variable and sets the event from another thread,
+        # never waiting on the lock itself.
+        nonlocal signals
+        signals += 1
+        if signals > 1:
             note("aborted: clusters being worked on keep their leases until they expire")
             os._exit(ABORTED)
-        stop.set()
+        threading.Thread(target=stop.set, name="stop", daemon=True).start()
         on_first()
 
     previous = {sig: signal.signal(sig, handle) for sig in _SIGNALS}

@@ -101,5 +101,6 @@ def test_a_second_signal_aborts_at_once(sandbox):
     code, _, err = run.finish(within=STOPS_WITHIN)
 
     assert code == 130, err
-    assert "interrupted: stopping" in err
+    # (Whether the first signal's "interrupted: stopping" line came out before the second one
+    # ended the process depends on where the handlers ran; the abort always says why.)
     assert "aborted: clusters being worked on keep their leases until they expire" in err
