@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 SESSION_TOKEN = "FQoGZXIvYXdzEJr-session-token-never-shown-0123456789"
 SECRET_KEY = "wJalrXUtnFEMI-secret-key-never-shown-EXAMPLEKEY"
+KUBE_TOKEN = "kube-bearer-token-never-shown-0123456789"
 
 
 def test_a_verbose_run_against_moto_shows_botocore_but_no_credential(
@@ -29,7 +30,7 @@ def test_a_verbose_run_against_moto_shows_botocore_but_no_credential(
 ) -> None:
     env = {**os.environ, "AWS_ENDPOINT_URL": moto_endpoint, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
            "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_SESSION_TOKEN": SESSION_TOKEN,
-           "AWS_DEFAULT_REGION": "eu-central-1"}
+           "AWS_DEFAULT_REGION": "eu-central-1", "CLMGIT_TOKEN": KUBE_TOKEN}
     result = subprocess.run(
         [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "-vv", "reconcile",
          "--cluster", "dev-1", "--dry-run", "--processes", "1"],
@@ -38,6 +39,7 @@ def test_a_verbose_run_against_moto_shows_botocore_but_no_credential(
     assert SESSION_TOKEN not in result.stderr and SESSION_TOKEN not in result.stdout
     assert SECRET_KEY not in result.stderr and SECRET_KEY not in result.stdout
     assert SESSION_TOKEN[:20] not in result.stderr  # not even a part of it
+    assert KUBE_TOKEN not in result.stderr and KUBE_TOKEN not in result.stdout
 
 
 def test_one_v_is_clmgit_s_debug_log_without_the_libraries_request_dumps(

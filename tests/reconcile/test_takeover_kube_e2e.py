@@ -17,7 +17,7 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from clmgit.sandbox.configtree import DEFAULTS, SETTINGS, cluster_tree
+from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
 from tests.reconcile.conftest import Sandbox
@@ -33,6 +33,11 @@ WRITTEN = re.compile(r"\b(Namespace|ConfigMap|Deployment) \S+: (created|configur
 PLANNED = re.compile(r"\b(Namespace|ConfigMap|Deployment) \S+: would")
 
 ClmApply = Callable[[Sandbox, list[dict[str, Any]]], None]
+
+
+def file_of(path: str) -> str:
+    """A file of the example's `cluster/` at version 1, as the sandbox commits it."""
+    return cluster_tree(1)[f"cluster/{path}"]
 
 
 def clm_objects(sandbox: Sandbox) -> list[dict[str, Any]]:
@@ -153,8 +158,10 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
 
     # (b) and (c): a changed value is applied (no 409), a key the manifest dropped is pruned.
     sandbox.builder.commit("dev", {
-        "cluster/config-defaults.yaml": DEFAULTS.replace("log_level: info", "log_level: debug"),
-        "cluster/manifests/platform/settings.yaml": SETTINGS.replace(
+        "cluster/config-defaults.yaml": file_of("config-defaults.yaml").replace(
+            "log_level: info", "log_level: debug"),
+        "cluster/manifests/platform/settings.yaml": file_of("manifests/platform/settings.yaml")
+        .replace(
             '  audit_bucket: "{{ values.stack_outputs.AuditLogBucket }}"\n', "")},
         "Debug logs, no audit bucket in the settings")
     second = sandbox.reconcile()
@@ -174,7 +181,8 @@ def test_a_field_another_manager_owns_is_not_taken_and_still_conflicts(
         "echo", "platform", {"spec": {"replicas": 3}}, field_manager="hpa-controller")
     api.close()
     sandbox.builder.commit("dev", {"cluster/config-defaults.yaml":
-                                   DEFAULTS.replace('replicas: "1"', 'replicas: "2"')},
+                                   file_of("config-defaults.yaml").replace(
+                                       'replicas: "1"', 'replicas: "2"')},
                            "Two replicas")
 
     result = sandbox.reconcile()

@@ -262,10 +262,14 @@ def test_an_answer_about_another_cluster_is_refused(client: HttpRegistry,
 
 @pytest.mark.parametrize("kind", ["claim", "record"])
 def test_reconcile_acts_on_no_cluster_the_registry_was_not_asked_about(
-    fleet: Fleet, make_registry: MakeRegistry, kind: str
+    fleet: Fleet, make_registry: MakeRegistry, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the CLI: reconcile of A, the registry answering about B. Nothing is recorded for
-    either cluster, and no engine runs (it would fail reaching AWS, with a problem recorded)."""
+    either cluster, and no engine runs (it would fail reaching AWS — credentials that pass the
+    up-front check, an endpoint where nothing listens — with a problem recorded)."""
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"), ("CLMGIT_TOKEN", "t")):
+        monkeypatch.setenv(name, value)
     chosen = [dict(r, id=cid, alias=cid.rsplit(":", 1)[1]) for r, cid in
               zip(records(2, channel="dev"), (A, B), strict=True)]
     upstream = make_registry("sqlite", chosen)
@@ -273,9 +277,11 @@ def test_reconcile_acts_on_no_cluster_the_registry_was_not_asked_about(
     before = {c.id: c.status for c in real.clusters()}
     with answering_about_b(upstream, kind) as (url, rewritten):
         result = fleet.cli("--registry", url, "reconcile", "--cluster", A)
-    assert rewritten
-    assert result.code == 1, (result.out, result.err)
-    assert result.err == f"error: {_about_b(url)}\n"
+    assert rewritten, (result.out, result.err)
+    # One cluster's registry failure is that cluster's: it fails (exit 4), saying why.
+    assert result.code == 4, (result.out, result.err)
+    assert "refusing to act on it" in result.out and "failed" in result.out
+    assert result.err.endswith(f"error: 1 cluster(s) failed: {A.rsplit(':', 1)[1]}\n"), result.err
     after = {c.id: c.status for c in real.clusters()}
     assert after[B] == before[B]
     # The write the client asked for is A's own (`record`: the version it starts on); no
