@@ -97,3 +97,9 @@ def all_stacks(cloudformation: Any) -> list[dict[str, Any]]:
     more would otherwise see only the first 50 (and an `assert not exists` could not fail)."""
     pages = cloudformation.get_paginator("describe_stacks").paginate()
     return [stack for page in pages for stack in page["Stacks"]]
+
+
+def all_groups(autoscaling: Any) -> list[dict[str, Any]]:
+    """Every Auto Scaling group, all pages (50 a page: a long session has more)."""
+    pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate()
+    return [group for page in pages for group in page["AutoScalingGroups"]]

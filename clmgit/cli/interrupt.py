@@ -12,8 +12,6 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from clmgit.output import note
-
 ABORTED = 130  # the exit code a shell reports for Ctrl-C
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -27,16 +25,20 @@ def stoppable(on_first: Callable[[], None]) -> Iterator[Any]:
     signals = 0
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        # The handler runs in the main thread between two of its bytecodes, maybe while that
-        # thread holds the event's (non-reentrant) lock, or inside this very handler for the
-        # first signal: so it counts in a plain variable and sets the event from another thread,
-        # never waiting on the lock itself.
+        # The handler runs in the main thread between two of its bytecodes — maybe while that
+        # thread holds the event's (non-reentrant) lock or stderr's, or nested in this very
+        # handler for the first signal. So it takes no lock at all: it counts in a plain
+        # variable, leaves setting the event and saying so to a thread of its own, and aborts
+        # with a raw write and _exit.
         nonlocal signals
         signals += 1
         if signals > 1:
-            note("aborted: clusters being worked on keep their leases until they expire")
+            os.write(2, b"aborted: clusters being worked on keep their leases until they expire\n")
             os._exit(ABORTED)
-        threading.Thread(target=stop.set, name="stop", daemon=True).start()
+        threading.Thread(target=_first, name="stop", daemon=True).start()
+
+    def _first() -> None:
+        stop.set()
         on_first()
 
     previous = {sig: signal.signal(sig, handle) for sig in _SIGNALS}

@@ -16,7 +16,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -96,7 +97,7 @@ class Reconciler:
         with _Renewal(self) as renewal, ThreadPoolExecutor(max(1, concurrency)) as pool:
             futures = {i: pool.submit(self._one, target, renewal) for i, target in work}
             for i, future in futures.items():
-                results[i] = future.result()
+                results[i] = _awaited(future)
         return [results[i] for i in range(len(targets))]
 
     def _report(self, result: Result) -> Result:
@@ -209,6 +210,17 @@ def keep_plan(planned: Target, now: Cluster) -> Target:
     if _finished_meanwhile(planned.cluster, now, target.version):
         return replace(target, action=IN_SYNC)
     return target
+
+
+def _awaited(future: Future[Result]) -> Result:
+    """The future's result, waited for in short turns: a signal the kernel hands to another
+    thread runs its Python handler only when the main thread runs again, and a wait without a
+    timeout would keep Ctrl-C from ever being heard."""
+    while True:
+        try:
+            return future.result(timeout=0.2)
+        except FuturesTimeout:
+            continue
 
 
 def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:

@@ -116,13 +116,14 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
          options: Options, *, replan: Replan = keep_plan) -> list[Result]:
     busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
+    # Read before any work: a malformed clmgit.yaml fails the run, not each cluster (and is
+    # named before missing credentials, which it does not depend on).
+    layout = ws.layout
     if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
         check_access(token=options.token, kubeconfig=options.kubeconfig)
     options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
-    # Read before any work: a malformed clmgit.yaml fails the run, not each cluster.
-    layout = ws.layout
     with forwarded_events(options.on_event) as events, engine_workers(
             _LazyEngine(source, options, layout, events=events), processes=processes,
             threads=threads) as engine:

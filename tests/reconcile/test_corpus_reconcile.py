@@ -21,6 +21,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+from cloud_fixtures import all_groups
 from gojudge import go_gzip
 
 from clmgit.adapters.aws.clmaccount import ClmAccount
@@ -331,7 +332,7 @@ def launch_templates(cluster: Cluster) -> dict[str, int]:
 def instances(cluster: Cluster, pool: str = "") -> set[str]:
     """The running instances of the cluster's pools (or of one)."""
     asg = boto3.Session(region_name=REGION).client("autoscaling")
-    return {i["InstanceId"] for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+    return {i["InstanceId"] for g in all_groups(asg)
             if any(t["Key"] == f"zalando.de/cluster-local-id/{cluster.local_id}"
                    for t in g.get("Tags", []))
             and pool in g["AutoScalingGroupName"]

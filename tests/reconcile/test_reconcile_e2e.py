@@ -7,6 +7,7 @@ import threading
 import boto3
 import botocore.client
 import pytest
+from cloud_fixtures import all_groups
 
 from clmgit.model import desired_version
 from clmgit.sandbox.aws import REGION
@@ -34,7 +35,7 @@ def aws_calls(monkeypatch):
 
 def instances(cluster) -> list[str]:
     asg = boto3.Session(region_name=REGION).client("autoscaling")
-    groups = asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+    groups = all_groups(asg)
     return sorted(i["InstanceId"] for g in groups for i in g["Instances"]
                   if any(t["Key"] == f"kubernetes.io/cluster/{cluster.id}"
                          for t in g.get("Tags", ())))

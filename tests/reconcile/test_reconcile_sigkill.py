@@ -22,6 +22,7 @@ import time
 import boto3
 import pytest
 import yaml
+from cloud_fixtures import all_groups
 
 from clmgit.model import desired_version
 from clmgit.sandbox.aws import REGION
@@ -55,7 +56,7 @@ def check_converged(sandbox, sha: str, original_records: list[dict]) -> None:
     assert strip == [{k: v for k, v in r.items() if k not in STATUS_FIELDS}
                      for r in original_records]  # no lost or changed registry data
     asg = boto3.Session(region_name=REGION).client("autoscaling")
-    groups = asg.describe_auto_scaling_groups()["AutoScalingGroups"]
+    groups = all_groups(asg)
     for cluster in sandbox.registry.clusters():
         assert cluster.lifecycle_status == "ready"
         assert cluster.status.current_version == desired_version(sha, cluster)
