@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from clmgit.model import parse_cluster
@@ -86,9 +87,20 @@ def main() -> int:
     except KeyboardInterrupt:
         pass  # the `with`s above have stopped the fleet and moto
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove(tmp)
     print("Stopped; moto, the emulators and the repo are gone.")
     return 0
+
+
+def _remove(tmp: Path, *, within: float = 10.0) -> None:
+    """Remove the sandbox's directory, again while something still writes into it: a reconcile
+    child killed by the signal leaves its worker processes to notice their parent is gone, and
+    one may write a cache file after a first pass (which then leaves the directory behind)."""
+    deadline = time.monotonic() + within
+    shutil.rmtree(tmp, ignore_errors=True)
+    while tmp.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
