@@ -32,16 +32,59 @@ def to_data(value: Any) -> Any:
     return value
 
 
-def emit(value: Any, fmt: Format) -> None:
-    """The data of a result for programs: JSON, or the same as YAML in block style."""
+#: The version of the envelope below; raised only with a change that breaks a reader.
+API_VERSION = "clmgit/v1"
+
+
+class _Invocation:
+    """What the running command asked for: its name and output format (set by the CLI as the
+    command starts), and whether it has written its document yet."""
+
+    command: str = ""
+    fmt: Format = Format.table
+    emitted: bool = False
+
+
+invocation = _Invocation()
+
+
+def emit(value: Any, fmt: Format, *, kind: str, errors: Sequence[Any] = (),
+         **extra: Any) -> None:
+    """The one document a command writes for programs (README, "Output for programs"):
+
+        {"apiVersion": "clmgit/v1", "kind": KIND, "items": [...] | "result": {...},
+         ...extra, "errors": [{"message": ..., ...}]}
+
+    A list is `items`, anything else `result`; `errors` is empty when the command did what was
+    asked. JSON, or the same document as YAML in block style."""
     data = to_data(value)
+    doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": kind}
+    doc["items" if isinstance(data, list) else "result"] = data
+    doc.update(to_data(extra))
+    doc["errors"] = [to_data(e) for e in errors]
+    _write(doc, fmt)
+
+
+def emit_error(message: str, *, exit_code: int) -> bool:
+    """A refusal or failure as the command's document, when it was asked for JSON or YAML and
+    has written none yet; True when written. Exit codes as in DESIGN.md §3."""
+    if invocation.fmt is Format.table or invocation.emitted:
+        return False
+    _write({"apiVersion": API_VERSION, "kind": "Error", "command": invocation.command,
+            "result": None,
+            "errors": [{"message": message, "exit_code": exit_code}]}, invocation.fmt)
+    return True
+
+
+def _write(doc: dict[str, Any], fmt: Format) -> None:
+    invocation.emitted = True
     if fmt is Format.yaml:
         import yaml  # lazily: every command imports this module, few print YAML
 
-        yaml.safe_dump(data, sys.stdout, default_flow_style=False, sort_keys=False,
+        yaml.safe_dump(doc, sys.stdout, default_flow_style=False, sort_keys=False,
                        allow_unicode=True)
         return
-    json.dump(data, sys.stdout, indent=2, sort_keys=False)
+    json.dump(doc, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
 
 

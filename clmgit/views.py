@@ -31,7 +31,7 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
     if fmt is not Format.table:
         emit(
             {
-                "result": "refused" if p.refusals else
+                "outcome": "refused" if p.refusals else
                 ("dry-run" if landed is None else "landed"),
                 "action": p.action,
                 "target": p.target,
@@ -48,6 +48,8 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
                 "notes": p.notes,
             },
             fmt,
+            kind="Plan",
+            errors=[{"message": r, "exit_code": 1} for r in p.refusals],
         )
         return
     head = "would " if landed is None else ""
@@ -82,7 +84,7 @@ def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
     if fmt is not Format.table:
         emit(
             {
-                "result": "dry-run" if dry_run else "pull-request",
+                "outcome": "dry-run" if dry_run else "pull-request",
                 "action": p.action,
                 "target": p.target,
                 "source": p.source,
@@ -103,6 +105,7 @@ def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
                 "notes": p.notes,
             },
             fmt,
+            kind="PullRequest",
         )
         return
     verb = "promote" if p.action == "promote" else "roll back"
@@ -137,7 +140,7 @@ def previews(items: Sequence[GroupPreview], *, fmt: Format) -> None:
     from clmgit.promotion.preview import format_report
 
     if fmt is not Format.table:
-        emit([_preview_data(p) for p in items], fmt)
+        emit([_preview_data(p) for p in items], fmt, kind="DiffList")
         return
     line(format_report(items).rstrip("\n"))
 
@@ -176,7 +179,9 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
     from clmgit.promotion.status import state_counts
 
     if fmt is not Format.table:
-        emit([_state_data(s) for s in items], fmt)
+        emit([_state_data(s) for s in items], fmt, kind="ClusterStatusList",
+             summary={"clusters": len(items), "states": state_counts(items),
+                      "frozen": [{"channel": n, "reason": r} for n, r in frozen]})
         return
     rows: list[list[Any]] = [
         [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
@@ -208,7 +213,7 @@ def _gate_cell(r: GroupRow) -> str:
 def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
     """`status --by group`: a row per channel group."""
     if fmt is not Format.table:
-        emit(list(rows), fmt)
+        emit(list(rows), fmt, kind="GroupStatusList")
         return
     table(
         ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
@@ -224,7 +229,7 @@ def history(entries: Sequence[Entry], *, fmt: Format) -> None:
     """Newest first; dates in UTC; an override (a gate or freeze lifted) is marked `!` and
     named, so a bypass never looks like any other row."""
     if fmt is not Format.table:
-        emit(list(entries), fmt)
+        emit(list(entries), fmt, kind="HistoryList")
         return
     rows = [[_utc(e.date), e.author, e.commit[:7],
              "-" if e.clusters is None else e.clusters,
@@ -235,12 +240,12 @@ def history(entries: Sequence[Entry], *, fmt: Format) -> None:
 
 def freeze(r: FreezeResult, *, fmt: Format) -> None:
     if fmt is not Format.table:
-        emit(r, fmt)
+        emit(r, fmt, kind="Freeze")
         return
     word = "frozen" if r.action == "freeze" else "unfrozen"
-    if r.result == "nothing-to-do":
+    if r.outcome == "nothing-to-do":
         line(f"{r.channel} is already {word}")
-    elif r.result == "dry-run":
+    elif r.outcome == "dry-run":
         subject = (r.message or "").splitlines()[0]
         line(f"would {r.action} {r.channel}: commit {r.file} ({subject})")
         line("dry run: nothing written")
@@ -273,7 +278,9 @@ def _result_row(r: Result) -> list[str]:
 
 def reconcile_results(results: Sequence[Result], *, fmt: Format) -> None:
     if fmt is not Format.table:
-        emit({"clusters": list(results), "summary": _counts(results)}, fmt)
+        emit(list(results), fmt, kind="ReconcileResultList", summary=_counts(results),
+             errors=[{"cluster": r.id, "message": r.detail, "exit_code": 4}
+                     for r in results if r.failed])
         return
     busy = [r for r in results if r.outcome != "in-sync"]
     if busy:

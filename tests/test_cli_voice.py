@@ -127,12 +127,12 @@ def test_freeze_output_is_data(fleet: Fleet, fmt: Any) -> None:
     name = "json" if fmt is json.loads else "yaml"
     r = fleet.cli("freeze", "stable", "--reason", "Black Friday", "-o", name)
     assert r.code == 0, r.err
-    data = fmt(r.out)
-    assert (data["result"], data["action"], data["channel"], data["reason"]) == (
+    data = fmt(r.out)["result"]
+    assert (data["outcome"], data["action"], data["channel"], data["reason"]) == (
         "landed", "freeze", "stable", "Black Friday")
     assert data["commit"] == fleet.branch("main") and data["file"] == "channels/stable.yaml"
-    again = fmt(fleet.cli("unfreeze", "beta", "-o", name).out)
-    assert again["result"] == "nothing-to-do" and again["commit"] is None
+    again = fmt(fleet.cli("unfreeze", "beta", "-o", name).out)["result"]
+    assert again["outcome"] == "nothing-to-do" and again["commit"] is None
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

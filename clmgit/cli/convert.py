@@ -90,18 +90,25 @@ def convert(
                  for m in migrations)
     if passed and not dry_run:
         _write(repo, migrations)
-    _report(migrations, fmt, dry_run=dry_run)
-    checks = [m.check for m in migrations if m.check is not None]
+    refusal = _refusal([m.check for m in migrations if m.check is not None], passed)
+    _report(migrations, fmt, dry_run=dry_run, refusal=refusal)
+    if refusal:
+        raise RefusedError(refusal)
+
+
+def _refusal(checks: list[Any], passed: bool) -> str | None:
+    """Why the check refuses the conversion, or None."""
     if differing := sum(len(c.differences) for c in checks):
-        raise RefusedError(f"{differing} rendered file(s) differ between the Go original and the "
-                           "conversion (first differing lines above); nothing was written")
+        return (f"{differing} rendered file(s) differ between the Go original and the "
+                "conversion (first differing lines above); nothing was written")
     if not passed:
         count = sum(len(c.uncovered) for c in checks)
-        raise RefusedError(f"{count} template(s) rendered nothing but comments for every "
-                           "cluster checked, so the check proves only the `if` around them "
-                           "(listed above as uncovered, in --output json under "
-                           "check.coverage.uncovered); pass --allow-uncovered to accept that; "
-                           "nothing was written")
+        return (f"{count} template(s) rendered nothing but comments for every "
+                "cluster checked, so the check proves only the `if` around them "
+                "(listed above as uncovered, in --output json under "
+                "check.coverage.uncovered); pass --allow-uncovered to accept that; "
+                "nothing was written")
+    return None
 
 
 def _convert_all(sources: list[Source]) -> list[Migration]:
@@ -174,9 +181,12 @@ def _write(repo: Any, migrations: list[Migration]) -> None:
         m.written = True
 
 
-def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool) -> None:
+def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool,
+            refusal: str | None) -> None:
     if fmt is not Format.table:
-        output.emit({"dry_run": dry_run, "conversions": [m.summary() for m in migrations]}, fmt)
+        output.emit([m.summary() for m in migrations], fmt, kind="ConversionList",
+                    dry_run=dry_run, errors=[{"message": refusal, "exit_code": 1}] if refusal
+                    else [])
         return
     for m in migrations:
         s = m.summary()

@@ -67,6 +67,17 @@ class Command(TyperCommand):
             if param.param_type_name == "argument" and param.metavar is None:
                 param.metavar = (param.name or "arg").upper()
 
+    def invoke(self, ctx: _click.Context) -> Any:
+        """Note the command and its `-o` before it runs, so that an error it raises becomes its
+        JSON or YAML document too (`clmgit.output.emit_error`)."""
+        from clmgit.output import Format, invocation
+
+        invocation.command = ctx.command_path.partition(" ")[2] or (self.name or "")
+        invocation.fmt = next((v for v in ctx.params.values() if isinstance(v, Format)),
+                              Format.table)
+        invocation.emitted = False
+        return super().invoke(ctx)
+
     def collect_usage_pieces(self, ctx: _click.Context) -> list[str]:
         arguments = [_usage(p) for p in self.params if p.param_type_name == "argument"]
         return [self.options_metavar or "", *arguments]

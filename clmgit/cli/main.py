@@ -16,6 +16,7 @@ from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
+from clmgit.output import emit_error
 
 app = typer.Typer(
     add_completion=False,
@@ -102,6 +103,7 @@ def main() -> None:
     except ClmgitError as e:
         if verbose:
             _print_traceback()
+        emit_error(str(e), exit_code=e.exit_code)
         sys.stderr.write(f"error: {e}\n")
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
@@ -110,6 +112,7 @@ def main() -> None:
     except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
         if verbose:
             _print_traceback()
+        emit_error(f"internal error: {type(e).__name__}: {e}", exit_code=3)
         sys.stderr.write(
             f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n"
         )

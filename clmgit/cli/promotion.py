@@ -108,7 +108,7 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
     from clmgit.promotion.promote import check
 
     if plan.refusals:
-        if dry_run:  # the plan first, then why it would be refused
+        if dry_run or out is not Format.table:  # the plan first, then why it is refused
             views.plan(plan, None, fmt=out)
         check(plan)
     if plan.nothing_to_do:
@@ -117,7 +117,8 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
 
             catch_up(ws)
         if out is not Format.table:
-            output.emit({"result": "nothing-to-do", "target": plan.target, "sha": plan.sha}, out)
+            output.emit({"outcome": "nothing-to-do", "action": plan.action, "target": plan.target,
+                         "sha": plan.sha}, out, kind="Plan")
         else:
             output.line(f"{plan.target} already at {plan.sha[:7]}")
         return
@@ -301,6 +302,7 @@ def sync_branches(
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Move branches even if they carry content their pin lacks.")] = False,
+    out: OutputOpt = Format.table,
 ) -> None:
     """Bring each channel branch to the content all of its groups are pinned to, by
     fast-forward or promotion merge."""
@@ -309,6 +311,9 @@ def sync_branches(
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
         moves = sync(ws, push=push, dry_run=dry_run, force=force)
+    if out is not Format.table:
+        output.emit(moves, out, kind="BranchMoveList", dry_run=dry_run)
+        return
     if not moves:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"

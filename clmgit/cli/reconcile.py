@@ -203,10 +203,11 @@ def controller(
 ) -> None:
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
     import json
+    from collections import Counter
 
     from clmgit.durations import parse_duration
     from clmgit.machine import usable_cores
-    from clmgit.output import to_data
+    from clmgit.output import API_VERSION, to_data
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
 
@@ -216,7 +217,11 @@ def controller(
 
     def report(results: Sequence[Any]) -> None:
         busy = [r for r in results if r.outcome != "in-sync"]
-        sys.stdout.write(json.dumps({"clusters": len(results), "worked_on": to_data(busy)}) + "\n")
+        sys.stdout.write(json.dumps({
+            "apiVersion": API_VERSION, "kind": "ControllerRound", "items": to_data(busy),
+            "summary": {"clusters": len(results), **Counter(r.outcome for r in results)},
+            "errors": [{"cluster": r.id, "message": r.detail, "exit_code": 4}
+                       for r in busy if r.failed]}) + "\n")
         sys.stdout.flush()
 
     loop(settings(ctx).open, options, interval=pause, report=report)

@@ -12,10 +12,10 @@ from clmgit.workspace import Workspace
 
 @dataclass(frozen=True)
 class FreezeResult:
-    """What a freeze or unfreeze did (or, with dry_run, would do): result is `landed`,
+    """What a freeze or unfreeze did (or, with dry_run, would do): outcome is `landed`,
     `dry-run` or `nothing-to-do`; file and message are what was (or would be) committed."""
 
-    result: str
+    outcome: str
     action: str
     channel: str
     reason: str

@@ -64,7 +64,7 @@ def test_variants_reach_every_template_behind_config_items(
     b = clm(tmp_path_factory, FILES)
     result = check(b, "--output", "json")
     assert result.code == 0, result.err
-    report = json.loads(result.out)["conversions"][0]
+    report = json.loads(result.out)["items"][0]
     assert report["written"] is True
     coverage = report["check"]["coverage"]
     assert coverage == {"files": 7, "reached": 7, "percent": 100.0, "uncovered": []}
@@ -103,7 +103,7 @@ def test_allow_uncovered_passes_and_still_lists_the_file(
     b = clm(tmp_path_factory, {**FILES, **UNREACHABLE})
     result = check(b, "--allow-uncovered", "--output", "json")
     assert result.code == 0, result.err
-    report = json.loads(result.out)["conversions"][0]
+    report = json.loads(result.out)["items"][0]
     assert report["written"] is True and b.sha("dev-jinja")
     assert report["check"]["coverage"]["uncovered"] == ["cluster/manifests/never/cm.yaml"]
     assert report["check"]["coverage"]["percent"] == 87.5
@@ -122,7 +122,7 @@ def test_a_setting_that_breaks_another_template_is_not_used(
             "{{ index (split \"a,b\" \",\") 5 }}{{ end }}\n")})
     result = check(b, "--output", "json")
     assert result.code == 1
-    report = json.loads(result.out)["conversions"][0]
+    report = json.loads(result.out)["items"][0]
     assert report["check"]["identical"] is True
     assert report["check"]["coverage"]["uncovered"] == ["cluster/manifests/mode/on.yaml"]
     assert all("Cluster.ConfigItems.mode" not in v["sets"] for v in report["check"]["variants"])
@@ -145,7 +145,7 @@ def test_every_value_compared_with_is_set_by_some_variant(
             "level: {{ if ne .Cluster.ConfigItems.level \"high\" }}normal{{ end }}\n")})
     result = check(b, "--output", "json")
     assert result.code == 0, result.err
-    variants = json.loads(result.out)["conversions"][0]["check"]["variants"]
+    variants = json.loads(result.out)["items"][0]["check"]["variants"]
     dns = sorted(v["sets"].get("Cluster.ConfigItems.dns", "") for v in variants)
     assert dns == ["", "a", "b"]  # the variant that reaches the files, then a and b
     level = [v["sets"].get("Cluster.ConfigItems.level") for v in variants]

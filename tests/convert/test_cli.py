@@ -109,7 +109,7 @@ def test_json_report_and_registry_clusters(clm_repo: ConfigRepoBuilder, tmp_path
     result = convert(clm_repo, "--from", "dev", "--onto", "jinja", "--check", "--ec2",
                      "offline", "--registry", str(registry), "--output", "json")
     assert result.code == 0, result.err
-    report = json.loads(result.out)["conversions"][0]
+    report = json.loads(result.out)["items"][0]
     assert report["onto"] == "jinja" and report["commit"] == clm_repo.sha("jinja")
     assert report["written"] is True
     assert report["files_converted"] == 5

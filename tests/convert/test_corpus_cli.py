@@ -55,7 +55,7 @@ def test_channel_head_converts_and_renders_identically(koa: Path, channel: str) 
                      f"{channel}-checked", "--check", "--ec2", "offline", "--output", "json")
     elapsed = time.perf_counter() - started
     assert result.code == 0, result.out[-3000:] + result.err
-    report = json.loads(result.out)["conversions"][0]
+    report = json.loads(result.out)["items"][0]
     assert report["files_converted"] == files_under_cluster(koa, channel) >= 268
     check = report["check"]
     assert check["identical"] and check["differences"] == []

@@ -189,8 +189,8 @@ def test_json_output_names_the_pull_request(fleet: Fleet, github: GitHubStandIn)
     ready(fleet)
     r = fleet.cli("promote", "dev", "alpha", "--pr", "--output", "json")
     assert r.code == 0, r.err
-    data = json.loads(r.out)
-    assert data["result"] == "pull-request" and data["pull_request"]["number"] == 1
+    data = json.loads(r.out)["result"]
+    assert data["outcome"] == "pull-request" and data["pull_request"]["number"] == 1
     assert data["branch"] == f"clmgit/promote-alpha-default-{fleet.c3[:7]}"
     assert data["created"] is True
 
@@ -216,5 +216,6 @@ def test_pr_from_a_repo_given_as_url(fleet: Fleet, github: GitHubStandIn,
     assert origin_branches(fleet)[branch] == head
     import json
 
-    assert (json.loads(first.out)["created"], json.loads(again.out)["created"]) == (True, False)
+    assert (json.loads(first.out)["result"]["created"],
+            json.loads(again.out)["result"]["created"]) == (True, False)
     assert calls(github)[-1] == f"PATCH /repos/{REPOSITORY}/pulls/1"

@@ -78,7 +78,7 @@ def test_a_changed_manifest_shows_in_the_diff_with_the_secret_masked(pinned: Fle
 def test_json_carries_the_rendered_files(pinned: Fleet) -> None:
     r = pinned.cli("diff", "dev", "beta", "--output", "json")
     assert r.code == 0, r.err
-    groups = json.loads(r.out)
+    groups = json.loads(r.out)["items"]
     assert [g["group"] for g in groups] == ["canary", "default"]
     rendered = groups[1]["rendered"]
     assert rendered["cluster"].endswith(":beta-1") and rendered["omitted"] == []
@@ -92,7 +92,7 @@ def test_json_carries_the_rendered_files(pinned: Fleet) -> None:
 def test_cluster_narrows_to_its_group_and_is_the_one_rendered(pinned: Fleet) -> None:
     r = pinned.cli("diff", "dev", "beta", "--cluster", "beta-2", "--output", "json")
     assert r.code == 0, r.err
-    (only,) = json.loads(r.out)
+    (only,) = json.loads(r.out)["items"]
     assert only["group"] == "default"
     assert only["rendered"]["cluster"] == "aws:123456789012:eu-central-1:beta-2"
     r = pinned.cli("diff", "dev", "beta", "--cluster", "beta-2")
@@ -133,7 +133,7 @@ def test_a_group_without_clusters_says_so(pinned: Fleet) -> None:
     pinned.set_clusters([cluster_record("aws:123456789012:eu-central-1:beta-1", channel="beta",
                                         config_items={"api_token": TOKEN})])
     r = pinned.cli("diff", "dev", "beta", "--output", "json")
-    canary, default = json.loads(r.out)
+    canary, default = json.loads(r.out)["items"]
     assert canary["rendered"] is None
     assert "no cluster of 'beta' is in group 'canary'" in canary["note"]
     assert default["rendered"]["files"]

@@ -31,7 +31,7 @@ def test_a_source_other_than_the_pipeline_s_is_refused_unless_asked(fleet: Fleet
 
     r = fleet.cli("promote", "dev", "beta", "--force", "--from-any")
     assert r.code == 0, r.err
-    entry = json.loads(fleet.cli("history", "beta", "-o", "json").out)[0]
+    entry = json.loads(fleet.cli("history", "beta", "-o", "json").out)["items"][0]
     assert entry["action"] == "promote" and "from-any" in entry["overrides"]
 
 

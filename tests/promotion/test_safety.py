@@ -129,11 +129,11 @@ def test_sync_branches_force_is_recorded_in_history_and_on_the_merge(fleet: Flee
     assert "Clmgit-Override: force" in merge and "Hotfix on alpha" in merge
     assert fleet.builder.git("status", "--porcelain", "--untracked-files=no") == ""
 
-    entries = json.loads(fleet.cli("history", "alpha", "--output", "json").out)
+    entries = json.loads(fleet.cli("history", "alpha", "--output", "json").out)["items"]
     assert [(e["action"], e["overrides"]) for e in entries[:2]] == [
         ("sync", ["force"]), ("promote", [])]
     assert entries[0]["sha"] == fleet.c2 and entries[0]["channel"] == "alpha"
-    everything = json.loads(fleet.cli("history", "--output", "json").out)
+    everything = json.loads(fleet.cli("history", "--output", "json").out)["items"]
     assert [e["action"] for e in everything[:3]] == ["sync", "freeze", "promote"]
     assert "sync" not in [e["action"] for e in
-                          json.loads(fleet.cli("history", "beta", "--output", "json").out)]
+                          json.loads(fleet.cli("history", "beta", "--output", "json").out)["items"]]

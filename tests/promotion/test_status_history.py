@@ -12,7 +12,7 @@ from tests.promotion.test_promote import applied
 def by_id(fleet: Fleet) -> dict[str, dict]:
     r = fleet.cli("status", "--output", "json")
     assert r.code == 0, r.err
-    return {s["id"].rsplit(":", 1)[1]: s for s in json.loads(r.out)}
+    return {s["id"].rsplit(":", 1)[1]: s for s in json.loads(r.out)["items"]}
 
 
 def test_status_json_states(fleet: Fleet) -> None:
@@ -99,10 +99,10 @@ def test_status_filters_sort_and_frozen_channels(fleet: Fleet) -> None:
     assert fleet.cli("freeze", "stable", "--reason", "peak season").code == 0
 
     canary = fleet.cli("status", "--group", "canary", "-o", "json")
-    assert [s["alias"] for s in json.loads(canary.out)] == ["beta-canary"]
+    assert [s["alias"] for s in json.loads(canary.out)["items"]] == ["beta-canary"]
     prod = fleet.cli("status", "-l", "environment=production", "-o", "json")
-    assert {s["environment"] for s in json.loads(prod.out)} == {"production"}
-    in_sync = json.loads(fleet.cli("status", "--state", "in-sync", "-o", "json").out)
+    assert {s["environment"] for s in json.loads(prod.out)["items"]} == {"production"}
+    in_sync = json.loads(fleet.cli("status", "--state", "in-sync", "-o", "json").out)["items"]
     assert in_sync and {s["state"] for s in in_sync} == {"in-sync"}
 
     table = fleet.cli("status", "--sort-by", "alias")
@@ -125,7 +125,7 @@ def test_status_by_group(fleet: Fleet) -> None:
     assert fleet.cli("freeze", "stable", "--reason", "peak season").code == 0
     r = fleet.cli("status", "--by", "group", "-o", "json")
     assert r.code == 0, r.err
-    rows = {(g["channel"], g["group"]): g for g in json.loads(r.out)}
+    rows = {(g["channel"], g["group"]): g for g in json.loads(r.out)["items"]}
     alpha = rows[("alpha", "default")]
     assert alpha["pinned_sha"] == fleet.c3 and alpha["gate"] == "up to date"
     assert alpha["clusters"] == 1 and alpha["states"] == {"pending": 1}
@@ -152,7 +152,7 @@ def test_history_newest_first(fleet: Fleet) -> None:
     assert fleet.cli("freeze", "alpha", "--reason", "incident").code == 0
     r = fleet.cli("history", "alpha", "--output", "json")
     assert r.code == 0
-    entries = json.loads(r.out)
+    entries = json.loads(r.out)["items"]
     assert [e["action"] for e in entries[:3]] == ["freeze", "promote", "promote"]
     assert entries[1]["sha"] == fleet.c3 and entries[2]["sha"] == fleet.c2
     assert entries[1]["source"] == "dev" and entries[1]["groups"] == ["default"]
@@ -167,7 +167,7 @@ def test_history_marks_overrides_counts_clusters_and_filters_groups(fleet: Fleet
     assert forced.code == 0, forced.err
     assert f"-> {fleet.c3[:7]} (1 cluster)" in forced.out  # the plan says what it moves
 
-    entries = json.loads(fleet.cli("history", "--group", "canary", "-o", "json").out)
+    entries = json.loads(fleet.cli("history", "--group", "canary", "-o", "json").out)["items"]
     assert [(e["channel"], e["clusters"], e["overrides"]) for e in entries] == [
         ("beta", 1, ["force"])]
     table = fleet.cli("history", "--channel", "beta").out.splitlines()
@@ -194,7 +194,7 @@ def test_diff_shows_commits_per_group(fleet: Fleet) -> None:
     assert f"default: {fleet.c2[:7]}..{fleet.c3[:7]}, 1 commit(s) to cluster/" in r.out
     assert "Raise the version to 3" in r.out and "Docs only" not in r.out
     r = fleet.cli("diff", "dev", "alpha", "--cluster", "alpha-1", "--output", "json")
-    assert json.loads(r.out)[0]["group"] == "default"
+    assert json.loads(r.out)["items"][0]["group"] == "default"
 
 
 def test_registry_edits_are_seen_through_the_parse_cache(fleet: Fleet) -> None:
@@ -213,6 +213,6 @@ def test_repo_given_as_git_url_is_mirrored(fleet: Fleet) -> None:
         "--repo", url, "--registry", str(fleet.path / "clusters.yaml"), "status", "--output", "json"
     )
     assert r.code == 0, r.err
-    assert len(json.loads(r.out)) == 5
+    assert len(json.loads(r.out)["items"]) == 5
     r = run_cli("--repo", url, "history")
     assert "Add channels and clusters" in r.out

@@ -132,7 +132,7 @@ def test_dry_run_then_reconcile_make_clms_stacks_and_karpenter_objects(clm_repo)
     dry = run_cli(*cli, "reconcile", *kubeconfig, "--dry-run", "--output", "json")
 
     assert dry.code == 0, dry.out
-    [planned] = json.loads(dry.out)["clusters"]
+    [planned] = json.loads(dry.out)["items"]
     assert planned["outcome"] == "planned", planned
     creates = [line.split(":")[0] for line in planned["changes"]
                if line.startswith("stack ") and "would create" in line]

@@ -29,7 +29,8 @@ def test_the_controller_reconciles_in_rounds_and_stops_cleanly_on_sigterm(tmp_pa
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         rounds = [json.loads(proc.stdout.readline()) for _ in range(2)]
-        assert rounds == [{"clusters": 1, "worked_on": []}] * 2
+        assert rounds == [{"apiVersion": "clmgit/v1", "kind": "ControllerRound", "items": [],
+                           "summary": {"clusters": 1, "in-sync": 1}, "errors": []}] * 2
         proc.send_signal(signal.SIGTERM)
         started = time.monotonic()
         assert proc.wait(timeout=10) == 0

@@ -154,7 +154,7 @@ def test_a_converted_kubernetes_on_aws_cluster_plans_end_to_end(
             ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"))}
 
     assert dry.code == 0, dry.err + dry.out[-3000:]
-    [planned] = json.loads(dry.out)["clusters"]
+    [planned] = json.loads(dry.out)["items"]
     assert planned["outcome"] == "planned", planned
     changes = planned["changes"]
     # CLM's stacks in CLM's order: etcd, main, master pools, the other pools; none for Karpenter.
@@ -199,7 +199,7 @@ def test_a_converted_kubernetes_on_aws_cluster_is_taken_over_and_stays_in_sync(
         karpenter = server.objects("karpenter.sh/v1beta1", "NodePool")
 
     assert applied.code == 0, applied.err + applied.out[-3000:]
-    [result] = json.loads(applied.out)["clusters"]
+    [result] = json.loads(applied.out)["items"]
     assert result["outcome"] == "applied" and result["version"].startswith(f"{sha}#"), result
     pool = f"nodepool-%s-{cluster.id.replace(':', '-')}"
     assert sorted(s for s in stacks(REGION) if suffix in s) == sorted([
@@ -212,7 +212,7 @@ def test_a_converted_kubernetes_on_aws_cluster_is_taken_over_and_stays_in_sync(
     assert recorded.status.current_version == result["version"]
 
     assert again.code == 0, again.err
-    [second] = json.loads(again.out)["clusters"]
+    [second] = json.loads(again.out)["items"]
     assert (second["outcome"], second["version"]) == ("in-sync", result["version"])
 
 
@@ -377,19 +377,19 @@ def test_a_cluster_clm_made_is_taken_over_without_a_change(takeover: Takeover,
 
     assert dry.code == 0, dry.err + dry.out[-3000:]
     assert len(nodes) >= 3 and len(launch_templates(cluster)) == 3
-    [planned] = json.loads(dry.out)["clusters"]
+    [planned] = json.loads(dry.out)["items"]
     # No stack change, no node replacement (the manifests are the Kubernetes side's).
     assert [c for c in planned["changes"] if c.startswith("stack ")
             or "replace" in c] == [], planned["changes"]
     assert after_dry == before  # the dry run wrote nothing: no bucket, no file, no policy
     assert applied.code == 0, applied.err + applied.out[-3000:]
-    [result] = json.loads(applied.out)["clusters"]
+    [result] = json.loads(applied.out)["items"]
     assert result["outcome"] == "applied", result
     assert [c for c in result["changes"] if c.startswith("stack ") or "replace" in c] == []
     assert after == (before, nodes)  # same templates and versions, files, instances
     [recorded] = parse_file(takeover.registry(), "clusters.yaml")
     assert recorded.status.current_version == result["version"]
-    [second] = json.loads(again.out)["clusters"]
+    [second] = json.loads(again.out)["items"]
     assert (second["outcome"], second["version"]) == ("in-sync", result["version"])
 
     # The control: a new instance type for the on-demand workers. The dry run plans the very
@@ -407,8 +407,8 @@ def test_a_cluster_clm_made_is_taken_over_without_a_change(takeover: Takeover,
         applied = run_cli(*takeover.cli, "reconcile", *kubeconfig, "--output", "json")
         left = instances(cluster)
 
-    [planned] = json.loads(dry.out)["clusters"]
-    [result] = json.loads(applied.out)["clusters"]
+    [planned] = json.loads(dry.out)["items"]
+    [result] = json.loads(applied.out)["items"]
     assert result["outcome"] == "applied", result
     pool_stack = node_pool_stack_name(cluster, "default-worker", CLM_LAYOUT)
     assert [c.split(":")[0] for c in planned["changes"] if c.startswith("stack ")] == [

@@ -146,7 +146,7 @@ def test_dry_run_shows_the_plan_and_changes_nothing(sandbox, aws_calls):
     assert result.code == 0, result.out
     import json
 
-    [planned] = json.loads(result.out)["clusters"]
+    [planned] = json.loads(result.out)["items"]
     assert planned["outcome"] == "planned", planned
     assert planned["outcome"] == "planned"
     assert any("would create" in line for line in planned["changes"])

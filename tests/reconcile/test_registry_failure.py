@@ -48,7 +48,7 @@ def test_a_registry_failure_for_one_cluster_fails_only_that_cluster(sandbox_fact
     assert result.code == 4, result.out + result.err
     assert "Traceback" not in result.err
     assert f"1 cluster(s) failed: {bad['alias']}" in result.err
-    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["items"]}
     assert outcomes[good["alias"]]["outcome"] == "applied"
     assert outcomes[bad["alias"]]["outcome"] == "failed"
     assert REASON in outcomes[bad["alias"]]["detail"]
@@ -78,7 +78,7 @@ def test_a_cluster_applied_whose_outcome_the_registry_refuses_is_failed_saying_s
     result = sandbox.reconcile("--output", "json")
 
     assert result.code == 4, result.out + result.err
-    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["items"]}
     assert outcomes[good["alias"]]["outcome"] == "applied"
     assert outcomes[bad["alias"]]["outcome"] == "failed"
     assert outcomes[bad["alias"]]["detail"] == (
@@ -134,7 +134,7 @@ def test_a_registry_server_failing_for_one_cluster_fails_only_that_cluster(sandb
         result = sandbox.reconcile("--output", "json")
 
     assert result.code == 4, result.out + result.err
-    outcomes = {c["alias"]: c for c in json.loads(result.out)["clusters"]}
+    outcomes = {c["alias"]: c for c in json.loads(result.out)["items"]}
     assert outcomes[good["alias"]]["outcome"] == "applied"
     assert outcomes[bad["alias"]]["outcome"] == "failed"
     assert "failed with 503 (the database is overloaded)" in outcomes[bad["alias"]]["detail"]

@@ -118,7 +118,7 @@ def test_an_update_block_set_meanwhile_on_the_registry_server(sandbox_factory, b
     result = sandbox.reconcile("--output", "json")
 
     assert result.code == 0, result.out + result.err
-    [entry] = yaml.safe_load(result.out)["clusters"]
+    [entry] = yaml.safe_load(result.out)["items"]
     assert (entry["action"], entry["outcome"]) == ("blocked", "skipped")
     assert entry["detail"] == "cluster_update_block is set: freeze"
     assert sandbox.clusters()[cluster.alias].status == cluster.status
