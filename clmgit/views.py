@@ -276,11 +276,14 @@ def _result_row(r: Result) -> list[str]:
             f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
 
 
-def reconcile_results(results: Sequence[Result], *, fmt: Format) -> None:
+def reconcile_results(results: Sequence[Result], *, fmt: Format,
+                      also: Sequence[dict[str, Any]] = ()) -> None:
+    """The results; `also`: errors of the run besides failed clusters (for programs; people
+    read them on stderr)."""
     if fmt is not Format.table:
         emit(list(results), fmt, kind="ReconcileResultList", summary=_counts(results),
-             errors=[{"cluster": r.id, "message": r.detail, "exit_code": 4}
-                     for r in results if r.failed])
+             errors=[*({"cluster": r.id, "message": r.detail, "exit_code": 4}
+                       for r in results if r.failed), *also])
         return
     busy = [r for r in results if r.outcome != "in-sync"]
     if busy:

@@ -352,7 +352,7 @@ class GitRepo:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "clmgit@localhost"
         return env
 
-    def update_refs(self, updates: Iterable[RefUpdate]) -> None:
+    def update_refs(self, updates: Iterable[RefUpdate], *, ours: Sequence[str] = ()) -> None:
         """Move refs atomically, each only if it still points where the plan saw it.
 
         The refs move first, in one transaction, so a run that lost a race to another writer
@@ -361,6 +361,8 @@ class GitRepo:
         them half-way), by a two-tree merge that refuses to overwrite local changes; if it
         refuses, the refs are moved back. A branch checked out in another worktree is refused
         up front: that checkout would be left behind its branch, as if its change were undone.
+        `ours` are files whose uncommitted content is what the new commit holds (clmgit wrote
+        them): they are staged as they are, so that the checkout takes the commit over them.
         """
         updates = list(updates)
         if not updates:
@@ -379,7 +381,7 @@ class GitRepo:
                                    "clmgit was writing; nothing changed — run the command again")
             self._transaction(updates)
             try:
-                self._sync_index(index, moved.old, moved.new)
+                self._sync_index(index, moved.old, moved.new, ours)
             except ClmgitError:
                 self._transaction(updates, undo=True)
                 raise
@@ -439,13 +441,17 @@ class GitRepo:
         finally:
             lock.unlink(missing_ok=True)
 
-    def _sync_index(self, index: Path, old: str, new: str) -> None:
+    def _sync_index(self, index: Path, old: str, new: str, ours: Sequence[str] = ()) -> None:
         """Bring index and files from `old` to `new` in a copy of the index, then put the copy
-        in place in one rename; a refusal leaves the index untouched."""
+        in place in one rename; a refusal leaves the index untouched. A file of `ours` that
+        differs from `new` after all (changed since it was read) makes git refuse."""
         scratch = index.with_name(f"{index.name}.clmgit-{os.getpid()}")
         if index.exists():
             shutil.copyfile(index, scratch)
         try:
+            if ours:
+                self.run("update-index", "--add", "--", *ours,
+                         env={"GIT_INDEX_FILE": str(scratch)})
             proc = self._run(["read-tree", "-m", "-u", old, new],
                              env={"GIT_INDEX_FILE": str(scratch)}, ok=range(256))
             if proc.returncode != 0:

@@ -31,13 +31,15 @@ Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at onc
 Processes = Annotated[int | None, typer.Option(
     min=1, help="Worker processes for rendering and dry runs [default: the usable cores].")]
 ClusterOpt = Annotated[str, typer.Option("--cluster", "-c", help="The cluster (id or alias).")]
+Push = Annotated[bool, typer.Option(
+    "--push", help="Push the commit that records a file registry's state to origin.")]
 
 Work = Callable[["Workspace", "Options"], Sequence[Any]]
 
 
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
          concurrency: int = 1, processes: int | None = None, token: str | None = None,
-         kubeconfig: str | None = None) -> None:
+         kubeconfig: str | None = None, push: bool = False) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
     from clmgit.cli.interrupt import stoppable
@@ -50,31 +52,79 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
                           processes=processes or usable_cores(), token=token or None,
                           kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
                           on_result=progress.result, on_event=progress.event, stop=stop)
+        ws = settings(ctx).ws
+        if push and not dry_run:
+            _check_push(ws)
         try:
-            results = work(settings(ctx).ws, options)
+            results = work(ws, options)
         finally:
             progress.stop()
+    unrecorded = None if dry_run else _record(ws, push=push)
     if stop.is_set():
-        _stopped(results, out=out)
-    _show_results(results, out=out, title=title)
+        _stopped(results, out=out, unrecorded=unrecorded)
+    _show_results(results, out=out, title=title, unrecorded=unrecorded)
 
 
-def _stopped(results: Sequence[Any], *, out: Format) -> None:
+def _record(ws: Workspace, *, push: bool) -> Exception | None:
+    """Commit what the run wrote into a file registry tracked on the control branch (see
+    clmgit/reconcile/record.py); the error when that failed, for after the results."""
+    from clmgit import output
+    from clmgit.errors import ClmgitError
+    from clmgit.reconcile.record import record_state
+
+    try:
+        recorded = record_state(ws, push=push)
+    except ClmgitError as e:
+        return type(e)(f"the registry's state is not committed: {e}")
+    if recorded is None:
+        return None
+    if recorded.note:
+        output.note(f"note: {recorded.note}")
+    elif recorded.commit:
+        where = " and pushed" if recorded.pushed else " (push it: --push)"
+        output.note(f"recorded the state in {recorded.path}: {recorded.commit[:7]} on "
+                    f"{ws.control_branch}{where}")
+    return None
+
+
+def _check_push(ws: Workspace) -> None:
+    """--push before any work: it needs a file registry that the control branch tracks."""
+    from clmgit.errors import RefusedError
+    from clmgit.reconcile.record import tracked_registry
+
+    if tracked_registry(ws) is None:
+        raise RefusedError(
+            f"--push pushes the state a file registry records, and {ws.registry.location} is "
+            f"not a file tracked on the checked-out {ws.control_branch!r} of {ws.location}; "
+            "an HTTP registry keeps its own state")
+
+
+def _stopped(results: Sequence[Any], *, out: Format, unrecorded: Exception | None) -> None:
     """An interrupted run: its results so far, what it stopped, and exit 130."""
     from clmgit import views
     from clmgit.errors import Interrupted
 
-    views.reconcile_results(results, fmt=out)
+    views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
     stopped = [r.alias or r.id for r in results if r.outcome == "stopped"]
     names = f"stopped {', '.join(stopped)}; " if stopped else ""
     raise Interrupted(f"interrupted: {names}leases given up, the next run resumes the work")
 
 
-def _show_results(results: Sequence[Any], *, out: Format, title: str) -> None:
+def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
+    from clmgit.errors import ClmgitError
+
+    if unrecorded is None:
+        return []
+    code = unrecorded.exit_code if isinstance(unrecorded, ClmgitError) else 1
+    return [{"message": str(unrecorded), "exit_code": code}]
+
+
+def _show_results(results: Sequence[Any], *, out: Format, title: str,
+                  unrecorded: Exception | None = None) -> None:
     from clmgit import views
     from clmgit.errors import ClustersFailed
 
-    views.reconcile_results(results, fmt=out)
+    views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         views.step_summary(results, summary, title=title)
@@ -83,6 +133,8 @@ def _show_results(results: Sequence[Any], *, out: Format, title: str) -> None:
         names = ", ".join(r.alias or r.id for r in failed[:5])
         more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
         raise ClustersFailed(f"{len(failed)} cluster(s) failed: {names}{more}")
+    if unrecorded is not None:
+        raise unrecorded
 
 
 def reconcile(
@@ -99,6 +151,7 @@ def reconcile(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring every selected cluster to the version its channel pins; record it in the registry."""
@@ -110,7 +163,7 @@ def reconcile(
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
 
 
 def bearer_token(token: str | None, token_file: str | None) -> str | None:
@@ -157,6 +210,7 @@ def provision(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Apply a working tree to one cluster directly, without git (CLM's provisioning mode)."""
@@ -166,7 +220,7 @@ def provision(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
          out=out, title="clmgit provision", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
 
 
 def decommission(
@@ -180,6 +234,7 @@ def decommission(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Delete every stack of a cluster (the main stack last) and mark it decommissioned; only a
@@ -188,7 +243,7 @@ def decommission(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
          out=out, title="clmgit decommission", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
 
 
 def controller(
@@ -200,6 +255,7 @@ def controller(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    push: Push = False,
 ) -> None:
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
     import json
@@ -215,16 +271,26 @@ def controller(
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
                       token=bearer_token(token, token_file), kubeconfig=kubeconfig)
 
+    rounds: list[Workspace] = []
+
+    def open_round() -> Workspace:
+        rounds[:] = [settings(ctx).open()]
+        return rounds[0]
+
+    if push:
+        _check_push(settings(ctx).ws)
+
     def report(results: Sequence[Any]) -> None:
         busy = [r for r in results if r.outcome != "in-sync"]
+        unrecorded = _record(rounds[0], push=push)
         sys.stdout.write(json.dumps({
             "apiVersion": API_VERSION, "kind": "ControllerRound", "items": to_data(busy),
             "summary": {"clusters": len(results), **Counter(r.outcome for r in results)},
-            "errors": [{"cluster": r.id, "message": r.detail, "exit_code": 4}
-                       for r in busy if r.failed]}) + "\n")
+            "errors": [*({"cluster": r.id, "message": r.detail, "exit_code": 4}
+                         for r in busy if r.failed), *_errors(unrecorded)]}) + "\n")
         sys.stdout.flush()
 
-    loop(settings(ctx).open, options, interval=pause, report=report)
+    loop(open_round, options, interval=pause, report=report)
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

@@ -27,9 +27,12 @@ def land(
     message: str,
     moves: Sequence[BranchMove] = (),
     push: bool = False,
+    ours: Sequence[str] = (),
 ) -> Landed:
     """Commit `files` on top of the control branch and move channel branches; with `push`,
-    send all of it to the remote in one atomic push first."""
+    send all of it to the remote in one atomic push first. `ours` are files among `files`
+    whose uncommitted changes in the checkout are clmgit's own and exactly what is committed
+    (the file registry's state, clmgit/reconcile/record.py)."""
     repo = ws.repo
     target = ws.control_branch
     if ws.url is not None and not push:
@@ -37,7 +40,7 @@ def land(
         # there would be reported as done and then silently lost.
         raise RefusedError("a URL repo is written only with --push")
     if files and repo.current_branch() == target:  # no paths would mean every path
-        dirty = repo.dirty(files)
+        dirty = [p for p in repo.dirty(files) if p not in ours]
         if dirty:
             raise RefusedError(
                 f"{', '.join(dirty)} has uncommitted changes in {repo.location}; "
@@ -62,7 +65,7 @@ def land(
         repo.push(ws.remote, updates)
         # Landed. A kill or a refusal from here on leaves the local side behind the remote,
         # which the next --push run (planned on the remote) finds done and catches up.
-    repo.update_refs(ws.local_updates(updates))
+    repo.update_refs(ws.local_updates(updates), ours=ours)
     return Landed(commit=commit, pushed=push, branch=target)
 
 

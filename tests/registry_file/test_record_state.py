@@ -1,0 +1,166 @@
+"""The file registry's state is committed by clmgit (issue 30): what a run writes into a tracked
+`clusters.yaml` lands on the control branch in a commit of its own, the checkout is clean after
+it, and a person's uncommitted edit is never swept into it."""
+
+from __future__ import annotations
+
+import pytest
+
+from clmgit.errors import RefusedError
+from clmgit.model import ClusterStatus
+from clmgit.reconcile.record import record_state, tracked_registry
+from clmgit.registry.file import FileRegistry
+from clmgit.workspace import open_workspace
+from tests.conftest import Fleet, run_cli
+
+DEV = "aws:123456789012:eu-central-1:dev-1"
+BETA = "aws:123456789012:eu-central-1:beta-1"
+
+
+def write_status(fleet: Fleet, cluster_id: str, version: str) -> None:
+    """What reconcile does to a record: under a lease, its status."""
+    registry = FileRegistry(fleet.path / "clusters.yaml")
+    assert registry.acquire(cluster_id, "test-holder", 60) is not None
+    registry.record(cluster_id, "test-holder", release=True, status=ClusterStatus(
+        current_version=version, applied_at="2026-11-24T19:00:00Z"))
+
+
+def git_status(fleet: Fleet) -> str:
+    return fleet.builder.git("status", "--porcelain")
+
+
+def test_the_state_is_committed_and_the_checkout_is_clean(fleet: Fleet) -> None:
+    before = fleet.branch("main")
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    assert git_status(fleet) == "M clusters.yaml"
+    text = fleet.file("clusters.yaml")
+
+    recorded = record_state(open_workspace(str(fleet.path)))
+
+    assert recorded is not None and recorded.commit == fleet.branch("main") != before
+    assert git_status(fleet) == ""
+    assert fleet.builder.git("show", "main:clusters.yaml") + "\n" == text
+    message = fleet.builder.git("log", "-1", "--format=%B", "main")
+    assert message.startswith("Record the state of 1 cluster\n")
+    assert "- dev-1" in message and "Clmgit-Action: record" in message
+    assert fleet.builder.git("rev-parse", "main^") == before
+    # nothing new: nothing committed
+    assert record_state(open_workspace(str(fleet.path))) == recorded.__class__(
+        "clusters.yaml", None)
+    # git checkout of another branch works again
+    fleet.builder.git("checkout", "--quiet", "dev")
+
+
+def test_several_clusters_one_commit_and_the_history_shows_it(fleet: Fleet) -> None:
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    write_status(fleet, BETA, f"{fleet.c1}#def")
+    record_state(open_workspace(str(fleet.path)))
+    assert fleet.builder.git("log", "-1", "--format=%s", "main") == (
+        "Record the state of 2 clusters")
+    assert fleet.builder.git("diff", "--name-only", "main^", "main") == "clusters.yaml"
+
+
+def test_a_persons_uncommitted_edit_is_left_alone(fleet: Fleet) -> None:
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    path = fleet.path / "clusters.yaml"
+    path.write_text(path.read_text().replace("environment: production", "environment: prod"))
+    before, text = fleet.branch("main"), path.read_text()
+
+    recorded = record_state(open_workspace(str(fleet.path)))
+
+    assert recorded is not None and recorded.commit is None
+    assert "besides clmgit's status fields" in recorded.note
+    assert (fleet.branch("main"), path.read_text()) == (before, text)
+
+
+def test_staged_work_of_a_person_stays_staged_and_out_of_the_commit(fleet: Fleet) -> None:
+    (fleet.path / "notes.txt").write_text("mine\n")
+    fleet.builder.git("add", "notes.txt")
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    record_state(open_workspace(str(fleet.path)))
+    assert fleet.builder.git("diff", "--name-only", "main^", "main") == "clusters.yaml"
+    assert git_status(fleet) == "A  notes.txt"
+
+
+def test_push_lands_it_on_origin(fleet: Fleet) -> None:
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    recorded = record_state(open_workspace(str(fleet.path)), push=True)
+    assert recorded is not None and recorded.pushed
+    origin = fleet.builder.git("ls-remote", str(fleet.origin), "refs/heads/main").split()[0]
+    assert origin == recorded.commit == fleet.branch("main")
+
+
+def test_a_rejected_push_keeps_the_state_committed_here(fleet: Fleet, tmp_path) -> None:
+    """origin moved on meanwhile (a teammate's promotion): the state is not lost."""
+    other = tmp_path / "other"
+    fleet.builder.git("clone", "--quiet", str(fleet.origin), str(other))
+    (other / "README.md").write_text("hello\n")
+    for args in (("add", "README.md"), ("-c", "user.name=x", "-c", "user.email=x@y", "commit",
+                                         "--quiet", "-m", "Teammate"), ("push", "--quiet")):
+        fleet.builder.git("-C", str(other), *args)
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+
+    recorded = record_state(open_workspace(str(fleet.path)), push=True)
+
+    assert recorded is not None and not recorded.pushed
+    assert recorded.commit == fleet.branch("main") and git_status(fleet) == ""
+    assert "git pull --rebase" in recorded.note
+
+
+def test_only_a_tracked_registry_on_the_checked_out_control_branch(fleet: Fleet,
+                                                                   tmp_path) -> None:
+    ws = open_workspace(str(fleet.path))
+    assert tracked_registry(ws) == "clusters.yaml"
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text(fleet.file("clusters.yaml"))
+    assert tracked_registry(open_workspace(str(fleet.path), registry=str(outside))) is None
+    fleet.builder.git("checkout", "--quiet", "dev")
+    assert tracked_registry(open_workspace(str(fleet.path))) is None
+
+
+def test_reconcile_push_without_a_tracked_registry_is_refused_up_front(fleet: Fleet,
+                                                                       tmp_path) -> None:
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text(fleet.file("clusters.yaml"))
+    r = run_cli("--repo", str(fleet.path), "--registry", str(outside), "reconcile", "--push")
+    assert r.code == 1 and r.out == ""
+    assert r.err.startswith("error: --push pushes the state a file registry records")
+    assert r.err.count("\n") == 1
+
+
+def test_a_lost_race_is_retried_on_top_of_the_other_commit(fleet: Fleet,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another run committed on main between our read and our write: ours goes on top."""
+    from clmgit.promotion import write
+
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    ws = open_workspace(str(fleet.path))
+    assert ws.control_sha  # the plan's view of main, before the other commit
+    fleet.builder.commit("main", {"channels/dev.yaml": fleet.file("channels/dev.yaml") + "\n"},
+                         "Another run")
+    other = fleet.branch("main")
+    calls: list[str] = []
+    original = write.land
+
+    def land(*args, **kwargs):
+        calls.append("land")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(write, "land", land)
+    recorded = record_state(ws)
+    assert recorded is not None and fleet.builder.git("rev-parse", "main^") == other
+    assert calls == ["land", "land"]
+
+
+def test_refused_for_good_after_the_attempts(fleet: Fleet,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from clmgit.promotion import write
+
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+
+    def land(*args, **kwargs):
+        raise RefusedError("branch 'main' moved")
+
+    monkeypatch.setattr(write, "land", land)
+    with pytest.raises(RefusedError):
+        record_state(open_workspace(str(fleet.path)))
