@@ -420,16 +420,25 @@ class GitRepo:
     @contextlib.contextmanager
     def _index_lock(self) -> Iterator[Path]:
         """Hold git's `index.lock` (git's commands wait or fail while it exists); yields the
-        index's path. A lock left by a killed git is named, never removed behind its back."""
+        index's path. A lock left by a killed git is named, never removed behind its back; one
+        left by a killed clmgit says so in its content (git's locks hold an index, which starts
+        `DIRC`), and is taken over once that process is gone."""
         index = Path(self.run("rev-parse", "--path-format=absolute", "--git-path",
                               "index").strip())
         lock = index.with_name(index.name + ".lock")
         deadline = time.monotonic() + INDEX_LOCK_WAIT
         while True:
             try:
-                os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+                try:
+                    os.write(fd, _lock_marker(os.getpid()))
+                finally:
+                    os.close(fd)
                 break
             except FileExistsError:
+                if _left_by_dead_clmgit(lock):
+                    lock.unlink(missing_ok=True)
+                    continue
                 if time.monotonic() > deadline:
                     raise RefusedError(
                         f"{lock} exists: another git command is using the checkout at "
@@ -538,3 +547,35 @@ def trailer_pairs(message_body: str) -> list[tuple[str, str]]:
 def trailers(message_body: str) -> dict[str, str]:
     """The trailers as a mapping; a repeated key keeps its last value."""
     return dict(trailer_pairs(message_body))
+
+
+def _boot_id() -> str:
+    """This boot and PID namespace: a pid means the same process only where both agree."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.readlink('/proc/self/ns/pid')}".replace(" ", "")
+    except OSError:
+        return ""
+
+
+def _lock_marker(pid: int) -> bytes:
+    return f"clmgit-lock pid={pid} boot={_boot_id()}\n".encode()
+
+
+def _left_by_dead_clmgit(lock: Path) -> bool:
+    """Whether `lock` was made by a clmgit process of this boot that no longer runs. Only a
+    process in this PID namespace can be judged: its pid names no other process here."""
+    try:
+        text = lock.read_bytes()[:200].decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return False
+    match = re.fullmatch(r"clmgit-lock pid=(\d+) boot=(\S*)\n", text)
+    if match is None or not match.group(2) or match.group(2) != _boot_id():
+        return False
+    try:
+        os.kill(int(match.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False

@@ -164,3 +164,42 @@ def test_refused_for_good_after_the_attempts(fleet: Fleet,
     monkeypatch.setattr(write, "land", land)
     with pytest.raises(RefusedError):
         record_state(open_workspace(str(fleet.path)))
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_lock_a_killed_clmgit_left_is_taken_over(fleet: Fleet) -> None:
+    """SIGKILL while committing leaves `.git/index.lock`: the next run recognises it as a dead
+    clmgit's and goes on; a lock of git's own or of a live process is never removed."""
+    from clmgit.adapters import git as gitmod
+
+    lock = fleet.path / ".git" / "index.lock"
+    lock.write_bytes(gitmod._lock_marker(_dead_pid()))
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    recorded = record_state(open_workspace(str(fleet.path)))
+    assert recorded is not None and recorded.commit and not lock.exists()
+
+
+@pytest.mark.parametrize("content", ["git", "live", "other boot"])
+def test_other_locks_are_left_alone(fleet: Fleet, monkeypatch: pytest.MonkeyPatch,
+                                    content: str) -> None:
+    import os
+
+    from clmgit.adapters import git as gitmod
+
+    monkeypatch.setattr(gitmod, "INDEX_LOCK_WAIT", 0.2)
+    data = {"git": b"DIRC\x00\x00\x00\x02", "live": gitmod._lock_marker(os.getpid()),
+            "other boot": gitmod._lock_marker(_dead_pid()).replace(b"boot=", b"boot=x")}[content]
+    lock = fleet.path / ".git" / "index.lock"
+    lock.write_bytes(data)
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    with pytest.raises(RefusedError, match="index.lock exists"):
+        record_state(open_workspace(str(fleet.path)), attempts=1)
+    assert lock.read_bytes() == data
