@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import boto3
@@ -83,7 +84,8 @@ def test_a_new_commit_is_applied_with_a_rolling_update_and_a_post_apply_deletion
     first = cluster.status.current_version
 
     v2 = sandbox.commit_version(2)
-    assert sandbox.cli("status", "--output", "json").out.count('"pending"') == 1
+    status = json.loads(sandbox.cli("status", "--output", "json").out)
+    assert [s["state"] for s in status["items"]] == ["pending"]
     result = sandbox.reconcile()
     assert result.code == 0, result.err
     assert "post_apply: deleted ConfigMap platform/legacy-settings" in result.out
