@@ -22,10 +22,11 @@ def report_of(path: Path, now: datetime | None = None, **kwargs: object) -> Repo
     return gather(open_workspace(str(path)), now=now, **kwargs)  # type: ignore[arg-type]
 
 
-def applied_at(path: Path) -> datetime:
-    """When the demo world's clusters applied their pins (all at one second, or close)."""
-    r = report_of(path)
-    times = {parse_timestamp(c.applied_at) for c in r.clusters}
+def applied_at(path: Path, channel: str) -> datetime:
+    """When the clusters of a channel of the demo world applied their pins."""
+    times = {parse_timestamp(c.applied_at) for c in report_of(path).clusters
+             if c.channel == channel}
+    assert None not in times
     return max(t for t in times if t is not None)
 
 
@@ -37,7 +38,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 def test_the_pipeline_is_each_channel_after_its_source_with_its_groups(demo) -> None:
     path, v1, v2 = demo
-    r = report_of(path, now=applied_at(path) + timedelta(hours=1))
+    r = report_of(path, now=applied_at(path, "alpha") + timedelta(hours=1))
     assert [(c.name, c.source) for c in r.channels] == [
         ("dev", None), ("alpha", "dev"), ("beta", "alpha"), ("stable", "beta")]
     pins = {(c.name, g.name): g.pinned_sha for c in r.channels for g in c.groups}
