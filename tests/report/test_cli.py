@@ -152,3 +152,32 @@ def test_serve_on_a_taken_port_is_one_sentence(fleet: Fleet) -> None:
         assert "choose another --port" in r.err
     finally:
         taken.stop()
+
+
+def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
+    """The command prints where it listens (--port 0: a free port), serves, and stops on
+    SIGINT with exit code 0."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "report", "--serve",
+         "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        found = re.match(r"serving the report on http://127\.0\.0\.1:(\d+)/ ", first)
+        assert found, first + (proc.stderr.read() if proc.stderr else "")
+        status, html, _ = get(int(found[1]))
+        assert status == 200 and len(page_data(html)["rows"]) == 5
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
