@@ -13,6 +13,7 @@ from clmgit.promotion import gates
 from clmgit.promotion.content import CONFIG_DIR
 from clmgit.promotion.history import history
 from clmgit.promotion.status import ClusterState, GroupRow, fleet_status, group_rollup, state_counts
+from clmgit.redact import redact
 from clmgit.report.forge import commit_url
 from clmgit.report.matrix import matrix
 from clmgit.report.model import ChannelView, ClusterRow, GroupView, Report
@@ -41,7 +42,7 @@ def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTOR
     columns, matrix_rows = matrix(ws, rows, states, limit=changes)
     return Report(
         generated_at=format_timestamp(now),
-        repository=ws.url or ws.location,
+        repository=redact(ws.url) if ws.url else ws.location,  # a URL may carry a token
         control_branch=ws.control_branch,
         control_sha=ws.control_sha,
         commit_url=commit_url(ws),

@@ -181,3 +181,14 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_markdown_escapes_registry_text(fleet: Fleet) -> None:
+    records = default_records()
+    records[0]["alias"] = "a|b*c"
+    records[0]["status"]["current_version"] = "x|`y#z"  # type: ignore[index]
+    fleet.set_clusters(records)
+    r = fleet.cli("report", "--markdown")
+    assert r.code == 0, r.err
+    row = next(ln for ln in r.out.splitlines() if ln.startswith("| a\\|b\\*c |"))
+    assert row.count(" | ") == 7 and "x\\|\\`y" in row

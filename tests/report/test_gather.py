@@ -146,3 +146,13 @@ def test_the_report_links_commits_when_origin_is_on_github(fleet: Fleet, monkeyp
     r = report_of(fleet.path)
     assert r.link(fleet.c3) == f"https://github.com/acme/fleet/commit/{fleet.c3}"
     assert r.link(None) is None
+
+
+def test_a_repository_url_shows_without_its_credentials(fleet: Fleet) -> None:
+    from clmgit.adapters.git import GitRepo
+    from clmgit.workspace import Workspace
+
+    url = "https://x-access-token:s3cret-token@github.com/acme/fleet.git"
+    r = gather(Workspace(GitRepo(fleet.path), url=url))
+    assert "s3cret-token" not in r.repository and "github.com/acme/fleet" in r.repository
+    assert r.commit_url == "https://github.com/acme/fleet/commit/"
