@@ -161,3 +161,36 @@ def test_text_filter_and_keyboard_sorting(browser: Any, mixed: Path) -> None:
     assert browser.find_element("css selector", "#cluster-head th:first-child") \
         .get_attribute("aria-sort") == "descending"
     assert errors(browser) == []
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory, mixed: Path) -> Path:
+    """The mixed fleet's page with 5,000 made-up cluster rows (the table is what grows)."""
+    from dataclasses import replace
+
+    from clmgit.report.gather import gather
+    from clmgit.report.html import render_html
+    from clmgit.workspace import open_workspace
+
+    report = gather(open_workspace(str(mixed.parent / "config")))
+    row = report.clusters[0]
+    rows = tuple(replace(row, id=f"aws:1:eu-central-1:c{i:04d}", alias=f"c{i:04d}",
+                         state="failed" if i % 100 == 7 else "in-sync") for i in range(5000))
+    page = tmp_path_factory.mktemp("large") / "report.html"
+    page.write_text(render_html(replace(report, clusters=rows)))
+    return page
+
+
+def test_a_large_table_draws_the_rows_in_view(browser: Any, large: Path) -> None:
+    open_page(browser, large)
+    drawn = shown_ids(browser)
+    assert drawn[0] == "c0000" and 10 < len(drawn) < 200  # a screenful, not 5,000 rows
+    browser.execute_script("const v = document.getElementById('viewport');"
+                           "v.scrollTop = 2500 * window.clmgitReport.rowHeight;"
+                           "v.dispatchEvent(new Event('scroll'));")
+    browser.execute_script("return new Promise(r => requestAnimationFrame(() => r()))")
+    drawn = shown_ids(browser)
+    assert "c2500" in drawn and "c0000" not in drawn
+    assert browser.execute_script("return window.clmgitReport.filter('', 'failed')") == 50
+    assert shown_ids(browser)[:3] == ["c0007", "c0107", "c0207"]
+    assert errors(browser) == []

@@ -134,6 +134,7 @@
   // controls, called directly.
   window.clmgitReport = {
     renderedAt: performance.now(),
+    rowHeight: rowHeight,
     filter: function (text, state) {
       textInput.value = text;
       stateInput.value = state;
