@@ -114,6 +114,12 @@ class Workspace:
                 return c
         raise ConfigError(f"no cluster {name!r} in the registry {self.registry.location}")
 
+    def origin_url(self) -> str | None:
+        """The URL of the remote the workspace pushes to (None: the repository has none)."""
+        if not self.repo.has_remote(self.remote):
+            return None
+        return self.repo.run("remote", "get-url", self.remote).strip()
+
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
         """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
         return pinned_sha(self.channels, cluster, self.head)

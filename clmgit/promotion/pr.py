@@ -71,7 +71,7 @@ def open_pull_request(
     repository leaves nothing behind. A dry run reads only: no push, no API call.
     """
     env = os.environ if env is None else env
-    repository = resolve_repository(env, _origin_url(ws))
+    repository = resolve_repository(env, ws.origin_url())
     branch, title = branch_name(plan), plan.message.splitlines()[0]
     result = PullRequestResult(
         repository, branch, ws.control_branch, ws.control_sha, title, None, False, None, False
@@ -96,12 +96,6 @@ def open_pull_request(
         created=existing is None,
         preview_error=preview_error,
     )
-
-
-def _origin_url(ws: Workspace) -> str | None:
-    if not ws.repo.has_remote(ws.remote):
-        return None
-    return ws.repo.run("remote", "get-url", ws.remote).strip()
 
 
 def _push_branch(ws: Workspace, plan: Plan, branch: str) -> tuple[str, bool]:

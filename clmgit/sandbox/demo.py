@@ -96,9 +96,23 @@ def run_demo() -> None:
                          "CLMGIT_CACHE_DIR": os.environ["CLMGIT_CACHE_DIR"],
                          **aws_environment(endpoint)})
             story(demo, b)
+            report = write_report(demo)
     say(f"Done in {time.monotonic() - started:.0f} s; moto, the emulators and the repo are gone.")
     say("To explore such a fleet yourself with kubectl, the AWS CLI and clmgit: `make sandbox` "
         "keeps it running and prints the lines to paste")
+    say(f"The report outlives the demo; open it in a browser: {report}")
+
+
+#: Where the demo leaves its report (build/ is git-ignored; `make clean` removes it).
+REPORT = Path("build") / "demo-report.html"
+
+
+def write_report(demo: Demo) -> Path:
+    say("The fleet at a glance: one self-contained HTML page (also --markdown, --serve)")
+    path = REPORT.resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    demo.clmgit("report", "--html", str(path))
+    return path
 
 
 def story(demo: Demo, b: ConfigRepoBuilder) -> None:

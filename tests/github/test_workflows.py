@@ -453,7 +453,7 @@ def test_clmgit_is_installed_pinned(version: str, code: int, tmp_path: Path) -> 
     ways = {
         tuple(ln for ln in i.splitlines() if "=~" in ln or "pip install" in ln) for i in installs
     }
-    assert len(installs) == 5 and len(ways) == 1
+    assert len(installs) == 6 and len(ways) == 1
 
 
 # --- every clmgit command line ---------------------------------------------------------------
@@ -490,6 +490,7 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
     assert found["reconcile.yml"] == [
         *(["reconcile", "--shard", f"{i}/4", "--concurrency", "4"] for i in range(4)),
         ["sync-branches", "--push"],
+        ["report", "--html", "clmgit-report.html", "--markdown"],
     ]
     assert found["action.yml"] == [["status", "--channel", "beta"]]
     assert {parse(c) for calls in found.values() for c in calls} == {
@@ -498,6 +499,7 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
         "reconcile",
         "sync-branches",
         "status",
+        "report",
     }
 
 

@@ -40,3 +40,16 @@ def test_the_printed_duration_counts_from_the_process_start() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert 1.4 <= float(done.stdout) < 60
+
+
+def test_the_demo_ends_with_the_report_and_its_path(fleet: Fleet, tmp_path, monkeypatch,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    from clmgit.sandbox import demo as demo_module
+
+    monkeypatch.setattr(demo_module, "REPORT", tmp_path / "out" / "demo-report.html")
+    demo = Demo({"CLMGIT_REPO": str(fleet.path), "CLMGIT_CACHE_DIR": str(tmp_path / "cache")})
+    path = demo_module.write_report(demo)
+    printed, _ = capfd.readouterr()
+    assert path == tmp_path / "out" / "demo-report.html"
+    assert f"$ clmgit report --html {path}\n" in printed
+    assert path.read_text().startswith("<!DOCTYPE html>")

@@ -1,0 +1,115 @@
+"""What the report shows, gathered from the functions behind `status` (states and the group
+rollup with its gate verdicts), `history` and the promotion gates; nothing is judged twice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from clmgit.channels import DEFAULT_GROUP, Channel
+from clmgit.durations import format_duration
+from clmgit.model import Cluster
+from clmgit.promotion import gates
+from clmgit.promotion.content import CONFIG_DIR
+from clmgit.promotion.history import history
+from clmgit.promotion.status import ClusterState, GroupRow, fleet_status, group_rollup, state_counts
+from clmgit.redact import redact
+from clmgit.report.forge import commit_url
+from clmgit.report.matrix import matrix
+from clmgit.report.model import ChannelView, ClusterRow, GroupView, Report
+from clmgit.timestamps import format_timestamp
+from clmgit.workspace import Workspace
+
+#: How many changes to cluster/ the matrix shows, and how many history entries.
+CHANGES = 20
+HISTORY = 50
+
+
+def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTORY,
+           now: datetime | None = None) -> Report:
+    """The report of the workspace's fleet as it is now."""
+    now = now or datetime.now(UTC).replace(microsecond=0)
+    states = fleet_status(ws)
+    rows = group_rollup(ws, states)
+    judge = _SourceGates(ws, now)
+    channels = tuple(
+        ChannelView(ch.name, ch.branch, ch.source, ch.pinned, ch.frozen, ch.freeze_reason,
+                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name))
+        for ch in ws.channels.values()
+    )
+    records = {c.id: c for c in ws.clusters}
+    entries = tuple(history(ws, limit=history_limit))
+    columns, matrix_rows = matrix(ws, rows, states, limit=changes)
+    return Report(
+        generated_at=format_timestamp(now),
+        repository=redact(ws.url) if ws.url else ws.location,  # a URL may carry a token
+        control_branch=ws.control_branch,
+        control_sha=ws.control_sha,
+        commit_url=commit_url(ws),
+        channels=channels,
+        columns=columns,
+        changes=matrix_rows,
+        clusters=tuple(_cluster_row(s, records[s.id]) for s in states),
+        states=state_counts(states),
+        history=entries,
+        override_reasons={e.commit: _override_reasons(ws, e.commit)
+                          for e in entries if e.overrides},
+    )
+
+
+def _override_reasons(ws: Workspace, commit: str) -> tuple[str, ...]:
+    """The refusals an override lifted, as its commit message lists them under "Overrides:"
+    (promote.py's commit_message; sync-branches writes the same "--force: ..." lines)."""
+    body = ws.repo.log(commit, limit=1)[0].body
+    return tuple(line.removeprefix("- ") for line in body.splitlines()
+                 if line.removeprefix("- ").startswith("--"))
+
+
+def _cluster_row(s: ClusterState, record: Cluster) -> ClusterRow:
+    return ClusterRow(
+        id=s.id, alias=s.alias, environment=s.environment, channel=s.channel,
+        group=s.group, desired_sha=s.pinned_sha, applied_sha=s.applied_sha, state=s.state,
+        reason=s.reason, applied_at=record.status.applied_at,
+        problems=tuple(p.title for p in record.status.problems),
+    )
+
+
+class _SourceGates:
+    """The pipeline's view of each group: the planner's verdict (from `group_rollup`) with the
+    figures behind the applied-in-source and soak gates, read through the gates' own functions."""
+
+    def __init__(self, ws: Workspace, now: datetime) -> None:
+        self.ws, self.now = ws, now
+        self._applied: dict[str, bool] = {}  # has_applied's cache, shared by every group
+
+    def group(self, ch: Channel, row: GroupRow) -> GroupView:
+        source = self.ws.channels.get(ch.source) if ch.source else None
+        nxt = row.next_sha
+        clusters = gates.source_clusters(self.ws, source) if source and nxt else []
+        promoted_at = ch.group(row.group).promoted_at if ch.groups else ""
+        return GroupView(
+            name=row.group if ch.groups else DEFAULT_GROUP, pinned_sha=row.pinned_sha,
+            promoted_at=promoted_at, clusters=row.clusters, states=row.states,
+            next_sha=nxt, gate=row.gate, refusals=row.refusals,
+            behind=self._behind(row.pinned_sha, nxt),
+            applied_in_source=self._applied_in(clusters, nxt)
+            if source and nxt and ch.gates.applied_in_source else None,
+            soak_left=self._soak_left(ch, source, nxt, clusters)
+            if source and nxt and ch.gates.soak else None,
+        )
+
+    def _behind(self, pinned: str | None, nxt: str | None) -> int | None:
+        if not nxt:
+            return None
+        revs = [nxt, f"^{pinned}"] if pinned else [nxt]
+        return self.ws.repo.count(revs, paths=[CONFIG_DIR])
+
+    def _applied_in(self, clusters: Sequence[Cluster], sha: str) -> tuple[int, int]:
+        done = sum(gates.has_applied(self.ws, c, sha, self._applied) for c in clusters)
+        return done, len(clusters)
+
+    def _soak_left(self, ch: Channel, source: Channel, sha: str,
+                   clusters: Sequence[Cluster]) -> str:
+        assert ch.gates.soak is not None
+        start = gates.soak_start(self.ws, source, sha, clusters)
+        return format_duration(ch.gates.soak - (self.now - start))
