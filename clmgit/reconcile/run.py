@@ -56,6 +56,8 @@ PLANNED = "planned"
 STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
 #: The detail of a cluster skipped because another reconciler holds its lease.
 LEASE_HELD = "another reconciler holds its lease"
+#: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
+LEASE_POLL_SECONDS = 2.0
 
 
 class ClusterEngine(Protocol):
@@ -190,10 +192,11 @@ class Reconciler:
         give_up = time.monotonic() + self.wait_for_leases
         while (fresh := renewal.acquire(cluster_id)) is None:
             left = give_up - time.monotonic()
-            if left <= 0 or (self.stop is not None and self.stop.wait(min(left, 5.0))):
+            pause = min(left, LEASE_POLL_SECONDS)
+            if left <= 0 or (self.stop is not None and self.stop.wait(pause)):
                 return None
             if self.stop is None:
-                time.sleep(min(left, 5.0))
+                time.sleep(pause)
         return fresh
 
     def _release_quietly(self, cluster_id: str, renewal: Renewal) -> None:
