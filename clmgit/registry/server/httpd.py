@@ -52,24 +52,24 @@ class _TimedH11(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.opened = next(self._order)
-        if len(self.connections) > limits.MAX_CONNECTIONS:
+        self._make_room()
+        # Connections closed just now are still in the set until the loop hears it.
+        open_ = sum(1 for c in self.connections if not c.transport.is_closing())
+        if open_ > limits.MAX_CONNECTIONS:
             self.app = _at_limit  # this connection's requests: 503, then it is closed
-        else:
-            self._make_room()
         self._arm()
 
     def _make_room(self) -> None:
         """Close the oldest idle connection that never sent a valid token, if there are as
         many such connections as allowed (this one is among them until its first request)."""
         anonymous = [c for c in self.connections
-                     if isinstance(c, _TimedH11) and not c.authenticated and c is not self]
+                     if isinstance(c, _TimedH11) and not c.authenticated and c is not self
+                     and not c.transport.is_closing()]
         if len(anonymous) < limits.MAX_UNAUTHENTICATED_CONNECTIONS:
             return
         idle = [c for c in anonymous if c.cycle is None or c.cycle.response_complete]
         if idle:
-            oldest = min(idle, key=lambda c: c.opened)
-            if not oldest.transport.is_closing():
-                oldest.transport.close()
+            min(idle, key=lambda c: c.opened).transport.close()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
