@@ -16,22 +16,14 @@ from typing import Any
 
 import yaml
 
-from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends, Engine
-from clmgit.engine.kube import Kind
 from clmgit.model import Cluster, desired_version
 from clmgit.reconcile.run import Result
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
 from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
+from clmgit.sandbox.memorycloud import memory_backends
 from clmgit.workspace import Workspace, open_workspace
-
-#: What the sandbox tree applies, besides what FakeKube serves already.
-KINDS = (*FakeKube.KINDS, Kind("v1", "ServiceAccount", True, "serviceaccounts"),
-         Kind("v1", "ConfigMap", True, "configmaps"), Kind("v1", "Secret", True, "secrets"),
-         Kind("apps/v1", "Deployment", True, "deployments"),
-         Kind("apps/v1", "DaemonSet", True, "daemonsets"))
 
 
 def records(count: int) -> list[dict[str, Any]]:
@@ -110,12 +102,7 @@ class World:
     def backends(self, cluster: Cluster) -> Backends:
         with self._lock:
             if cluster.id not in self._backends:  # one simulated cloud per cluster
-                stacks = FakeStacks(outputs={
-                    cluster.local_id: {"AuditLogBucket": f"audit-{cluster.local_id}"}})
-                self._backends[cluster.id] = Backends(
-                    stacks, FakeNodePools(), FakeKube(KINDS),
-                    {k: v for k, v in placeholder_values(cluster).items()
-                     if k != "stack_outputs"})
+                self._backends[cluster.id] = memory_backends(cluster)
             real = self._backends[cluster.id]
         r = self.recorder
         return Backends(_Recording(real.stacks, cluster.id, r),
