@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, unquote_to_bytes
@@ -365,19 +364,22 @@ def create_app(api: RegistryAPI, *, tokens: Sequence[str]) -> FastAPI:
 class _ListSlots:
     """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
     record (and then its JSON body) in memory, so many clients listing a large registry at
-    once would otherwise take as much memory as they like. The others wait their turn, and
-    after `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
+    once would otherwise take as much memory as they like. The others wait their turn on the
+    event loop (not on a worker thread, which other requests need), and after
+    `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
 
     def __init__(self) -> None:
-        self._slots = threading.BoundedSemaphore(limits.MAX_CONCURRENT_LISTS)
+        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS)
 
-    def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
-        if not self._slots.acquire(timeout=limits.LIST_WAIT_SECONDS):
+    async def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout=limits.LIST_WAIT_SECONDS)
+        except TimeoutError:
             raise Problem(503, "Service Unavailable", "too many lists are being built at "
                           "once; try again shortly",
-                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)})
+                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
         try:
-            return make()
+            return await run_in_threadpool(make)
         finally:
             self._slots.release()
 
@@ -418,8 +420,8 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
         if in_loop:  # answered one at a time anyway
             return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
-        return await run_in_threadpool(lambda: lists.build(lambda: send(api.list_clusters(
-            where, verbose=verbose, cost_center=cost_center))))
+        return await lists.build(lambda: send(api.list_clusters(
+            where, verbose=verbose, cost_center=cost_center)))
 
     @app.post(clusters, operation_id="createCluster", status_code=201,
               response_model=models.ClusterOut)
