@@ -159,3 +159,17 @@ def test_an_outcome_the_registry_did_not_take_is_recorded_by_the_next_round(
     [cluster] = registry.clusters()
     assert cluster.status.current_version == second.version
     assert cluster.status.next_version == ""
+
+
+def test_a_decommission_whose_lease_is_gone_deletes_nothing(tmp_path):
+    world = World(tmp_path, "unused")
+    cluster = parse_cluster(records(1)[0], "record")
+
+    def lease(cluster_id: str) -> None:
+        raise LeaseExpired(f"the lease of {cluster_id} was taken")
+
+    engine = Engine(StaticConfigSource({SHA: cluster_tree(1)}), world.backends,
+                    clock=FakeClock(), lease=lease)
+    with pytest.raises(LeaseExpired):  # not reported as "kube-system not scaled down"
+        engine.decommission(cluster)
+    assert world.recorder.calls == []
