@@ -5,6 +5,7 @@ not take recorded by the holder's next round instead of applied again."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from pathlib import Path
 
@@ -173,3 +174,29 @@ def test_a_decommission_whose_lease_is_gone_deletes_nothing(tmp_path):
     with pytest.raises(LeaseExpired):  # not reported as "kube-system not scaled down"
         engine.decommission(cluster)
     assert world.recorder.calls == []
+
+
+def test_a_worker_whose_run_was_killed_stops_before_its_next_call():
+    context = multiprocessing.get_context("fork")
+    answer, parent_gone = context.SimpleQueue(), context.Event()
+
+    def run() -> None:  # the run: it holds a lease, forks its engine worker, and dies
+        table = LeaseTable(1)
+        table.hold("a", table.clock() + 600)
+
+        def worker() -> None:
+            assert parent_gone.wait(timeout=30)
+            try:
+                table.check("a")
+                answer.put("went on")
+            except LeaseExpired as e:
+                answer.put(str(e))
+
+        context.Process(target=worker).start()
+        os._exit(0)  # as a SIGKILL would: nothing waits for the worker
+
+    killed = context.Process(target=run)
+    killed.start()
+    killed.join()
+    parent_gone.set()
+    assert answer.get() == "the run that held the lease of a is gone; stopped before the next write"
