@@ -46,6 +46,13 @@ class ClustersFailed(ClmgitError):
     exit_code = 4
 
 
+class ClustersSkipped(ClmgitError):
+    """A reconcile finished, but some clusters were not reconciled: other reconcilers held their
+    leases (for longer than `--wait-for-leases`)."""
+
+    exit_code = 5
+
+
 class Interrupted(ClmgitError):
     """The run was stopped by SIGINT or SIGTERM (exit code 130, as a shell reports Ctrl-C)."""
 

@@ -283,7 +283,9 @@ def reconcile_results(results: Sequence[Result], *, fmt: Format,
     if fmt is not Format.table:
         emit(list(results), fmt, kind="ReconcileResultList", summary=_counts(results),
              errors=[*({"cluster": r.id, "message": r.detail, "exit_code": 4}
-                       for r in results if r.failed), *also])
+                       for r in results if r.failed),
+                     *({"cluster": r.id, "message": r.detail, "exit_code": 5}
+                       for r in results if r.lease_held), *also])
         return
     busy = [r for r in results if r.outcome != "in-sync"]
     if busy:

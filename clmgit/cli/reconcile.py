@@ -39,7 +39,8 @@ Work = Callable[["Workspace", "Options"], Sequence[Any]]
 
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
          concurrency: int = 1, processes: int | None = None, token: str | None = None,
-         kubeconfig: str | None = None, push: bool = False) -> None:
+         kubeconfig: str | None = None, push: bool = False,
+         wait_for_leases: float = 0.0) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
     from clmgit.cli.interrupt import stoppable
@@ -51,7 +52,8 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
         options = Options(dry_run=dry_run, concurrency=concurrency,
                           processes=processes or usable_cores(), token=token or None,
                           kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
-                          on_result=progress.result, on_event=progress.event, stop=stop)
+                          on_result=progress.result, on_event=progress.event, stop=stop,
+                          lease_seconds=lease_seconds(), wait_for_leases=wait_for_leases)
         ws = settings(ctx).ws
         if push and not dry_run:
             _check_push(ws)
@@ -122,7 +124,7 @@ def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
 def _show_results(results: Sequence[Any], *, out: Format, title: str,
                   unrecorded: Exception | None = None) -> None:
     from clmgit import views
-    from clmgit.errors import ClustersFailed
+    from clmgit.errors import ClustersFailed, ClustersSkipped
 
     views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -130,11 +132,37 @@ def _show_results(results: Sequence[Any], *, out: Format, title: str,
         views.step_summary(results, summary, title=title)
     failed = [r for r in results if r.failed]
     if failed:
-        names = ", ".join(r.alias or r.id for r in failed[:5])
-        more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-        raise ClustersFailed(f"{len(failed)} cluster(s) failed: {names}{more}")
+        raise ClustersFailed(f"{len(failed)} cluster(s) failed: {_names(failed)}")
     if unrecorded is not None:
         raise unrecorded
+    held = [r for r in results if r.lease_held]
+    if held:
+        raise ClustersSkipped(
+            f"{len(held)} cluster(s) not reconciled, other reconcilers hold their leases: "
+            f"{_names(held)}; run again later, or wait with --wait-for-leases")
+
+
+def _names(results: Sequence[Any]) -> str:
+    names = ", ".join(r.alias or r.id for r in results[:5])
+    return names + (f" and {len(results) - 5} more" if len(results) > 5 else "")
+
+
+def lease_seconds() -> float:
+    """`CLMGIT_LEASE_SECONDS`: how long a lease lasts unless renewed (default 900)."""
+    from clmgit.errors import ConfigError
+    from clmgit.registry import DEFAULT_LEASE_SECONDS
+
+    value = os.environ.get("CLMGIT_LEASE_SECONDS", "")
+    if not value:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 1 <= seconds <= 86400:
+        raise ConfigError(f"CLMGIT_LEASE_SECONDS={value!r} must be a number of seconds from 1 "
+                          "to 86400")
+    return seconds
 
 
 def reconcile(
@@ -152,10 +180,16 @@ def reconcile(
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
     push: Push = False,
+    wait_for_leases: Annotated[str, typer.Option(
+        help="Wait this long (such as 10m) for clusters whose leases other reconcilers hold, "
+             "instead of skipping them (a run that skips any exits 5).")] = "0s",
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring every selected cluster to the version its channel pins; record it in the registry."""
+    from clmgit.durations import parse_duration
     from clmgit.reconcile.session import reconcile as run
+
+    wait = parse_duration(wait_for_leases, where="--wait-for-leases").total_seconds()
 
     shard_spec = _shard(shard) if shard else None
     title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
@@ -163,7 +197,8 @@ def reconcile(
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push,
+         wait_for_leases=wait)
 
 
 def bearer_token(token: str | None, token_file: str | None) -> str | None:
@@ -269,7 +304,8 @@ def controller(
 
     pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
-                      token=bearer_token(token, token_file), kubeconfig=kubeconfig)
+                      token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+                      lease_seconds=lease_seconds())
 
     rounds: list[Workspace] = []
 

@@ -27,6 +27,7 @@ from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, s
 from clmgit.config.source import ConfigSource
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
 from clmgit.engine.clock import Clock, SystemClock
+from clmgit.engine.guard import LeaseCheck, LeaseExpired, guarded, no_lease_check
 from clmgit.engine.karpenter import remove_orphans
 from clmgit.engine.kube import KubeClient
 from clmgit.engine.manifests import ObjectChange, apply_deletions, apply_manifests
@@ -82,8 +83,11 @@ class Engine:
         self, source: ConfigSource, backends: BackendFactory, *, clock: Clock | None = None,
         layout: Layout = DEFAULT, accounts: AccountFactory = lambda cluster: None,
         on_event: Callable[[str, str], None] = lambda cluster_id, text: None,
+        lease: LeaseCheck = no_lease_check,
     ) -> None:
         self.source = source
+        #: Asked before every call to a cluster's backends (`clmgit.engine.guard`).
+        self.lease = lease
         #: Hears (cluster id, what the engine is doing) during long steps: progress.
         self.on_event = on_event
         self.accounts = accounts
@@ -93,9 +97,11 @@ class Engine:
         self.layout = layout
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
-        renderer = cluster_renderer(self.source, sha, cluster, self.layout,
-                                    account=self.accounts(cluster))
-        run = _Run(renderer, self.backends(renderer.cluster), self.clock, dry_run,
+        account = self.accounts(cluster)
+        if not dry_run:
+            account = guarded(account, self._check(cluster))
+        renderer = cluster_renderer(self.source, sha, cluster, self.layout, account=account)
+        run = _Run(renderer, self._backends(renderer.cluster, dry_run), self.clock, dry_run,
                    events=lambda text: self.on_event(cluster.id, text))
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
@@ -120,11 +126,13 @@ class Engine:
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
         """DESIGN.md §6 step 8: kube-system workloads scaled down (best effort: a cluster being
         decommissioned may be half gone), then every stack, the main stack last."""
-        to = self.backends(cluster)
+        to = self._backends(cluster, dry_run)
         report = Report()
         try:
             for name in scale_down(to.kube, KUBE_SYSTEM, dry_run=dry_run):
                 report.add(f"{'would scale' if dry_run else 'scaled'} {name} to 0")
+        except LeaseExpired:
+            raise  # not the cluster's state: another reconciler may be at work
         except ClmgitError as e:
             report.add(f"kube-system not scaled down: {e}")
         for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run,
@@ -132,6 +140,20 @@ class Engine:
             if result.changed:
                 report.add(_stack_line(result))
         return report
+
+
+    def _backends(self, cluster: Cluster, dry_run: bool) -> Backends:
+        """The cluster's backends; unless in a dry run (which holds no lease and writes
+        nothing), each of them asks the lease before every call."""
+        to = self.backends(cluster)
+        if dry_run:
+            return to
+        check = self._check(cluster)
+        return Backends(stacks=guarded(to.stacks, check), pools=guarded(to.pools, check),
+                        kube=guarded(to.kube, check), values=to.values)
+
+    def _check(self, cluster: Cluster) -> Callable[[], None]:
+        return lambda: self.lease(cluster.id)
 
 
 KUBE_SYSTEM = "kube-system"

@@ -10,6 +10,7 @@ updating it a second time.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -96,10 +97,33 @@ def parse_shard(spec: str) -> tuple[int, int]:
     return i, n
 
 
-def shard_of(cluster_id: str, count: int) -> int:
-    """A stable shard for a cluster id: the same on every machine and Python version."""
-    digest = hashlib.sha256(cluster_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") % count
+def assign_shards(cluster_ids: Iterable[str], count: int) -> dict[str, int]:
+    """Each cluster's shard of `count`, balanced and stable: the same on every machine and
+    Python version, as even as can be (no shard has more than ceil(M/N) of M clusters), and
+    a cluster that comes or goes moves few others.
+
+    Rendezvous hashing with bounded loads: every cluster ranks the shards by a hash of (its
+    id, the shard), and the clusters, taken in the order of a hash of their id, each take the
+    first shard of their ranking that is not full yet. A plain hash of the id leaves shards up
+    to a third above the mean on fleets of a few hundred clusters."""
+    ranked = sorted((_ranks(i, count), i) for i in set(cluster_ids))
+    capacity = -(-len(ranked) // count) if ranked else 0
+    load = [0] * count
+    shards: dict[str, int] = {}
+    for ranks, cluster_id in ranked:
+        first = ranks.index(max(ranks))
+        if load[first] >= capacity:  # rare: only near the end, when shards fill up
+            first = next(k for k in sorted(range(count), key=ranks.__getitem__, reverse=True)
+                         if load[k] < capacity)
+        load[first] += 1
+        shards[cluster_id] = first
+    return shards
+
+
+def _ranks(cluster_id: str, count: int) -> tuple[int, ...]:
+    """A 32-bit hash of (cluster, shard) for every shard, from one call of SHAKE-128. (Equal
+    values are rare; the lower shard wins them.) The tuple also orders the clusters."""
+    return struct.unpack(f">{count}I", hashlib.shake_128(cluster_id.encode()).digest(4 * count))
 
 
 def select(
@@ -113,6 +137,9 @@ def select(
     of `channel` if given, in shard `I` of `N` if given. A name that matches nothing is an
     error: a typo must not turn into a run that does nothing and says it succeeded."""
     live = [c for c in clusters if c.lifecycle_status != DECOMMISSIONED]
+    # Shards are drawn over the whole live fleet, before any other filter, so that the jobs
+    # of a matrix agree on them whatever else they select.
+    shards = assign_shards((c.id for c in live), shard[1]) if shard else {}
     if names:
         wanted = set(names)
         live = [c for c in live if c.id in wanted or c.alias in wanted]
@@ -124,6 +151,5 @@ def select(
     if channel:
         live = [c for c in live if c.channel == channel]
     if shard:
-        index, count = shard
-        live = [c for c in live if shard_of(c.id, count) == index]
+        live = [c for c in live if shards[c.id] == shard[0]]
     return live

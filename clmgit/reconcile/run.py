@@ -7,26 +7,40 @@ old `current_version`, `current_version` the new one, `next_version` and `proble
 on failure a problem is appended (at most 25) and `next_version` stays, so the next run tries
 again. A dry run takes no lease and writes nothing.
 
+The lease is part of the work (`clmgit.reconcile.leases`): the engine asks its deadline before
+every call to the cloud or the cluster, the renewal loop extends it, and a refused renewal stops
+the cluster at once. Registry writes that cannot land (an outage) are tried again for as long as
+the lease allows; an outcome the registry still did not take is kept for the holder's next round
+(`Unfinished`), which finds its own lease and records it instead of applying again.
+
 Clusters in sync never reach the thread pool: they cost nothing but the plan.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
 from clmgit.engine.clock import Cancelled, StopSignal
+from clmgit.engine.guard import LeaseExpired
 from clmgit.errors import ClmgitError
 from clmgit.model import MAX_PROBLEMS, TOO_MANY_PROBLEMS, Cluster, ClusterStatus, Problem
+from clmgit.reconcile.leases import LeaseTable, Outcome, Renewal, Unfinished, lease_timing
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
-from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
+from clmgit.registry import (
+    DEFAULT_LEASE_SECONDS,
+    LeaseLost,
+    Registry,
+    RegistryUnavailable,
+    new_holder,
+)
 from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
@@ -40,6 +54,10 @@ FAILED = "failed"
 SKIPPED = "skipped"
 PLANNED = "planned"
 STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
+#: The detail of a cluster skipped because another reconciler holds its lease.
+LEASE_HELD = "another reconciler holds its lease"
+#: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
+LEASE_POLL_SECONDS = 2.0
 
 
 class ClusterEngine(Protocol):
@@ -67,6 +85,11 @@ class Result:
     def failed(self) -> bool:
         return self.outcome == FAILED
 
+    @property
+    def lease_held(self) -> bool:
+        """Skipped because another reconciler held its lease (the run did not reconcile it)."""
+        return self.outcome == SKIPPED and self.detail.startswith(LEASE_HELD)
+
 
 @dataclass
 class Reconciler:
@@ -84,6 +107,12 @@ class Reconciler:
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).
     stop: StopSignal | None = None
+    #: The leases' deadlines, shared with the engine's guard; None: the run makes its own.
+    leases: LeaseTable | None = None
+    #: Seconds to wait for a lease another reconciler holds before skipping the cluster.
+    wait_for_leases: float = 0.0
+    #: Outcomes the registry did not take, written by this holder's next round (controller).
+    unfinished: Unfinished = field(default_factory=Unfinished)
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -94,7 +123,12 @@ class Reconciler:
                 results[i] = self._report(_no_work(target))
             else:
                 work.append((i, target))
-        with _Renewal(self) as renewal, ThreadPoolExecutor(max(1, concurrency)) as pool:
+        workers = max(1, concurrency)
+        table = self.leases or LeaseTable(workers)
+        renewal = Renewal(self.registry, self.holder, lease_timing(self.lease_seconds), table,
+                          stop=self.stop)
+        with renewal if work and not self.dry_run else nullcontext(), \
+                ThreadPoolExecutor(workers) as pool:
             futures = {i: pool.submit(self._one, target, renewal) for i, target in work}
             for i, future in futures.items():
                 results[i] = _awaited(future)
@@ -104,7 +138,7 @@ class Reconciler:
         self.on_result(result)
         return result
 
-    def _one(self, target: Target, renewal: _Renewal) -> Result:
+    def _one(self, target: Target, renewal: Renewal) -> Result:
         if self.stop is not None and self.stop.is_set():
             return self._report(_result(target, SKIPPED, detail="the run was interrupted"))
         self.on_start(target.cluster.id)
@@ -112,8 +146,7 @@ class Reconciler:
         if self.dry_run:
             result = self._dry_run(target)
         else:
-            with renewal.holding(target.cluster.id):
-                result = self._apply(target)
+            result = self._apply(target, renewal)
         return self._report(replace(result, seconds=round(time.monotonic() - started, 3)))
 
     def _dry_run(self, target: Target) -> Result:
@@ -127,52 +160,81 @@ class Reconciler:
             return _result(target, FAILED, detail=str(e))
         return _result(target, PLANNED, changes=tuple(report.changes))
 
-    def _apply(self, target: Target) -> Result:
+    def _apply(self, target: Target, renewal: Renewal) -> Result:
         cluster_id = target.cluster.id
         try:
-            fresh = self.registry.acquire(cluster_id, self.holder, self.lease_seconds)
+            fresh = self._lease(cluster_id, renewal)
         except ClmgitError as e:  # the registry failed for this cluster: the others go on
             return _result(target, FAILED, detail=f"cannot take its lease: {e}")
         if fresh is None:
-            return _result(target, SKIPPED, detail="another reconciler holds its lease")
-        try:
-            return self._apply_leased(target, fresh)
-        except LeaseLost as e:
-            return _result(target, FAILED, detail=str(e))
-        except ClmgitError as e:
-            # A registry write (or the re-plan's read of the channels) failed: this cluster's
-            # failure. Its lease is given up if the registry lets us; else it expires.
-            self._release_quietly(cluster_id)
-            return _result(target, FAILED, detail=str(e))
+            waited = f" (waited {self.wait_for_leases:g}s)" if self.wait_for_leases else ""
+            return _result(target, SKIPPED, detail=LEASE_HELD + waited)
+        with renewal.held(cluster_id):
+            try:
+                outcome = self.unfinished.take(cluster_id)
+                if outcome is not None and fresh.status.next_version == outcome.version:
+                    return self._finish(renewal, _result(
+                        target, APPLIED, detail="recorded the outcome of an earlier round"),
+                        status=outcome.status, lifecycle_status=outcome.lifecycle_status)
+                return self._apply_leased(target, fresh, renewal)
+            except LeaseLost as e:
+                return _result(target, FAILED, detail=str(e))
+            except ClmgitError as e:
+                # A registry write (or the re-plan's read of the channels) failed: this
+                # cluster's failure. Its lease is given up if the registry lets us; else it
+                # expires.
+                self._release_quietly(cluster_id, renewal)
+                return _result(target, FAILED, detail=str(e))
 
-    def _release_quietly(self, cluster_id: str) -> None:
+    def _lease(self, cluster_id: str, renewal: Renewal) -> Cluster | None:
+        """The fresh record under this run's lease; None if another holder keeps it for
+        longer than `wait_for_leases`."""
+        give_up = time.monotonic() + self.wait_for_leases
+        while (fresh := renewal.acquire(cluster_id)) is None:
+            left = give_up - time.monotonic()
+            pause = min(left, LEASE_POLL_SECONDS)
+            if left <= 0 or (self.stop is not None and self.stop.wait(pause)):
+                return None
+            if self.stop is None:
+                time.sleep(pause)
+        return fresh
+
+    def _release_quietly(self, cluster_id: str, renewal: Renewal) -> None:
+        renewal.stop_renewing(cluster_id)
         try:
             self.registry.record(cluster_id, self.holder, release=True)
         except ClmgitError as e:
             log.warning("cannot give up the lease of %s: %s", cluster_id, e)
 
-    def _apply_leased(self, planned: Target, cluster: Cluster) -> Result:
+    def _apply_leased(self, planned: Target, cluster: Cluster, renewal: Renewal) -> Result:
         # `cluster` is the record as it is now, and the plan is made again from it: the run's
         # plan may be hours old (a decommission cancelled, a block set, a channel changed).
         target = self.replan(planned, cluster)
         if target.action in (IN_SYNC, BLOCKED):
+            renewal.stop_renewing(cluster.id)
             self.registry.record(cluster.id, self.holder, release=True)
             return _no_work(target)
         starting = replace(cluster.status, next_version=target.version)
         # The lifecycle stays `requested` until the cluster is created: CLM knows no other
         # value for a cluster in the making (it refuses `creating` as an invalid status).
-        self.registry.record(cluster.id, self.holder, status=starting)
+        renewal.while_leased(cluster.id, lambda: self.registry.record(
+            cluster.id, self.holder, status=starting))
         try:
             if target.action == DECOMMISSION:
                 report = self.engine.decommission(cluster)
             else:
                 report = self.engine.apply(cluster, target.sha)
+        except LeaseExpired as e:  # another reconciler may be at work: write nothing more
+            self._release_quietly(cluster.id, renewal)
+            return _result(target, FAILED, detail=str(e))
         except Cancelled as e:  # no problem of the cluster's: the next run resumes
-            return self._finish(_result(target, STOPPED, detail=str(e)), status=starting)
+            return self._finish(renewal, _result(target, STOPPED, detail=str(e)),
+                                status=starting)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
-            return self._finish(_result(target, FAILED, detail=problem.title), status=failed)
+            return self._finish(renewal, _result(target, FAILED, detail=problem.title),
+                                status=failed)
         if target.action == DECOMMISSION:
             done = replace(cluster.status, next_version="", problems=())
         else:
@@ -181,20 +243,30 @@ class Reconciler:
                 last_version=cluster.status.current_version,
                 applied_at=format_timestamp(self.now()),
             )
-        return self._finish(_result(target, APPLIED, changes=tuple(report.changes)),
+        return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
 
-    def _finish(self, result: Result, *, status: ClusterStatus,
+    def _finish(self, renewal: Renewal, result: Result, *, status: ClusterStatus,
                 lifecycle_status: str | None = None) -> Result:
-        """Record the outcome and give the lease up; `result`, or a failure that says what
-        happened and that the registry did not take it."""
+        """Record the outcome and give the lease up, tried again while the registry is
+        unavailable and the lease allows; `result`, or a failure that says what happened and
+        that the registry did not take it."""
+        renewal.stop_renewing(result.id)  # a lease given up is never renewed again
         try:
-            self.registry.record(result.id, self.holder, status=status,
-                                 lifecycle_status=lifecycle_status, release=True)
+            renewal.while_leased(result.id, lambda: self.registry.record(
+                result.id, self.holder, status=status, lifecycle_status=lifecycle_status,
+                release=True))
         except LeaseLost:
             raise
+        except RegistryUnavailable as e:
+            if result.outcome == APPLIED:
+                self.unfinished.keep(result.id, Outcome(status, lifecycle_status,
+                                                        result.version))
+            done = result.detail or result.outcome
+            return replace(result, outcome=FAILED, detail=f"{done}, but the registry did not "
+                           f"record it (kept for this holder's next round): {e}")
         except ClmgitError as e:
-            self._release_quietly(result.id)
+            self._release_quietly(result.id, renewal)
             done = result.detail or result.outcome
             return replace(result, outcome=FAILED,
                            detail=f"{done}, but the registry did not record it: {e}")
@@ -265,52 +337,3 @@ def _add_problem(problems: tuple[Problem, ...], new: Problem) -> tuple[Problem, 
         merged = merged[-MAX_PROBLEMS:]
         merged[0] = Problem(type=TOO_MANY_PROBLEMS, title="<multiple problems>")
     return tuple(merged)
-
-
-class _Renewal:
-    """Keeps the leases of the clusters being worked on alive: a background thread renews each
-    one every third of its lifetime (a rolling update can take hours)."""
-
-    def __init__(self, reconciler: Reconciler) -> None:
-        self._r = reconciler
-        self._held: set[str] = set()
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="lease-renewal", daemon=True)
-
-    def __enter__(self) -> _Renewal:
-        if not self._r.dry_run:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-
-    def holding(self, cluster_id: str) -> _Held:
-        return _Held(self, cluster_id)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._r.lease_seconds / 3):
-            with self._lock:
-                held = sorted(self._held)
-            for cluster_id in held:
-                try:
-                    self._r.registry.acquire(cluster_id, self._r.holder, self._r.lease_seconds)
-                except ClmgitError as e:
-                    log.warning("cannot renew the lease of %s: %s", cluster_id, e)
-
-
-@dataclass
-class _Held:
-    renewal: _Renewal
-    cluster_id: str
-
-    def __enter__(self) -> None:
-        with self.renewal._lock:
-            self.renewal._held.add(self.cluster_id)
-
-    def __exit__(self, *exc: object) -> None:
-        with self.renewal._lock:
-            self.renewal._held.discard(self.cluster_id)

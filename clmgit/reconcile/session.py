@@ -7,7 +7,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from clmgit.engine.clock import Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
 from clmgit.layout import Layout
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
+from clmgit.reconcile.leases import LeaseTable, Unfinished
 from clmgit.reconcile.pins import CurrentPins
 from clmgit.reconcile.plan import (
     BLOCKED,
@@ -30,6 +31,7 @@ from clmgit.reconcile.plan import (
 from clmgit.reconcile.preflight import check_access
 from clmgit.reconcile.run import Reconciler, Replan, Result, keep_plan
 from clmgit.reconcile.workers import engine_workers, forwarded_events
+from clmgit.registry import DEFAULT_LEASE_SECONDS, new_holder
 from clmgit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -63,6 +65,14 @@ class Options:
     #: Set: stop at the next step or wait (the engine raises `Cancelled`), start no cluster.
     #: A `multiprocessing` event, so that forked engine workers see it too.
     stop: StopSignal | None = None
+    #: The lease holder name; a controller keeps one for all its rounds. None: a new one.
+    holder: str | None = None
+    #: How long a lease lasts unless renewed (`CLMGIT_LEASE_SECONDS`).
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    #: Seconds to wait for leases other reconcilers hold before skipping their clusters.
+    wait_for_leases: float = 0.0
+    #: Outcomes a round could not record, for the next round of the same holder.
+    unfinished: Unfinished | None = None
 
 
 class _LazyEngine:
@@ -70,8 +80,10 @@ class _LazyEngine:
     never imports the renderer, boto3 or the Kubernetes client."""
 
     def __init__(self, source: Callable[[], ConfigSource], options: Options,
-                 layout: Layout, *, events: Callable[[str, str], None]) -> None:
+                 layout: Layout, *, events: Callable[[str, str], None],
+                 leases: LeaseTable) -> None:
         self._source = source
+        self._leases = leases
         self._options = options
         self._events = events
         self._layout = layout
@@ -93,7 +105,8 @@ class _LazyEngine:
                 clm = self._layout.clm and o.backends is None
                 self._engine = Engine(self._source(), backends, clock=clock,
                                       layout=self._layout, on_event=self._events,
-                                      accounts=clm_account if clm else lambda cluster: None)
+                                      accounts=clm_account if clm else lambda cluster: None,
+                                      lease=self._leases.check)
             return self._engine
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
@@ -101,6 +114,10 @@ class _LazyEngine:
 
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
         return self._get().decommission(cluster, dry_run=dry_run)
+
+
+def _or_new(unfinished: Unfinished | None) -> Unfinished:
+    return Unfinished() if unfinished is None else unfinished
 
 
 def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
@@ -124,12 +141,18 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
+    # Made before the workers are forked: they read the deadlines the renewal loop extends.
+    leases = LeaseTable(max(1, options.concurrency))
     with forwarded_events(options.on_event) as events, engine_workers(
-            _LazyEngine(source, options, layout, events=events), processes=processes,
-            threads=threads) as engine:
+            _LazyEngine(source, options, layout, events=events, leases=leases),
+            processes=processes, threads=threads) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
+                                holder=options.holder or new_holder(),
+                                lease_seconds=options.lease_seconds,
                                 on_start=options.on_start, on_result=options.on_result,
-                                replan=replan, stop=options.stop)
+                                replan=replan, stop=options.stop, leases=leases,
+                                wait_for_leases=options.wait_for_leases,
+                                unfinished=_or_new(options.unfinished))
         return reconciler.run(targets, concurrency=options.concurrency)
 
 
@@ -209,6 +232,10 @@ def controller(
     """Fetch, reconcile, sleep — until SIGTERM or SIGINT (or `stop` is set). A failing round is
     logged and the next one comes as usual: a controller must outlive a bad commit."""
     stop = stop or threading.Event()
+    # One holder for every round: a round finds the leases of the rounds before it as its own,
+    # and records what they could not (a registry outage), instead of applying it again.
+    options = replace(options, holder=options.holder or new_holder(),
+                      unfinished=_or_new(options.unfinished))
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

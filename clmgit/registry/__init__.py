@@ -30,6 +30,11 @@ class LeaseLost(RegistryError):
     """The lease of a cluster is held by someone else now; the caller must stop working on it."""
 
 
+class RegistryUnavailable(RegistryError):
+    """The registry could not be reached or answered that it cannot serve now (5xx, 429): the
+    same request may succeed later, where a refusal would not."""
+
+
 class Registry(Protocol):
     """Lists clusters; records what was applied to them, under a lease per cluster."""
 
@@ -76,26 +81,51 @@ def open_registry(spec: str | None, *, default_dir: Path | None) -> Registry:
 
 
 def new_holder() -> str:
-    """A lease holder name for this run: `host/pid/nonce`."""
+    """A lease holder name for this run: `host/pid/nonce`, and where this machine can tell
+    `/boot-id:pid-namespace` (see `holder_is_dead`)."""
     import os
     import socket
     import uuid
 
-    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+    holder = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+    identity = process_namespace()
+    return f"{holder}/{identity}" if identity else holder
+
+
+def process_namespace() -> str:
+    """`<boot id>:<PID namespace inode>` of this process, or "" where /proc does not tell. Two
+    processes with the same value see the same process ids: one can ask whether the other's
+    pid is alive. The host name alone does not say so (containers with host networking)."""
+    import os
+
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
+    except OSError:
+        return ""
+    inode = namespace.partition("[")[2].rstrip("]")
+    if not boot or not inode.isdigit():
+        return ""
+    return f"{boot}:{inode}"
 
 
 def holder_is_dead(holder: str) -> bool:
-    """Whether `holder` names a process on this machine that is gone (killed runs leave their
-    leases behind; there is no need to wait for those to expire)."""
+    """Whether `holder` names a process that is known to be gone: one started since this
+    machine booted, in this PID namespace, whose pid no longer exists (killed runs leave their
+    leases behind; there is no need to wait for those to expire). A holder of another boot or
+    namespace, or one that does not say (older clmgit), is never judged dead here: its lease
+    is taken only when it expires."""
     import os
-    import socket
 
-    host, _, rest = holder.partition("/")
-    pid = rest.partition("/")[0]
-    if host != socket.gethostname() or not pid.isdigit():
+    parts = holder.split("/")
+    if len(parts) != 4 or not parts[1].isdigit():
+        return False
+    identity = process_namespace()
+    if not identity or parts[3] != identity:
         return False
     try:
-        os.kill(int(pid), 0)
+        os.kill(int(parts[1]), 0)
     except ProcessLookupError:
         return True
     except PermissionError:

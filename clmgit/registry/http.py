@@ -26,7 +26,7 @@ from urllib3.util.retry import Retry
 
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, cluster_to_dict, parse_cluster, status_to_dict
-from clmgit.registry import LeaseLost, holder_is_dead
+from clmgit.registry import LeaseLost, RegistryUnavailable, holder_is_dead
 from clmgit.registry.records import check_record, check_registry, collection_paused
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
 
@@ -208,7 +208,7 @@ class HttpRegistry:
                 method, self.location + path, timeout=TIMEOUT, **kwargs
             )
         except requests.RequestException as e:
-            raise RegistryError(
+            raise RegistryUnavailable(
                 f"cannot reach the cluster registry at {self.location} "
                 f"({_reason(e)}); check --registry and that the server is running"
             ) from None
@@ -221,8 +221,8 @@ class HttpRegistry:
             )
         if response.status_code == 404 and cluster_id is not None:
             raise RegistryError(f"{_detail(response)} (registry {self.location})")
-        if response.status_code >= 500:
-            raise RegistryError(
+        if response.status_code >= 500 or response.status_code == 429:
+            raise RegistryUnavailable(
                 f"the cluster registry at {self.location} failed with {response.status_code} "
                 f"({_detail(response)}); try again later"
             )

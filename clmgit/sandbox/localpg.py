@@ -71,12 +71,21 @@ class LocalPostgres:
             str(self._bin / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
             "--no-sync", "-E", "UTF8",
         )
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server (again, after `halt`), on the same port with the same data."""
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self._dir} -c fsync=off"
             " -c max_connections=100"
         )
-        self._run(str(self._bin / "pg_ctl"), "-D", str(data), "-o", options, "-w",
-                  "-l", str(self._dir / "log"), "start")
+        self._run(str(self._bin / "pg_ctl"), "-D", str(self._dir / "data"), "-o", options,
+                  "-w", "-l", str(self._dir / "log"), "start")
+
+    def halt(self) -> None:
+        """Stop the server as a crash would (an outage drill); `resume` brings it back."""
+        self._run(str(self._bin / "pg_ctl"), "-D", str(self._dir / "data"), "-m", "immediate",
+                  "-w", "stop")
 
     def stop(self) -> None:
         try:

@@ -17,10 +17,10 @@ from clmgit.reconcile.plan import (
     DECOMMISSION,
     IN_SYNC,
     UPDATE,
+    assign_shards,
     parse_shard,
     plan,
     select,
-    shard_of,
 )
 from clmgit.reconcile.run import Reconciler
 from clmgit.registry.file import FileRegistry, clusters_yaml
@@ -224,12 +224,24 @@ def test_a_changed_config_item_alone_makes_a_cluster_pending(tmp_path):
 # --- selection ---------------------------------------------------------------------------------
 
 
-def test_shards_partition_the_fleet_stably():
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 16])
+def test_shards_partition_the_fleet_evenly_and_stably(count):
     ids = [f"aws:1:eu-central-1:c{i}" for i in range(200)]
-    shards = [[i for i in ids if shard_of(i, 4) == k] for k in range(4)]
-    assert sorted(sum(shards, [])) == sorted(ids)
-    assert all(20 < len(s) < 80 for s in shards)
-    assert shard_of("aws:1:eu-central-1:c0", 4) == shard_of("aws:1:eu-central-1:c0", 4)
+    shards = assign_shards(ids, count)
+    members = [[i for i in ids if shards[i] == k] for k in range(count)]
+    assert sorted(sum(members, [])) == sorted(ids)
+    assert max(map(len, members)) == -(-len(ids) // count)  # never more than ceil(M/N)
+    assert assign_shards(reversed(ids), count) == shards  # the order read does not matter
+    # A cluster that comes or goes moves few others (a re-hash of all would move most).
+    grown = assign_shards([*ids, "aws:1:eu-central-1:new"], count)
+    shrunk = assign_shards(ids[1:], count)
+    assert sum(grown[i] != shards[i] for i in ids) <= 8
+    assert sum(shrunk[i] != shards[i] for i in ids[1:]) <= 8
+
+
+def test_shards_are_the_same_on_every_machine():
+    assert assign_shards([f"c{i}" for i in range(6)], 3) == {
+        "c0": 1, "c1": 2, "c2": 2, "c3": 0, "c4": 0, "c5": 1}
 
 
 @pytest.mark.parametrize("spec", ["4/4", "-1/2", "a/b", "1", "0/0"])

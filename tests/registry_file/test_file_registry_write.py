@@ -13,7 +13,7 @@ import yaml
 
 from clmgit.errors import RegistryError
 from clmgit.model import ClusterStatus, Problem
-from clmgit.registry import LeaseLost
+from clmgit.registry import LeaseLost, new_holder, process_namespace
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.filedoc import set_fields
 
@@ -132,15 +132,32 @@ def test_a_lease_of_a_dead_process_on_this_machine_is_taken_at_once(tmp_path):
     proc = multiprocessing.get_context("fork").Process(target=os._exit, args=(0,))
     proc.start()
     proc.join()
-    dead = f"{socket.gethostname()}/{proc.pid}/x"
+    here, host = process_namespace(), socket.gethostname()
+    assert here, "this machine tells its boot id and PID namespace"
     reg = registry(tmp_path)
     cid = "aws:1:eu-central-1:a"
-    assert reg.acquire(cid, dead, 3600) is not None
-    assert reg.acquire(cid, f"{socket.gethostname()}/{os.getpid()}/y", 60) is not None
-    # A live holder keeps its lease, and so does a holder on another machine.
-    assert reg.acquire(cid, f"{socket.gethostname()}/{os.getpid()}/z", 60) is None
-    assert reg.acquire("aws:1:eu-central-1:b", f"elsewhere/{proc.pid}/q", 60) is not None
-    assert reg.acquire("aws:1:eu-central-1:b", "host/3/w", 60) is None
+    assert reg.acquire(cid, f"{host}/{proc.pid}/x/{here}", 3600) is not None
+    assert reg.acquire(cid, f"{host}/{os.getpid()}/y/{here}", 60) is not None
+    # A live holder keeps its lease.
+    assert reg.acquire(cid, f"{host}/{os.getpid()}/z/{here}", 60) is None
+
+
+@pytest.mark.parametrize("dead", [
+    "{host}/{pid}/x/{boot}:1",  # same host name and boot, another PID namespace
+    "{host}/{pid}/x/other-boot:{ns}",  # another boot of the machine (or another machine)
+    "{host}/{pid}/x",  # a holder that does not say where its pid lives
+    "elsewhere/{pid}/x",
+])
+def test_a_lease_whose_holder_is_not_knowably_dead_waits_for_expiry(tmp_path, dead):
+    proc = multiprocessing.get_context("fork").Process(target=os._exit, args=(0,))
+    proc.start()
+    proc.join()
+    boot, _, ns = process_namespace().partition(":")
+    holder = dead.format(host=socket.gethostname(), pid=proc.pid, boot=boot, ns=ns)
+    reg = registry(tmp_path)
+    cid = "aws:1:eu-central-1:a"
+    assert reg.acquire(cid, holder, 3600) is not None
+    assert reg.acquire(cid, new_holder(), 60) is None
 
 
 def test_leases_live_beside_the_file_not_in_it(tmp_path):

@@ -115,7 +115,7 @@ def _accept(request: FastAPIRequest) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     async def on_problem(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, Problem)
-        return problem_response(error, accept=_accept(request))
+        return problem_response(error, error.headers, accept=_accept(request))
 
     async def on_invalid(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, RequestValidationError)
@@ -361,6 +361,29 @@ def create_app(api: RegistryAPI, *, tokens: Sequence[str]) -> FastAPI:
     return app
 
 
+class _ListSlots:
+    """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
+    record (and then its JSON body) in memory, so many clients listing a large registry at
+    once would otherwise take as much memory as they like. The others wait their turn on the
+    event loop (not on a worker thread, which other requests need), and after
+    `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
+
+    def __init__(self) -> None:
+        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS)
+
+    async def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout=limits.LIST_WAIT_SECONDS)
+        except TimeoutError:
+            raise Problem(503, "Service Unavailable", "too many lists are being built at "
+                          "once; try again shortly",
+                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
+        try:
+            return await run_in_threadpool(make)
+        finally:
+            self._slots.release()
+
+
 def _routes(app: FastAPI, api: RegistryAPI) -> None:
     in_loop = isinstance(api.db, SQLiteDatabase)
 
@@ -371,6 +394,7 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
         pool so that requests overlap."""
         return send(call() if in_loop else await run_in_threadpool(call))
 
+    lists = _ListSlots()
     clusters = "/kubernetes-clusters"
     cluster = clusters + "/{cluster_id}"
     pools = cluster + "/node-pools"
@@ -394,7 +418,10 @@ def _routes(app: FastAPI, api: RegistryAPI) -> None:
     ) -> HTTPResponse:
         given = locals()
         where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
-        return await run(lambda: api.list_clusters(where, verbose=verbose, cost_center=cost_center))
+        if in_loop:  # answered one at a time anyway
+            return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
+        return await lists.build(lambda: send(api.list_clusters(
+            where, verbose=verbose, cost_center=cost_center)))
 
     @app.post(clusters, operation_id="createCluster", status_code=201,
               response_model=models.ClusterOut)

@@ -196,8 +196,8 @@ class PostgresDatabase:
             try:
                 with conn.transaction():
                     yield Tx(conn.cursor(), postgres=True)
-            except self._psycopg.OperationalError as e:
-                conn.close()
+            except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as e:
+                conn.close()  # a broken connection (the server restarted) is not kept
                 raise Unavailable(f"the database {self.location} failed: {e}") from None
             finally:
                 if not conn.closed:

@@ -4,13 +4,18 @@ uvicorn (with h11, a strict HTTP/1.1 parser) reads requests, so chunked bodies, 
 malformed framing are handled by maintained code, not ours. What uvicorn leaves open is bounded
 here: a client that connects and then sends its headers slowly (or never) is cut off after
 `limits.HEADER_TIMEOUT_SECONDS` (uvicorn only times out idle keep-alive connections), and the
-number of connections is capped. Handlers run on a thread pool, since the databases are
-reached through blocking drivers.
+number of connections is capped: past `limits.MAX_CONNECTIONS` a request is answered with a
+problem+json 503 and `Retry-After`, and connections that have not yet sent a valid token are
+capped apart (`limits.MAX_UNAUTHENTICATED_CONNECTIONS`, the oldest idle one closed for a new
+one), so that anonymous connections cannot lock authenticated clients out. Handlers run on a
+thread pool, since the databases are reached through blocking drivers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import itertools
 import logging
 import socket
 import threading
@@ -23,8 +28,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from clmgit.errors import RegistryError
 from clmgit.registry.server import limits
 from clmgit.registry.server.api import RegistryAPI
-from clmgit.registry.server.app import create_app
+from clmgit.registry.server.app import create_app, problem_response
 from clmgit.registry.server.db import Database, open_database
+from clmgit.registry.server.problems import Problem
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +44,42 @@ class _TimedH11(H11Protocol):
     headers, however it trickles them."""
 
     _deadline: asyncio.TimerHandle | None = None
+    #: `Bearer <token>` values the server accepts (set on the server's own subclass).
+    credentials: tuple[bytes, ...] = ()
+    _order = itertools.count()
+    authenticated = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.opened = next(self._order)
+        self._make_room()
+        # Connections closed just now are still in the set until the loop hears it.
+        open_ = sum(1 for c in self.connections if not c.transport.is_closing())
+        if open_ > limits.MAX_CONNECTIONS:
+            self.app = _at_limit  # this connection's requests: 503, then it is closed
         self._arm()
+
+    def _make_room(self) -> None:
+        """Close the oldest idle connection that never sent a valid token, if there are as
+        many such connections as allowed (this one is among them until its first request)."""
+        anonymous = [c for c in self.connections
+                     if isinstance(c, _TimedH11) and not c.authenticated and c is not self
+                     and not c.transport.is_closing()]
+        if len(anonymous) < limits.MAX_UNAUTHENTICATED_CONNECTIONS:
+            return
+        idle = [c for c in anonymous if c.cycle is None or c.cycle.response_complete]
+        if idle:
+            min(idle, key=lambda c: c.opened).transport.close()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.cycle is not None and not self.cycle.response_complete:
             self._disarm()  # the head arrived; the body has its own timeout (app.Guard)
+            if not self.authenticated:
+                given = dict(self.cycle.scope["headers"]).get(b"authorization", b"")
+                # Compare with every token, always, so the time taken says nothing about which.
+                matched = [hmac.compare_digest(given, c) for c in self.credentials]
+                self.authenticated = any(matched)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -69,6 +102,15 @@ class _TimedH11(H11Protocol):
         waiting = self.cycle is None or self.cycle.response_complete
         if waiting and not self.transport.is_closing():
             self.transport.close()
+
+
+async def _at_limit(scope: Any, receive: Any, send: Any) -> None:
+    problem = Problem(503, "Service Unavailable",
+                      f"the server is at its limit of {limits.MAX_CONNECTIONS} connections; "
+                      "try again shortly")
+    headers = {"Retry-After": str(limits.RETRY_AFTER_SECONDS), "Connection": "close"}
+    accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
+    await problem_response(problem, headers, accept=accept)(scope, receive, send)
 
 
 class RegistryServer:
@@ -116,13 +158,14 @@ class RegistryServer:
         self._socket = sock
         config = uvicorn.Config(
             self.app,
-            http=_TimedH11,
+            http=type("_ServerH11", (_TimedH11,), {
+                "credentials": tuple(f"Bearer {t}".encode() for t in self.tokens)}),
             lifespan="off",
             log_level="warning",
             access_log=False,
             server_header=False,
             timeout_keep_alive=limits.IDLE_TIMEOUT_SECONDS,
-            limit_concurrency=limits.MAX_CONNECTIONS,
+            limit_concurrency=None,  # counted by _TimedH11, answered as problem+json
             h11_max_incomplete_event_size=limits.MAX_HEADER_BYTES,
             timeout_graceful_shutdown=5,
         )

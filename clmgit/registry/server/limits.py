@@ -33,8 +33,18 @@ BODY_TIMEOUT_SECONDS = 10.0
 IDLE_TIMEOUT_SECONDS = 5
 #: Seconds a database statement may run (PostgreSQL), so a stuck query frees its connection.
 STATEMENT_TIMEOUT_SECONDS = 30
-#: Connections served at once; more are answered 503 by the server.
+#: Connections served at once; a request on one more is answered 503 (problem+json,
+#: Retry-After) and its connection closed.
 MAX_CONNECTIONS = 1000
+#: Connections that have not yet sent a request with a valid token. When one more connects,
+#: the oldest idle one of them is closed: anonymous clients cannot fill the server.
+MAX_UNAUTHENTICATED_CONNECTIONS = 100
+#: Seconds a client is told to wait (Retry-After) when the server is at a limit.
+RETRY_AFTER_SECONDS = 1
+#: Lists of clusters built at once (each holds every matching record in memory); more wait.
+MAX_CONCURRENT_LISTS = 4
+#: Seconds a list waits for its turn before it is answered 503 with Retry-After.
+LIST_WAIT_SECONDS = 30.0
 #: Longest request line plus headers (bytes); longer is 400.
 MAX_HEADER_BYTES = 16 * 1024
 

@@ -26,10 +26,13 @@ class Problem(Exception):
         *,
         type_: str = "about:blank",
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail)
         self.status, self.title, self.detail, self.type = status, title, detail, type_
         self.extra = extra or {}
+        #: Headers of the answer, such as `Retry-After`.
+        self.headers = headers or {}
 
     def body(self) -> dict[str, Any]:
         """The problem document; `extra` adds members (RFC 9457 extensions), e.g. a lease holder."""
