@@ -121,7 +121,7 @@ def parse_file(text: bytes | str, name: str) -> list[Cluster]:
     with collection_paused(keep=True):
         return memo_pickle(f"registry-clusters-{_code_version()}", raw,
                            lambda: _parse_text(text, raw, name),
-                           dump=_shared_strings, load=_load_clusters)
+                           dump=_shared_values, load=_load_clusters)
 
 
 def _load_clusters(data: Any) -> list[Cluster]:
@@ -132,29 +132,40 @@ def _load_clusters(data: Any) -> list[Cluster]:
     return data
 
 
-def _shared_strings(clusters: list[Cluster]) -> list[Cluster]:
-    """The records with every equal string one object: pickled once, loaded once (a fleet
-    repeats its regions, profiles, instance types and config item keys thousands of times);
-    each with its version hash computed."""
-    seen: dict[str, str] = {}
+def _shared_values(clusters: list[Cluster]) -> list[Cluster]:
+    """The records with every equal value one object — strings, config items, node pools —,
+    pickled once and loaded once: a fleet repeats its regions, profiles, pools and config
+    items thousands of times. Each record with its version hash computed. (Nothing changes a
+    record's parts after it is read: they are shared as the frozen records themselves are.)"""
+    seen: dict[Any, Any] = {}
 
-    def share(value: Any) -> Any:
+    def share(value: Any) -> tuple[Any, Any]:
+        """(the one object equal to `value`, a hashable key of its content)."""
         kind = type(value)
         if kind is str:
-            return seen.setdefault(value, value)
+            return seen.setdefault(value, value), value
         if kind is tuple:
-            return tuple(map(share, value))
-        if kind is dict:
-            return {share(k): share(v) for k, v in value.items()}
-        if hasattr(value, "__dataclass_fields__"):
-            copy = object.__new__(kind)
-            copy.__dict__.update({share(k): share(v) for k, v in value.__dict__.items()})
-            return copy
-        return value
+            parts = [share(v) for v in value]
+            key: Any = (tuple, *(k for _, k in parts))
+            made: Any = tuple(v for v, _ in parts)
+        elif kind is dict:
+            items = [(share(k), share(v)) for k, v in value.items()]
+            key = (dict, *((kk, vk) for (_, kk), (_, vk) in items))
+            made = {k: v for (k, _), (v, _) in items}
+        elif hasattr(value, "__dataclass_fields__"):
+            fields = [(share(k), share(v)) for k, v in value.__dict__.items()]
+            key = (kind, *((kk, vk) for (_, kk), (_, vk) in fields))
+            made = object.__new__(kind)
+            made.__dict__.update({k: v for (k, _), (v, _) in fields})
+        elif kind is int or kind is bool or value is None:
+            return value, (kind, value)
+        else:  # anything else stays itself: equal is not always the same (a Scalar)
+            return value, (kind, id(value))
+        return seen.setdefault(key, made), key
 
     for c in clusters:
         c.version_hash  # noqa: B018 - computed now, so that it is pickled with the record
-    return [share(c) for c in clusters]
+    return [share(c)[0] for c in clusters]
 
 
 @functools.cache
