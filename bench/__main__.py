@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 MODULES = ["promotion", "corpus", "clm_corpus", "render", "rolling", "reconcile", "registry",
-           "replicas", "convert", "report"]
+           "replicas", "convert", "report", "scale"]
 HERE = Path(__file__).parent
 
 

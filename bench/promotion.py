@@ -42,15 +42,17 @@ def fast_import(b: ConfigRepoBuilder, commits: int) -> str:
     return b.sha("dev")
 
 
-def build(tmp: Path) -> ConfigRepoBuilder:
+def build(tmp: Path, *, clusters: int = CLUSTERS, commits: int = COMMITS) -> ConfigRepoBuilder:
+    """The config repo: `commits` commits on dev, `clusters` clusters over four channels (those
+    of dev applied at dev's head)."""
     b = ConfigRepoBuilder(tmp / "config")
-    head = fast_import(b, COMMITS)
+    head = fast_import(b, commits)
     first = b.git("rev-list", "--max-parents=0", "dev").splitlines()[-1]
     for ch in ("alpha", "beta", "stable"):
         b.git("branch", ch, first)
     channels = ("dev", "alpha", "beta", "stable")
     records = []
-    for i in range(CLUSTERS):
+    for i in range(clusters):
         ch = channels[i % 4]
         r = cluster_record(
             f"aws:1234567890{i % 10:02d}:eu-central-1:c{i}",

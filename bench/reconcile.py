@@ -32,6 +32,7 @@ from clmgit.engine.kube import Kind
 from clmgit.machine import usable_cores
 from clmgit.model import Cluster, cluster_to_dict, desired_version
 from clmgit.reconcile.session import Options, reconcile
+from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from clmgit.sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 from clmgit.workspace import Workspace, open_workspace
@@ -41,7 +42,7 @@ CHANNELS = ("dev", "alpha", "beta", "stable")
 RUNS = 7
 
 
-def build(tmp: Path, *, in_sync: bool) -> tuple[Path, dict[str, str]]:
+def build(tmp: Path, *, in_sync: bool, clusters: int = CLUSTERS) -> tuple[Path, dict[str, str]]:
     """A config repo whose four channels are at four versions of the synthetic config."""
     b = ConfigRepoBuilder(tmp / "config")
     files = synthetic_config()
@@ -58,7 +59,7 @@ def build(tmp: Path, *, in_sync: bool) -> tuple[Path, dict[str, str]]:
             "channel": channel, "branch": channel,
             "groups": [{"name": "default", "sha": shas[channel]}]}, sort_keys=False)
     records = []
-    for i in range(CLUSTERS):
+    for i in range(clusters):
         cluster = make_cluster(i)
         channel = CHANNELS[i % 4]
         record = cluster_to_dict(cluster) | {"channel": channel}
@@ -66,8 +67,8 @@ def build(tmp: Path, *, in_sync: bool) -> tuple[Path, dict[str, str]]:
             pinned = Cluster(**{**cluster.__dict__, "channel": channel})
             record["status"]["current_version"] = desired_version(shas[channel], pinned)
         records.append(record)
-    text = yaml.safe_dump({"clusters": records}, sort_keys=False)
-    b.commit("main", {**channel_files, "clusters.yaml": text}, "Channels and clusters")
+    b.commit("main", {**channel_files, "clusters.yaml": clusters_yaml(records)},
+             "Channels and clusters")
     return b.path, shas
 
 

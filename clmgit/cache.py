@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,26 +37,51 @@ def memo_json(kind: str, text: bytes, make: Callable[[], Any], *,
               load: Callable[[Any], Any] = lambda data: data) -> Any:
     """`make()`, memoised on disk as JSON by the SHA-256 of `text` (and `kind`); `dump` turns
     the result into JSON data and `load` back."""
-    folder = cache_dir("yaml")
-    digest = hashlib.sha256(kind.encode() + b"\0" + text).hexdigest()
-    entry = folder / f"{digest}.json"
+    entry = _entry(kind, text, ".json")
     try:
         return load(json.loads(entry.read_bytes()))
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not cached yet, or an entry this version cannot read: made again
     data = make()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dump(data)))
-        os.replace(tmp, entry)
-        _prune(folder)
-    except (OSError, TypeError, ValueError):
-        pass  # a cache that cannot be written only costs time
+    _write(entry, lambda: json.dumps(dump(data)).encode())
     return data
 
 
-def _prune(folder: Path) -> None:
-    entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+def memo_pickle(kind: str, text: bytes, make: Callable[[], Any], *,
+                dump: Callable[[Any], Any] = lambda data: data,
+                load: Callable[[Any], Any] = lambda data: data) -> Any:
+    """`memo_json` for the project's own objects, pickled: a registry of 10,000 records loads
+    as its objects in a third of the time its JSON takes to load and be read again. The
+    directory is the user's own cache, as trusted as the installed code (the compiled
+    templates beside it are code that is run); `kind` must name the version of the classes
+    pickled, so that another version of the code never loads them."""
+    entry = _entry(kind, text, ".pickle")
+    try:
+        return load(pickle.loads(entry.read_bytes()))
+    except Exception:  # noqa: BLE001 - not cached yet, or damaged: made again
+        pass
+    data = make()
+    _write(entry, lambda: pickle.dumps(dump(data), protocol=pickle.HIGHEST_PROTOCOL))
+    return data
+
+
+def _entry(kind: str, text: bytes, suffix: str) -> Path:
+    digest = hashlib.sha256(kind.encode() + b"\0" + text).hexdigest()
+    return cache_dir("yaml") / f"{digest}{suffix}"
+
+
+def _write(entry: Path, encode: Callable[[], bytes]) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(encode())
+        os.replace(tmp, entry)
+        _prune(entry.parent, f"*{entry.suffix}")
+    except (OSError, TypeError, ValueError, pickle.PicklingError):
+        pass  # a cache that cannot be written only costs time
+
+
+def _prune(folder: Path, pattern: str) -> None:
+    entries = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
         old.unlink(missing_ok=True)

@@ -11,6 +11,7 @@ import re
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, TypeVar
 
 from clmgit.errors import ConfigError
@@ -97,6 +98,12 @@ class Cluster:
     def applied_sha(self) -> str:
         return parse_version(self.status.current_version)[0]
 
+    @cached_property
+    def version_hash(self) -> str:
+        """`cluster_hash` of the record, computed once: a record does not change, and a fleet's
+        records are hashed by every status and reconcile (the parsed-registry cache keeps it)."""
+        return cluster_hash(self)
+
     def field_value(self, key: str) -> str | None:
         """A registry field by selector key: `alias`, `region`, ... or `config_items.<key>`."""
         if key.startswith("config_items."):
@@ -136,41 +143,38 @@ def cluster_hash(cluster: Cluster) -> str:
     SHA-1 over the string fields concatenated, integers little-endian (criticality as int32,
     node-pool sizes as int64), config items sorted by key; base64 URL encoding without padding.
     """
-    state = bytearray()
     provider = cluster.provider if cluster.written_provider is None else cluster.written_provider
     lifecycle = (cluster.lifecycle_status if cluster.written_lifecycle_status is None
                  else cluster.written_lifecycle_status)
-    for text in (
-        cluster.id,
-        cluster.infrastructure_account,
-        cluster.local_id,
-        cluster.api_server_url,
-        cluster.channel,
-        cluster.environment,
-    ):
-        state += text.encode()
-    state += struct.pack("<i", cluster.criticality_level)
-    for text in (lifecycle, provider, cluster.region):
-        state += text.encode()
-    _add_items(state, cluster.config_items)
+    # The strings between two integers are joined and encoded at once (UTF-8 of a join is the
+    # join of the UTF-8s): a tenth of the calls of encoding each, for 10,000 records a run.
+    parts = [
+        "".join((cluster.id, cluster.infrastructure_account, cluster.local_id,
+                 cluster.api_server_url, cluster.channel, cluster.environment)).encode(),
+        _INT32_LE(cluster.criticality_level),
+        "".join([lifecycle, provider, cluster.region, *_sorted_items(cluster.config_items)]
+                ).encode(),
+    ]
     for pool in cluster.node_pools:
-        state += pool.name.encode() + pool.profile.encode()
-        for instance_type in pool.instance_types:
-            state += instance_type.encode()
-        state += pool.discount_strategy.encode()
-        state += struct.pack("<qq", pool.min_size, pool.max_size)
-        _add_items(state, pool.config_items)
-    digest = hashlib.sha1(state).digest()
+        parts.append("".join([pool.name, pool.profile, *pool.instance_types,
+                              pool.discount_strategy]).encode())
+        parts.append(_TWO_INT64_LE(pool.min_size, pool.max_size))
+        parts.append("".join(_sorted_items(pool.config_items)).encode())
+    digest = hashlib.sha1(b"".join(parts)).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def _add_items(state: bytearray, items: Mapping[str, str]) -> None:
-    for key in sorted(items):
-        state += key.encode() + items[key].encode()
+_INT32_LE = struct.Struct("<i").pack
+_TWO_INT64_LE = struct.Struct("<qq").pack
+
+
+def _sorted_items(items: Mapping[str, str]) -> list[str]:
+    """Keys and values in key order, each key followed by its value."""
+    return [text for key in sorted(items) for text in (key, items[key])]
 
 
 def desired_version(sha: str, cluster: Cluster) -> str:
-    return f"{sha}#{cluster_hash(cluster)}"
+    return f"{sha}#{cluster.version_hash}"
 
 
 def with_lifecycle(cluster: Cluster, lifecycle_status: str) -> Cluster:

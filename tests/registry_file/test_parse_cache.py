@@ -59,7 +59,7 @@ def test_a_registry_parses_the_same_from_the_cache(tmp_path, monkeypatch: pytest
     monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path / "cache"))
     text = (fleet.path / "clusters.yaml").read_bytes()
     cold = parse_file(text, "clusters.yaml")
-    assert list((tmp_path / "cache" / "yaml").glob("*.json"))  # written
+    assert entries(tmp_path / "cache")  # written
     assert parse_file(text, "clusters.yaml") == cold
 
 
@@ -87,7 +87,7 @@ clusters:
 
 
 def entries(cache: Path) -> set[Path]:
-    return set((cache / "yaml").glob("*.json"))
+    return set((cache / "yaml").glob("*.json")) | set((cache / "yaml").glob("*.pickle"))
 
 
 def test_the_checked_records_are_cached_and_read_back_the_same(
@@ -129,3 +129,24 @@ def test_a_refused_registry_is_refused_again(tmp_path: Path,
         with pytest.raises(RegistryError, match="no instance types for cluster .*kube-1, pool "
                                                 "default"):
             parse_file(refused, "clusters.yaml")
+
+
+def test_records_read_from_the_cache_share_values_and_keep_their_hash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pickled records: equal values are one object (a fleet repeats them thousands of
+    times) and each record's version hash comes back computed, equal to a fresh one."""
+    from dataclasses import replace
+
+    from clmgit.model import cluster_hash
+
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    text = "clusters:\n" + "".join(
+        f"- {{id: 'aws:123456789012:eu-central-1:c{i}', region: eu-central-1, local_id: c{i},"
+        f" api_server_url: 'https://c{i}.example.org', infrastructure_account: "
+        f"'aws:12345678901{i}'}}\n" for i in range(2))
+    cold = parse_file(text, "clusters.yaml")
+    warm = parse_file(text, "clusters.yaml")
+    assert warm == cold and warm[0].region is warm[1].region
+    assert warm[0].status is warm[1].status and warm[0].config_items is warm[1].config_items
+    assert "version_hash" in vars(warm[1])  # loaded, not computed again
+    assert warm[1].version_hash == cluster_hash(replace(warm[1])) == cold[1].version_hash
