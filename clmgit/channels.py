@@ -31,6 +31,9 @@ class Group:
     sha: str | None = None
     promoted_at: str = ""
     promoted_from: str = ""
+    #: {source: sha} when the pin names several config sources (`sha:` a mapping); `sha` is
+    #: then None, so that code that knows one source alone never reads half a pin.
+    pins: Mapping[str, str] = field(default_factory=dict)
 
     def matches(self, cluster: Cluster) -> bool:
         return selector_matches(self.selector, cluster)
@@ -150,7 +153,14 @@ def _parse_group(raw: Any, where: str) -> Group:
         if key not in SELECTOR_FIELDS and not str(key).startswith("config_items."):
             raise ConfigError(f"{where}: unknown selector key {key!r}")
     sha = raw.get("sha")
-    if sha is not None:
+    pins: dict[str, str] = {}
+    if isinstance(sha, Mapping):  # several config sources (clmgit.sources)
+        pins, sha = {str(k): str(v) for k, v in sha.items()}, None
+        for source, pin in pins.items():
+            if not SHA_RE.match(pin):
+                raise ConfigError(f"{where}: sha of source {source!r} must be a full 40-hex "
+                                  f"commit SHA, not {pin!r}")
+    elif sha is not None:
         sha = str(sha)
         if not SHA_RE.match(sha):
             raise ConfigError(f"{where}: sha must be a full 40-hex commit SHA, not {sha!r}")
@@ -160,6 +170,7 @@ def _parse_group(raw: Any, where: str) -> Group:
         sha=sha,
         promoted_at=_str(raw.get("promoted_at")),
         promoted_from=_str(raw.get("promoted_from")),
+        pins=pins,
     )
 
 

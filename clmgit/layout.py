@@ -46,23 +46,16 @@ CLM_LAYOUT = Layout(CLM)
 
 def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     """The layout `clmgit.yaml` selects; the default when there is no such file. Anything
-    malformed is refused with one sentence naming the file and the key."""
-    if data is None:
+    malformed is refused with one sentence naming the file and the key. The keys of config
+    sources (`sources`, `allow_override`) are read by `clmgit.sources`."""
+    raw = load_settings(data, where)
+    if not raw:
         return DEFAULT
-    try:
-        raw: Any = yaml.safe_load(data)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"{where} is not valid YAML{line}") from None
-    if raw is None:
-        return DEFAULT
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be a mapping of settings, such as 'layout: clm'")
-    unknown = sorted(str(k) for k in raw if k not in ("layout", "manage_etcd_stack"))
+    unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} "
-                          "(known keys: layout, manage_etcd_stack)")
+                          "(known keys: layout, manage_etcd_stack) nor a key of config "
+                          "sources (sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -72,3 +65,23 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
         raise ConfigError(f"{where}: key 'manage_etcd_stack' must be true or false, "
                           f"not {etcd!r}")
     return Layout(name, manage_etcd_stack=etcd)
+
+
+_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override")
+
+
+def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:
+    """`clmgit.yaml` as a mapping ({} when there is none), or one sentence on what is wrong."""
+    if data is None:
+        return {}
+    try:
+        raw: Any = yaml.safe_load(data)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"{where} is not valid YAML{line}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping of settings, such as 'layout: clm'")
+    return raw

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 
 def _short(sha: str | None) -> str:
+    """A SHA's first 7; in a config version of several sources, each source's."""
+    if sha and "=" in sha:
+        return ";".join(f"{n}={s[:7]}" for n, _, s in (p.partition("=")
+                                                        for p in sha.split(";")))
     return sha[:7] if sha else "-"
 
 

@@ -12,9 +12,10 @@ from functools import cached_property
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import ConfigError, GitError
-from clmgit.layout import SETTINGS_PATH, Layout, parse_settings
+from clmgit.layout import SETTINGS_PATH, Layout, load_settings, parse_settings
 from clmgit.model import Cluster
 from clmgit.registry import Registry, open_registry
+from clmgit.sources import SourceRepos, Sources, desired_config_version, parse_sources
 
 
 @dataclass
@@ -57,6 +58,17 @@ class Workspace:
         """The repository's layout, from `clmgit.yaml` on the control branch (default: clmgit's)."""
         data = self.repo.read_file(self.control_sha, SETTINGS_PATH)
         return parse_settings(data, f"{SETTINGS_PATH} on branch {self.control_branch!r}")
+
+    @cached_property
+    def sources(self) -> Sources:
+        """The config sources `clmgit.yaml` lists (default: this repository alone, `main`)."""
+        where = f"{SETTINGS_PATH} on branch {self.control_branch!r}"
+        return parse_sources(load_settings(self.repo.read_file(self.control_sha, SETTINGS_PATH),
+                                           where), where)
+
+    @cached_property
+    def source_repos(self) -> SourceRepos:
+        return SourceRepos(self.sources, self.repo)
 
     def channel(self, name: str) -> Channel:
         try:
@@ -115,7 +127,11 @@ class Workspace:
         raise ConfigError(f"no cluster {name!r} in the registry {self.registry.location}")
 
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
-        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
+        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none.
+        With declared config sources the "SHA" is the config version (`main=<sha>;...`)."""
+        if self.sources.declared:
+            return desired_config_version(self.channels, cluster, self.sources,
+                                          self.source_repos)
         return pinned_sha(self.channels, cluster, self.head)
 
 

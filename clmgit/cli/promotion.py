@@ -28,7 +28,9 @@ def promote(
     source: Annotated[str, typer.Argument(help="The channel promoted from.")],
     target: Annotated[str, typer.Argument(help="The channel whose groups are pinned.")],
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
-    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,
+    sha: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Promote this SHA of the source; with several config sources "
+        "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Override forward-only, the branch-content check and gates.")
@@ -46,7 +48,18 @@ def promote(
     from clmgit.promotion.promote import land_plan, plan_promotion
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
+    if ws.sources.several:
+        plan, land = _promote_sources(ws, source=source, target=target, groups=group, sha=sha,
+                                      force=force, ignore_freeze=ignore_freeze,
+                                      from_any=from_any, pr=pr)
+        with _retry_hint():
+            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land)
+        return
+    if len(sha) > 1:
+        raise typer.BadParameter("one SHA: the repository has one config source",
+                                 param_hint="'--sha'")
+    plan = plan_promotion(ws, source=source, target=target, groups=group,
+                          sha=sha[0] if sha else None, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
@@ -71,6 +84,28 @@ def rollback(
     plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+
+
+def _promote_sources(ws: Workspace, *, source: str, target: str, groups: list[str],
+                     sha: list[str], force: bool, ignore_freeze: bool, from_any: bool,
+                     pr: bool) -> tuple[Any, Any]:
+    """The plan (and how to land it) of a promotion of several config sources."""
+    from datetime import UTC, datetime
+
+    from clmgit.promotion.sources import (
+        land_sources_plan,
+        parse_sha_options,
+        plan_sources_promotion,
+    )
+
+    if pr:
+        raise typer.BadParameter("--pr does not open pull requests for several config sources "
+                                 "yet; use --push", param_hint="'--pr'")
+    plan = plan_sources_promotion(
+        ws, source=source, target=target, groups=groups,
+        shas=parse_sha_options(sha, ws.sources), force=force, ignore_freeze=ignore_freeze,
+        from_any=from_any, now=datetime.now(UTC).replace(microsecond=0))
+    return plan, land_sources_plan
 
 
 def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
@@ -161,15 +196,15 @@ def render(
     out_dir: Annotated[str | None, typer.Option("--out", help="Write files here.")] = None,
 ) -> None:
     """Render every stack, node-pool stack, manifest and deletion list of one cluster."""
+    from clmgit.config.composed import workspace_source
     from clmgit.config.offline import preview_account
     from clmgit.config.output import render_text, render_to_files
     from clmgit.config.render import render_cluster
-    from clmgit.config.source import GitConfigSource
     from clmgit.promotion.render_at import resolve_render
 
     ws = settings(ctx).ws
     record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
-    source = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
+    source = workspace_source(ws.sources, ws.source_repos, follow_symlinks=ws.layout.clm)
     account = preview_account(record, ws.layout)
     rendered = render_cluster(source, at, record, layout=ws.layout, account=account)
     if account is not None:

@@ -1,0 +1,294 @@
+"""Promotion of several config sources together (`sources:` in `clmgit.yaml`).
+
+A group's pin is a map {source: sha}. `plan_sources_promotion` moves every source of the
+selected groups in one commit of the channel file, each source by the same rules as one:
+its SHA from `--sha source=sha`, else the one the source channel's groups agree on, else the
+head of the source's branch; forward only by content in the source's own repository; the gates
+`applied_in_source` and `soak` judged per source; freeze and the pipeline's order once. A refusal
+in one source refuses the whole promotion. Once every group of the target is at the new pins,
+each source's channel branch follows (in its own repository; with `--push` one atomic push per
+remote, the control branch's first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from clmgit import yamledit
+from clmgit.adapters.git import RefUpdate
+from clmgit.channels import DEFAULT_GROUP, Channel
+from clmgit.durations import format_duration
+from clmgit.errors import ConfigError, GitError, RefusedError
+from clmgit.model import SHA_RE, Cluster
+from clmgit.promotion import gates
+from clmgit.promotion.content import BranchMove, plan_branch_move, same_content
+from clmgit.promotion.promote import GroupChange, Plan, group_members
+from clmgit.promotion.write import Landed, land, move_commit
+from clmgit.sources import SourceRepos, Sources, config_version, group_pins, split_config_version
+from clmgit.timestamps import format_timestamp, parse_timestamp
+from clmgit.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SourceMove:
+    """A channel branch of a source other than this repository's, moving with the pins."""
+
+    source: str
+    move: BranchMove
+
+
+def parse_sha_options(values: Sequence[str], sources: Sources) -> dict[str, str]:
+    """`--sha source=sha` (repeatable) as {source: sha}; a bare SHA only with one source."""
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, sha = value.rpartition("=")
+        if not sep:
+            if sources.several:
+                raise ConfigError(f"--sha {value}: name the source, as source=sha "
+                                  f"(sources: {', '.join(sources.names)})")
+            name, sha = sources.main.name, value
+        sources.get(name)  # refuses an unknown name
+        if name in out:
+            raise ConfigError(f"--sha names source {name!r} twice")
+        out[name] = sha
+    return out
+
+
+def plan_sources_promotion(
+    ws: Workspace, *, source: str, target: str, groups: Sequence[str] = (),
+    shas: Mapping[str, str] | None = None, force: bool = False, ignore_freeze: bool = False,
+    from_any: bool = False, now: datetime,
+) -> Plan:
+    sources, repos = ws.sources, ws.source_repos
+    src, dst = ws.channel(source), ws.channel(target)
+    if src.name == dst.name:
+        raise ConfigError("source and target are the same channel")
+    new = {s.name: _source_sha(repos, s.name, s.branch(src), src, sources,
+                               (shas or {}).get(s.name)) for s in sources.sources}
+    version = config_version(list(new.items()))
+    if groups and not dst.groups:
+        dst.group(groups[0])  # raises: the channel has no groups
+    notes: tuple[str, ...] = ()
+    if dst.groups:
+        selected = [(g.name, group_pins(g, sources)) for g in dst.select(groups)]
+    else:
+        heads = {s.name: repos.head(s.name, s.branch(dst)) for s in sources.sources}
+        if all(same_content(repos.repo(n), heads[n], new[n]) for n in new):
+            return Plan("promote", dst.name, src.name, version, (), (DEFAULT_GROUP,))
+        selected = [(DEFAULT_GROUP, heads)]
+        notes = (f"{dst.name!r} follows its branches today; this promotion pins it (group "
+                 f"{DEFAULT_GROUP!r}), and its clusters then follow the pins",)
+    members = group_members(ws, dst)
+    olds = {name: old for name, old in selected}
+    changed = [name for name, old in selected if old != new]
+    unchanged = tuple(name for name, old in selected if old == new)
+    changes = tuple(GroupChange(n, _version(olds[n], sources), version, members[n])
+                    for n in changed)
+    if not changes:
+        return Plan("promote", dst.name, src.name, version, (), unchanged)
+
+    results = [gates.check_freeze(dst), gates.check_source(src, dst)]
+    results += _per_source_gates(ws, src, dst, new, olds, changed, now)
+    moves: list[tuple[str, BranchMove]] = []
+    if _all_at(dst, changed, new, sources):
+        for s in sources.sources:
+            repo = repos.repo(s.name)
+            branch = s.branch(dst)
+            known = [o[s.name] for o in olds.values() if o]
+            planned = plan_branch_move(repo, branch, _branch(repos, s.name, branch), new[s.name],
+                                       known=known if dst.groups else ())
+            if planned.refusal:
+                results.append(gates.GateResult(gates.BRANCH_CONTENT,
+                                                f"source {s.name!r}: {planned.refusal}"))
+            if (move := planned.taken()) is not None:
+                moves.append((s.name, move))
+    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze, from_any=from_any)
+    pins = {n: {"sha": dict(new), "promoted_at": format_timestamp(now),
+                "promoted_from": src.name} for n in changed}
+    main_moves = [m for n, m in moves if sources.get(n).repo is None]
+    plan = Plan("promote", dst.name, src.name, version, changes, unchanged, verdict.overrides,
+                (), main_moves[0] if main_moves else None, refusals=verdict.refusals,
+                notes=notes)
+    text = pin_sources(ws.channel_text(dst), dst, pins)
+    message = commit_message(plan, olds, new, sources)
+    return replace(plan, files={dst.path: text}, message=message,
+                   source_moves=tuple(SourceMove(n, m) for n, m in moves
+                                      if sources.get(n).repo is not None))
+
+
+def _version(old: Mapping[str, str] | None, sources: Sources) -> str | None:
+    return config_version([(n, old[n]) for n in sources.names]) if old else None
+
+
+def _branch(repos: SourceRepos, name: str, branch: str) -> str | None:
+    try:
+        return repos.head(name, branch)
+    except GitError:
+        return None
+
+
+def _all_at(dst: Channel, changed: Sequence[str], new: Mapping[str, str],
+            sources: Sources) -> bool:
+    """Every group of the target at the new pins once the change lands."""
+    return all(g.name in changed or group_pins(g, sources) == dict(new) for g in dst.groups)
+
+
+def _source_sha(repos: SourceRepos, name: str, branch: str, src: Channel, sources: Sources,
+                given: str | None) -> str:
+    """DESIGN.md §4.1 for one source."""
+    head = repos.head(name, branch)
+    repo = repos.repo(name)
+    if given:
+        full = repo.object_id(given)
+        if full is None or repo.object_types([full]).get(full) != "commit":
+            raise GitError(f"source {name!r}: commit {given} does not exist in {repo.location}")
+        if not repo.is_ancestor(full, head):
+            raise RefusedError(f"source {name!r}: {given} is not on branch {branch!r} of "
+                               f"channel {src.name!r}")
+        return full
+    pinned = {g.name: p[name] for g in src.groups if (p := group_pins(g, sources))}
+    if not pinned:
+        return head
+    if len(set(pinned.values())) > 1:
+        listing = ", ".join(f"{g} at {s[:7]}" for g, s in pinned.items())
+        raise RefusedError(f"source {name!r}: the groups of {src.name!r} are at different "
+                           f"SHAs ({listing}); choose one with --sha {name}=SHA")
+    return next(iter(pinned.values()))
+
+
+def _per_source_gates(ws: Workspace, src: Channel, dst: Channel, new: Mapping[str, str],
+                      olds: Mapping[str, Mapping[str, str] | None], changed: Sequence[str],
+                      now: datetime) -> list[gates.GateResult]:
+    """Forward only, applied in source and soak, each judged per source; each refusal names
+    its source."""
+    repos, sources = ws.source_repos, ws.sources
+    clusters = gates.source_clusters(ws, src)
+    results = []
+    for s in sources.sources:
+        repo = repos.repo(s.name)
+        behind = [(g, o[s.name]) for g in changed if (o := olds[g])]
+        forward = gates.check_forward(repo, dst, behind, new[s.name])
+        results.append(_named(forward, s.name))
+        if dst.gates.applied_in_source:
+            results.append(_named(_applied(ws, s.name, src, new[s.name], clusters), s.name))
+    if dst.gates.soak:
+        results.append(_soak(ws, src, dst, new, clusters, now))
+    return results
+
+
+def _named(result: gates.GateResult, source: str) -> gates.GateResult:
+    if result.refusal is None:
+        return result
+    return gates.GateResult(result.gate, f"source {source!r}: {result.refusal}")
+
+
+def applied_shas(cluster: Cluster, sources: Sources) -> dict[str, str]:
+    """{source: sha} of the version a cluster applied ({} when it names other sources)."""
+    from clmgit.model import parse_version
+
+    try:
+        return split_config_version(parse_version(cluster.status.current_version)[0], sources)
+    except ConfigError:
+        return {}
+
+
+def _applied(ws: Workspace, name: str, src: Channel, sha: str,
+             clusters: Sequence[Cluster]) -> gates.GateResult:
+    if not clusters:
+        return gates.check_applied(ws, src, sha, clusters)
+    repo = ws.source_repos.repo(name)
+    missing = []
+    for c in clusters:
+        applied = applied_shas(c, ws.sources).get(name)
+        if not (applied and SHA_RE.match(applied) and repo.rev(applied) is not None
+                and repo.is_ancestor(sha, applied)):
+            missing.append(c)
+    if not missing:
+        return gates.GateResult(gates.APPLIED, None)
+    names = ", ".join(c.alias or c.id for c in missing[:10])
+    return gates.GateResult(gates.APPLIED, (
+        f"{len(missing)} of {len(clusters)} clusters of {src.name!r} have not applied "
+        f"{sha[:7]}: {names} (--force overrides)"))
+
+
+def _soak(ws: Workspace, src: Channel, dst: Channel, new: Mapping[str, str],
+          clusters: Sequence[Cluster], now: datetime) -> gates.GateResult:
+    """Soak of the pins together: since the source clusters applied them (as recorded), else
+    since they were pinned in the source channel, else since the newest of the commits."""
+    assert dst.gates.soak is not None
+    times = [parse_timestamp(c.status.applied_at) for c in clusters]
+    known = [t for t in times if t is not None]
+    if not (known and len(known) == len(times)):
+        known += [t for g in src.groups if group_pins(g, ws.sources) == dict(new)
+                  if (t := parse_timestamp(g.promoted_at)) is not None]
+    if not known:
+        known = [t for n, sha in new.items()
+                 if (t := parse_timestamp(ws.source_repos.repo(n).commit_time(sha)))]
+    left = dst.gates.soak - (now - max(known))
+    if left.total_seconds() <= 0:
+        return gates.GateResult(gates.SOAK, None)
+    return gates.GateResult(gates.SOAK, (
+        f"the pins have soaked in {src.name!r} for {format_duration(now - max(known))} of the "
+        f"{format_duration(dst.gates.soak)} that {dst.name!r} requires; "
+        f"{format_duration(left)} left (--force overrides)"))
+
+
+def pin_sources(text: str, channel: Channel, pins: Mapping[str, Mapping[str, Any]]) -> str:
+    """The channel file with the named groups pinned to {source: sha} maps, each written as
+    one flow mapping (`sha: {main: ..., addons: ...}`). A channel without groups gets a
+    `default` group."""
+    doc = yamledit.Document(text, channel.path)
+    if not channel.groups:
+        (values,) = pins.values()
+        data = dict(doc.data or {})
+        data["groups"] = [{"name": DEFAULT_GROUP, **values}]
+        doc.append_block("groups:\n  - name: default\n" + "".join(
+            f"    {k}: {yamledit.format_scalar(v)}\n" for k, v in values.items()), data)
+        return doc.text
+    index = {g.name: i for i, g in enumerate(channel.groups)}
+    for name, values in pins.items():
+        doc.set(["groups", index[name]], values)
+    return doc.text
+
+
+def commit_message(plan: Plan, olds: Mapping[str, Mapping[str, str] | None],
+                   new: Mapping[str, str], sources: Sources) -> str:
+    """Subject `promote(<target>): <source> main a..b, addons c..d [<groups>]`; trailers as
+    for one source, `Clmgit-Sha` the config version."""
+    groups = ",".join(c.group for c in plan.changes)
+    first = olds[plan.changes[0].group]
+    moves = ", ".join(f"{n} {first[n][:7] if first else 'none'}..{new[n][:7]}"
+                      for n in sources.names)
+    paragraphs = [f"promote({plan.target}): {plan.source} {moves} [{groups}]"]
+    if plan.overrides:
+        paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
+    trailers = ["Clmgit-Action: promote", f"Clmgit-Source: {plan.source}",
+                f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}",
+                f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
+    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    paragraphs.append("\n".join(dict.fromkeys(trailers)))
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def land_sources_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Landed:
+    """The control-branch commit (with this repository's branch move) first, then each other
+    source's branch moves: locally, or with `push` in one atomic push to its remote."""
+    from clmgit.promotion.promote import check
+
+    check(plan)
+    landed = land(ws, files=plan.files, message=plan.message,
+                  moves=[plan.move] if plan.move else [], push=push)
+    for sm in plan.source_moves:
+        repo = ws.source_repos.repo(sm.source)
+        update = RefUpdate(f"refs/heads/{sm.move.branch}", move_commit(repo, sm.move),
+                           sm.move.old)
+        if ws.source_repos.url(sm.source) is not None and not push:
+            continue  # a mirror's branches are the remote's: they move only with --push
+        if push:
+            repo.push("origin", [update])
+        if ws.source_repos.url(sm.source) is None:
+            repo.update_refs([update])
+    return landed
