@@ -19,6 +19,7 @@ from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
+    from clmgit.layout import Sources
 
 CHANNELS_DIR = "channels"
 DEFAULT_GROUP = "default"
@@ -154,7 +155,7 @@ def _parse_group(raw: Any, where: str) -> Group:
             raise ConfigError(f"{where}: unknown selector key {key!r}")
     sha = raw.get("sha")
     pins: dict[str, str] = {}
-    if isinstance(sha, Mapping):  # several config sources (clmgit.sources)
+    if isinstance(sha, Mapping):  # several config sources (clmgit.layout.Sources)
         pins, sha = {str(k): str(v) for k, v in sha.items()}, None
         for source, pin in pins.items():
             if not SHA_RE.match(pin):
@@ -172,6 +173,14 @@ def _parse_group(raw: Any, where: str) -> Group:
         promoted_from=_str(raw.get("promoted_from")),
         pins=pins,
     )
+
+
+def group_pins(group: Group, sources: Sources) -> dict[str, str] | None:
+    """{source: sha} a group is pinned to; None when it lacks a pin for any source."""
+    if not sources.several:
+        return {sources.main.name: group.sha} if group.sha else None
+    pins = dict(group.pins)
+    return pins if set(pins) == set(sources.names) else None
 
 
 def channel_path(name: str) -> str:

@@ -204,7 +204,7 @@ def render(
 
     ws = settings(ctx).ws
     record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
-    source = workspace_source(ws.sources, ws.source_repos, follow_symlinks=ws.layout.clm)
+    source = workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
     account = preview_account(record, ws.layout)
     rendered = render_cluster(source, at, record, layout=ws.layout, account=account)
     if account is not None:

@@ -14,10 +14,11 @@ refused before anything changes, unless `allow_override` in `clmgit.yaml` lists 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from clmgit.adapters.git import GitRepo
 from clmgit.config.clmfuncs import aws_session
 from clmgit.config.computed import ClmAccount
 from clmgit.config.defaults import render_defaults
@@ -33,9 +34,8 @@ from clmgit.config.render import (
 from clmgit.config.source import ConfigTree, GitConfigSource
 from clmgit.config.templates import template_set
 from clmgit.errors import ClmgitError, ConfigError, GitError
-from clmgit.layout import Layout
-from clmgit.model import Cluster
-from clmgit.sources import SourceRepos, Sources, split_config_version
+from clmgit.layout import Layout, Sources
+from clmgit.model import Cluster, split_config_version
 
 #: Separates a source's name from a path of its tree in `stack_paths` (paths have no ':').
 QUALIFIER = ":"
@@ -132,21 +132,22 @@ class ComposedConfigSource:
     """The trees of every config source at the SHAs a config version names, read from each
     source's repository (one `GitConfigSource` per source, opened when first read)."""
 
-    def __init__(self, sources: Sources, repos: SourceRepos, *,
+    def __init__(self, sources: Sources, repo: Callable[[str], GitRepo], *,
                  follow_symlinks: bool = False) -> None:
+        """`repo`: the repository of a source by name (`workspace.SourceRepos.repo`)."""
         self.sources = sources
-        self.repos = repos
+        self.repo = repo
         self.follow_symlinks = follow_symlinks
         self._git: dict[str, GitConfigSource] = {}
 
     def files(self, version: str) -> ConfigTree:
         """The main source's tree (what one tree alone can answer)."""
         return self._tree(self.sources.main.name,
-                          split_config_version(version, self.sources)[self.sources.main.name])
+                          split_config_version(version, self.sources.names)[self.sources.main.name])
 
     def compose(self, version: str, cluster: Cluster, layout: Layout, *,
                 account: ClmAccount | None = None) -> ComposedRenderer:
-        shas = split_config_version(version, self.sources)
+        shas = split_config_version(version, self.sources.names)
         trees = [(name, self._tree(name, sha)) for name, sha in shas.items()]
         return ComposedRenderer(trees, version, cluster, layout, account=account,
                                 allow_override=self.sources.allow_override)
@@ -154,7 +155,7 @@ class ComposedConfigSource:
     def _tree(self, name: str, sha: str) -> ConfigTree:
         try:
             if name not in self._git:
-                self._git[name] = GitConfigSource(self.repos.repo(name),
+                self._git[name] = GitConfigSource(self.repo(name),
                                                   follow_symlinks=self.follow_symlinks)
             return self._git[name].files(sha)
         except ClmgitError as e:
@@ -163,10 +164,10 @@ class ComposedConfigSource:
                            else f"config source {name!r}: {text}") from None
 
 
-def workspace_source(sources: Sources, repos: SourceRepos, *,
+def workspace_source(sources: Sources, repo: Callable[[str], GitRepo], *,
                      follow_symlinks: bool) -> ComposedConfigSource | GitConfigSource:
     """What a command reads `cluster/` from: the composed sources when there are several,
     else this repository alone (as without `sources:`)."""
     if sources.several:
-        return ComposedConfigSource(sources, repos, follow_symlinks=follow_symlinks)
-    return GitConfigSource(repos.repo(sources.main.name), follow_symlinks=follow_symlinks)
+        return ComposedConfigSource(sources, repo, follow_symlinks=follow_symlinks)
+    return GitConfigSource(repo(sources.main.name), follow_symlinks=follow_symlinks)

@@ -19,17 +19,17 @@ from typing import Any
 
 from clmgit import yamledit
 from clmgit.adapters.git import RefUpdate
-from clmgit.channels import DEFAULT_GROUP, Channel
+from clmgit.channels import DEFAULT_GROUP, Channel, group_pins
 from clmgit.durations import format_duration
 from clmgit.errors import ConfigError, GitError, RefusedError
-from clmgit.model import SHA_RE, Cluster
+from clmgit.layout import Sources
+from clmgit.model import SHA_RE, Cluster, config_version, split_config_version
 from clmgit.promotion import gates
 from clmgit.promotion.content import BranchMove, plan_branch_move, same_content
 from clmgit.promotion.promote import GroupChange, Plan, group_members
 from clmgit.promotion.write import Landed, land, move_commit
-from clmgit.sources import SourceRepos, Sources, config_version, group_pins, split_config_version
 from clmgit.timestamps import format_timestamp, parse_timestamp
-from clmgit.workspace import Workspace
+from clmgit.workspace import SourceRepos, Workspace
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,8 @@ def applied_shas(cluster: Cluster, sources: Sources) -> dict[str, str]:
     from clmgit.model import parse_version
 
     try:
-        return split_config_version(parse_version(cluster.status.current_version)[0], sources)
+        return split_config_version(parse_version(cluster.status.current_version)[0],
+                                    sources.names)
     except ConfigError:
         return {}
 

@@ -15,8 +15,7 @@ from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import GitError
 from clmgit.model import Cluster
-from clmgit.sources import SourceRepos, desired_config_version
-from clmgit.workspace import pinned_sha, read_branch
+from clmgit.workspace import SourceRepos, desired_config_version, pinned_sha, read_branch
 
 
 class CurrentPins:
@@ -27,7 +26,7 @@ class CurrentPins:
     def __init__(self, repo: GitRepo, control_branch: str, *,
                  sources: SourceRepos | None = None) -> None:
         """`sources`: the repositories of declared config sources (the pins are then config
-        versions, `clmgit.sources`)."""
+        versions, `clmgit.workspace.desired_config_version`)."""
         self._repo = repo
         self._sources = sources
         self._control_branch = control_branch

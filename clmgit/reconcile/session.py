@@ -108,7 +108,7 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
         from clmgit.config.composed import workspace_source
 
         # CLM's layout follows symbolic links inside cluster/, as CLM's checkout does.
-        return workspace_source(ws.sources, ws.source_repos, follow_symlinks=ws.layout.clm)
+        return workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
 
     return make
 

@@ -11,18 +11,15 @@ import pytest
 from clmgit.config.composed import ComposedRenderer
 from clmgit.config.source import StaticConfigSource
 from clmgit.errors import ConfigError
-from clmgit.layout import DEFAULT, load_settings
-from clmgit.model import desired_version, parse_cluster
-from clmgit.sandbox.configrepo import cluster_record
-from clmgit.sources import (
-    MAIN,
-    Source,
-    Sources,
+from clmgit.layout import DEFAULT, MAIN, Source, Sources, load_settings, parse_sources
+from clmgit.model import (
     channel_overrides,
     config_version,
-    parse_sources,
+    desired_version,
+    parse_cluster,
     split_config_version,
 )
+from clmgit.sandbox.configrepo import cluster_record
 
 A, B = "a" * 40, "b" * 40
 TWO = Sources((Source(MAIN), Source("addons", "/x")), declared=True)
@@ -74,7 +71,7 @@ def test_the_version_string_is_clms(vector) -> None:
     # CLM's combinedVersion.ID(): name=sha joined by ';' in source order; one source: its SHA.
     assert several == f"main={A};addons={B}#{clm_hash}"
     assert one == f"{A}#{clm_hash}"
-    assert split_config_version(several.partition("#")[0], TWO) == {MAIN: A, "addons": B}
+    assert split_config_version(several.partition("#")[0], TWO.names) == {MAIN: A, "addons": B}
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -84,7 +81,7 @@ def test_the_version_string_is_clms(vector) -> None:
 def test_override_channel_points_sources_elsewhere(value: str, expected) -> None:
     cluster = parse_cluster(cluster_record("c", channel="dev",
                                            config_items={"override_channel": value}), "r")
-    assert channel_overrides(cluster, TWO) == expected
+    assert channel_overrides(cluster, TWO.names) == expected
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -98,7 +95,7 @@ def test_a_bad_override_names_the_cluster(value: str, message: str) -> None:
     cluster = parse_cluster(cluster_record("aws:1:r:k1", channel="dev", alias="k1",
                                            config_items={"override_channel": value}), "r")
     with pytest.raises(ConfigError) as e:
-        channel_overrides(cluster, TWO)
+        channel_overrides(cluster, TWO.names)
     assert str(e.value).startswith("cluster k1: config item override_channel: ")
     assert message in str(e.value)
 
