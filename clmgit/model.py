@@ -191,6 +191,16 @@ def config_version(shas: Sequence[tuple[str, str]]) -> str:
     return ";".join(f"{name}={sha}" for name, sha in shas)
 
 
+def short_version(version: str | None) -> str:
+    """A SHA's first 7 characters; in a config version of several sources, each source's."""
+    if not version:
+        return "-"
+    if "=" not in version:
+        return version[:7]
+    return ";".join(f"{n}={sha[:7]}" for n, _, sha in (p.partition("=")
+                                                        for p in version.split(";")))
+
+
 def split_config_version(version: str, names: Sequence[str]) -> dict[str, str]:
     """{source: sha} of a config version made by `config_version` for the sources `names`."""
     if len(names) == 1:

@@ -69,7 +69,9 @@ def rollback(
     ctx: typer.Context,
     channel: Annotated[str, typer.Argument(help="The channel to roll back.")],
     group: Groups = [],  # noqa: B006
-    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
+    to: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Roll back to this SHA; with several config sources SOURCE=SHA "
+        "(repeatable; sources not named stay).")] = [],  # noqa: B006 - typer never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Move the branch even if it carries content the pin lacks.")] = False,
@@ -81,7 +83,23 @@ def rollback(
     from clmgit.promotion.promote import land_plan, plan_rollback
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
+    if ws.sources.several:
+        from clmgit.promotion.sources import land_sources_plan, parse_sha_options
+        from clmgit.promotion.sources_rollback import plan_sources_rollback
+
+        _no_pr(pr)
+        plan = plan_sources_rollback(ws, channel=channel, groups=group,
+                                     to=parse_sha_options(to, ws.sources, option="--to"),
+                                     force=force, now=_now())
+        with _retry_hint():
+            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out,
+                         land=land_sources_plan)
+        return
+    if len(to) > 1:
+        raise typer.BadParameter("one SHA: the repository has one config source",
+                                 param_hint="'--to'")
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to[0] if to else None,
+                         force=force)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
 
@@ -90,22 +108,30 @@ def _promote_sources(ws: Workspace, *, source: str, target: str, groups: list[st
                      sha: list[str], force: bool, ignore_freeze: bool, from_any: bool,
                      pr: bool) -> tuple[Any, Any]:
     """The plan (and how to land it) of a promotion of several config sources."""
-    from datetime import UTC, datetime
-
     from clmgit.promotion.sources import (
         land_sources_plan,
         parse_sha_options,
         plan_sources_promotion,
     )
 
-    if pr:
-        raise typer.BadParameter("--pr does not open pull requests for several config sources "
-                                 "yet; use --push", param_hint="'--pr'")
+    _no_pr(pr)
     plan = plan_sources_promotion(
         ws, source=source, target=target, groups=groups,
         shas=parse_sha_options(sha, ws.sources), force=force, ignore_freeze=ignore_freeze,
-        from_any=from_any, now=datetime.now(UTC).replace(microsecond=0))
+        from_any=from_any, now=_now())
     return plan, land_sources_plan
+
+
+def _no_pr(pr: bool) -> None:
+    if pr:
+        raise typer.BadParameter("--pr does not open pull requests for several config sources "
+                                 "yet; use --push", param_hint="'--pr'")
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
@@ -182,9 +208,17 @@ def diff(
     from clmgit import views
     from clmgit.promotion.preview import preview
 
-    previews = preview(
-        settings(ctx).ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
-    )
+    ws = settings(ctx).ws
+    if ws.sources.several:
+        from clmgit.promotion.sources import parse_sha_options
+        from clmgit.promotion.sources_preview import preview_sources
+
+        previews = preview_sources(ws, source=source, target=target, groups=group,
+                                   cluster=cluster,
+                                   shas=parse_sha_options([sha] if sha else [], ws.sources))
+    else:
+        previews = preview(ws, source=source, target=target, groups=group, cluster=cluster,
+                           sha=sha)
     views.previews(previews, fmt=out)
 
 
@@ -343,13 +377,19 @@ def sync_branches(
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
-        moves = sync(ws, push=push, dry_run=dry_run, force=force)
-    if not moves:
+        if ws.sources.several:
+            from clmgit.promotion.sources import sync_sources
+
+            moved = [(f"{m.source} ", m.move) for m in sync_sources(
+                ws, push=push, dry_run=dry_run, force=force)]
+        else:
+            moved = [("", m) for m in sync(ws, push=push, dry_run=dry_run, force=force)]
+    if not moved:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
-    for m in moves:
+    for source, m in moved:
         forced = ", forced" if m.override else ""
-        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
+        output.line(f"{verb} {source}{m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
                     f"({m.kind.value}{forced})")
 
 

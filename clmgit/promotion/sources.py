@@ -40,19 +40,20 @@ class SourceMove:
     move: BranchMove
 
 
-def parse_sha_options(values: Sequence[str], sources: Sources) -> dict[str, str]:
+def parse_sha_options(values: Sequence[str], sources: Sources,
+                      option: str = "--sha") -> dict[str, str]:
     """`--sha source=sha` (repeatable) as {source: sha}; a bare SHA only with one source."""
     out: dict[str, str] = {}
     for value in values:
         name, sep, sha = value.rpartition("=")
         if not sep:
             if sources.several:
-                raise ConfigError(f"--sha {value}: name the source, as source=sha "
+                raise ConfigError(f"{option} {value}: name the source, as source=sha "
                                   f"(sources: {', '.join(sources.names)})")
             name, sha = sources.main.name, value
         sources.get(name)  # refuses an unknown name
         if name in out:
-            raise ConfigError(f"--sha names source {name!r} twice")
+            raise ConfigError(f"{option} names source {name!r} twice")
         out[name] = sha
     return out
 
@@ -66,8 +67,8 @@ def plan_sources_promotion(
     src, dst = ws.channel(source), ws.channel(target)
     if src.name == dst.name:
         raise ConfigError("source and target are the same channel")
-    new = {s.name: _source_sha(repos, s.name, s.branch(src), src, sources,
-                               (shas or {}).get(s.name)) for s in sources.sources}
+    new = {s.name: source_sha_of(repos, s.name, s.branch(src), src, sources,
+                                 (shas or {}).get(s.name)) for s in sources.sources}
     version = config_version(list(new.items()))
     if groups and not dst.groups:
         dst.group(groups[0])  # raises: the channel has no groups
@@ -94,27 +95,46 @@ def plan_sources_promotion(
     results += _per_source_gates(ws, src, dst, new, olds, changed, now)
     moves: list[tuple[str, BranchMove]] = []
     if _all_at(dst, changed, new, sources):
-        for s in sources.sources:
-            repo = repos.repo(s.name)
-            branch = s.branch(dst)
-            known = [o[s.name] for o in olds.values() if o]
-            planned = plan_branch_move(repo, branch, _branch(repos, s.name, branch), new[s.name],
-                                       known=known if dst.groups else ())
-            if planned.refusal:
-                results.append(gates.GateResult(gates.BRANCH_CONTENT,
-                                                f"source {s.name!r}: {planned.refusal}"))
-            if (move := planned.taken()) is not None:
-                moves.append((s.name, move))
+        known = {n: [o[n] for o in olds.values() if o] if dst.groups else [] for n in new}
+        moves, refused = plan_source_moves(ws, dst, new, known)
+        results += refused
     verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze, from_any=from_any)
     pins = {n: {"sha": dict(new), "promoted_at": format_timestamp(now),
                 "promoted_from": src.name} for n in changed}
-    main_moves = [m for n, m in moves if sources.get(n).repo is None]
     plan = Plan("promote", dst.name, src.name, version, changes, unchanged, verdict.overrides,
-                (), main_moves[0] if main_moves else None, refusals=verdict.refusals,
-                notes=notes)
-    text = pin_sources(ws.channel_text(dst), dst, pins)
-    message = commit_message(plan, olds, new, sources)
-    return replace(plan, files={dst.path: text}, message=message,
+                refusals=verdict.refusals, notes=notes)
+    return with_writes(ws, plan, dst, pins, moves,
+                       message=commit_message(plan, olds, new, sources))
+
+
+def plan_source_moves(ws: Workspace, ch: Channel, new: Mapping[str, str],
+                      known: Mapping[str, Sequence[str]],
+                      ) -> tuple[list[tuple[str, BranchMove]], list[gates.GateResult]]:
+    """Each source's channel branch to its new pin (in its own repository), and the refusals
+    of branches that carry content the pins lack (gate `branch_content`, naming the source)."""
+    moves: list[tuple[str, BranchMove]] = []
+    refused = []
+    for s in ws.sources.sources:
+        branch = s.branch(ch)
+        planned = plan_branch_move(ws.source_repos.repo(s.name), branch,
+                                   _branch(ws.source_repos, s.name, branch), new[s.name],
+                                   known=known.get(s.name, ()))
+        if planned.refusal:
+            refused.append(gates.GateResult(gates.BRANCH_CONTENT,
+                                            f"source {s.name!r}: {planned.refusal}"))
+        if (move := planned.taken()) is not None:
+            moves.append((s.name, move))
+    return moves, refused
+
+
+def with_writes(ws: Workspace, plan: Plan, ch: Channel, pins: Mapping[str, Mapping[str, Any]],
+                moves: Sequence[tuple[str, BranchMove]], *, message: str) -> Plan:
+    """The plan with the channel file, the commit message and the branch moves: this
+    repository's with the commit, the other sources' after it."""
+    sources = ws.sources
+    main_moves = [m for n, m in moves if sources.get(n).repo is None]
+    return replace(plan, files={ch.path: pin_sources(ws.channel_text(ch), ch, pins)},
+                   message=message, move=main_moves[0] if main_moves else None,
                    source_moves=tuple(SourceMove(n, m) for n, m in moves
                                       if sources.get(n).repo is not None))
 
@@ -136,7 +156,7 @@ def _all_at(dst: Channel, changed: Sequence[str], new: Mapping[str, str],
     return all(g.name in changed or group_pins(g, sources) == dict(new) for g in dst.groups)
 
 
-def _source_sha(repos: SourceRepos, name: str, branch: str, src: Channel, sources: Sources,
+def source_sha_of(repos: SourceRepos, name: str, branch: str, src: Channel, sources: Sources,
                 given: str | None) -> str:
     """DESIGN.md §4.1 for one source."""
     head = repos.head(name, branch)
@@ -282,14 +302,48 @@ def land_sources_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Lande
     check(plan)
     landed = land(ws, files=plan.files, message=plan.message,
                   moves=[plan.move] if plan.move else [], push=push)
-    for sm in plan.source_moves:
-        repo = ws.source_repos.repo(sm.source)
-        update = RefUpdate(f"refs/heads/{sm.move.branch}", move_commit(repo, sm.move),
-                           sm.move.old)
-        if ws.source_repos.url(sm.source) is not None and not push:
-            continue  # a mirror's branches are the remote's: they move only with --push
-        if push:
-            repo.push("origin", [update])
-        if ws.source_repos.url(sm.source) is None:
-            repo.update_refs([update])
+    land_source_moves(ws, plan.source_moves, push=push)
     return landed
+
+
+def land_source_moves(ws: Workspace, moves: Sequence[SourceMove], *, push: bool) -> None:
+    """Move the channel branches of other sources: per source one atomic push to its `origin`
+    (with `push`), then its local branches; a URL source's mirror moves only with `push`."""
+    by_source: dict[str, list[RefUpdate]] = {}
+    for sm in moves:
+        repo = ws.source_repos.repo(sm.source)
+        by_source.setdefault(sm.source, []).append(
+            RefUpdate(f"refs/heads/{sm.move.branch}", move_commit(repo, sm.move), sm.move.old))
+    for name, updates in by_source.items():
+        repo, url = ws.source_repos.repo(name), ws.source_repos.url(name)
+        if push:
+            repo.push("origin", updates)
+        elif url is not None:
+            continue  # a mirror's branches are the remote's: they move only with --push
+        if url is None:
+            repo.update_refs(updates)
+
+
+def sync_sources(ws: Workspace, *, push: bool = False, dry_run: bool = False,
+                 force: bool = False) -> list[SourceMove]:
+    """`sync-branches` with several sources: each channel whose groups are all at the same
+    pins gets every source's branch there."""
+    from clmgit.promotion.sync import record_message
+
+    moves: list[SourceMove] = []
+    refusals: list[str] = []
+    for ch in ws.channels.values():
+        maps = [group_pins(g, ws.sources) for g in ch.groups]
+        if not maps or any(m is None or m != maps[0] for m in maps):
+            continue  # unpinned, partly promoted, or a group without pins: the branches stay
+        planned, refused = plan_source_moves(ws, ch, maps[0] or {}, {})
+        refusals += [r.refusal for r in refused if r.refusal and not force]
+        moves += [SourceMove(n, m) for n, m in planned]
+    if refusals:
+        raise RefusedError("sync-branches refused: " + "; ".join(refusals))
+    if not dry_run:
+        main = [sm.move for sm in moves if ws.sources.get(sm.source).repo is None]
+        land(ws, files={}, message=record_message(ws, main), moves=main, push=push)
+        land_source_moves(ws, [sm for sm in moves if ws.sources.get(sm.source).repo is not None],
+                          push=push)
+    return moves

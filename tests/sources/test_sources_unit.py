@@ -175,3 +175,38 @@ def test_a_stack_of_two_sources_is_refused_unless_allowed() -> None:
 
     assert "both define stack/logs-k1" in str(e.value)
     assert [s.name for s in allowed.stacks] == ["k1", "logs-k1", "logs-k1", "queue-k1"]
+
+
+CLM_MAIN = {
+    "cluster/cluster.yaml": "Resources: {}\n",
+    "cluster/etcd/stack.yaml": "Resources: {}\n",
+    "cluster/node-pools/worker-default/stack.yaml": "Resources: {}\n",
+    "cluster/cf-manifests/a.yaml": "Metadata: {StackName: main-extra}\nResources: {}\n",
+    "cluster/cf-manifests/cf-deletions.yaml": "pre_apply:\n  - stackName: old-main\n",
+}
+CLM_ADDONS = {
+    "cluster/cluster.yaml": "never: read\n",
+    "cluster/etcd/stack.yaml": "never: read\n",
+    "cluster/cf-manifests/a.yaml": "Metadata: {StackName: addon-extra}\nResources: {}\n",
+    "cluster/cf-manifests/cf-deletions.yaml": "pre_apply:\n  - stackName: old-addon\n",
+}
+
+
+def test_composition_in_clms_layout() -> None:
+    from clmgit.layout import CLM_LAYOUT
+
+    source = StaticConfigSource({A: CLM_MAIN, B: CLM_ADDONS})
+    record = cluster_record("aws:1:eu-central-1:k1", channel="dev", alias="k1")
+    renderer = ComposedRenderer([(MAIN, source.files(A)), ("addons", source.files(B))],
+                                f"main={A};addons={B}", parse_cluster(record, "r"), CLM_LAYOUT,
+                                account=None)
+
+    rendered = renderer.render_all()
+
+    assert [(s.name, s.path) for s in rendered.stacks] == [
+        ("etcd-cluster-etcd", "cluster/etcd/stack.yaml"), ("k1", "cluster/cluster.yaml"),
+        ("main-extra", "cluster/cf-manifests/a.yaml"),
+        ("addon-extra", "addons:cluster/cf-manifests/a.yaml")]
+    assert [d.name for d in rendered.cf_deletions.pre_apply] == ["old-main", "old-addon"]
+    assert [s.name for s in rendered.node_pool_stacks] == [
+        "nodepool-default-worker-aws-1-eu-central-1-k1"]
