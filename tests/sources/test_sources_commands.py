@@ -148,3 +148,19 @@ def test_status_compares_clms_version_strings(tmp_path) -> None:
     rows = json.loads(result.out)
     assert [r["pinned_sha"] for r in rows] == [f"main={main};addons={addons}"] * 2
     assert [r["state"] for r in rows] == ["in-sync", "pending"]
+
+
+def test_render_at_a_commit_of_every_source(tmp_path) -> None:
+    repos = _repos(tmp_path)
+    old_main = repos.sha("main", "dev")
+    _advance(repos, 2)
+    addons = repos.sha("addons", "dev")
+
+    result = _cli(repos, "render", "--cluster", "dev-1", "--sha",
+                  f"addons={addons[:9]};main={old_main}")
+    partial = _cli(repos, "render", "--cluster", "dev-1", "--sha", f"addons={addons}")
+
+    assert result.code == 0, result.err
+    assert "name: addon-v2" in result.out and "# v2" not in result.out
+    assert partial.code == 1
+    assert "name a commit of every source, as main=SHA;addons=SHA" in partial.err

@@ -1,0 +1,37 @@
+"""A config source that cannot be read fails each cluster pinned to it with a problem naming
+the source, before any backend is asked for (nothing of any source is applied)."""
+
+from __future__ import annotations
+
+import shutil
+
+from clmgit.reconcile.session import Options, reconcile
+from clmgit.sandbox.configrepo import cluster_record
+from clmgit.workspace import open_workspace
+from tests.conftest import run_cli
+from tests.sources.repos import two_sources
+
+
+def test_an_unreadable_source_fails_the_pinned_cluster_naming_it(tmp_path) -> None:
+    main_tree = {"cluster/stack.yaml": "Resources: {}\n"}
+    addons_tree = {"cluster/manifests/app/cm.yaml": "kind: ConfigMap\n"}
+    repos = two_sources(tmp_path, main_tree=main_tree, addons_tree=addons_tree, records=[
+        cluster_record("aws:1:eu-central-1:beta-1", channel="beta")])
+    assert run_cli("--repo", str(repos.main.path), "promote", "dev", "beta",
+                   "--force").code == 0
+    shutil.rmtree(repos.addons.path)
+    asked: list[str] = []
+
+    def backends(cluster):
+        asked.append(cluster.id)
+        raise AssertionError("no backend may be reached")
+
+    ws = open_workspace(str(repos.main.path))
+    [result] = reconcile(ws, Options(backends=backends))
+
+    assert result.outcome == "failed"
+    assert "config source 'addons' cannot be read" in result.detail
+    assert asked == []
+    [cluster] = open_workspace(str(repos.main.path)).clusters
+    [problem] = cluster.status.problems
+    assert "config source 'addons'" in problem.title + problem.detail
