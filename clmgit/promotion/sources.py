@@ -23,7 +23,7 @@ from clmgit.channels import DEFAULT_GROUP, Channel, group_pins
 from clmgit.durations import format_duration
 from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.layout import Sources
-from clmgit.model import SHA_RE, Cluster, config_version, split_config_version
+from clmgit.model import SHA_RE, Cluster, config_version, short_version, split_config_version
 from clmgit.promotion import gates
 from clmgit.promotion.content import BranchMove, plan_branch_move, same_content
 from clmgit.promotion.promote import GroupChange, Plan, group_members
@@ -196,7 +196,32 @@ def _per_source_gates(ws: Workspace, src: Channel, dst: Channel, new: Mapping[st
             results.append(_named(_applied(ws, s.name, src, new[s.name], clusters), s.name))
     if dst.gates.soak:
         results.append(_soak(ws, src, dst, new, clusters, now))
+    results.append(_groups_before(ws, dst, changed, new))
     return results
+
+
+def _groups_before(ws: Workspace, dst: Channel, changed: Sequence[str],
+                   new: Mapping[str, str]) -> gates.GateResult:
+    """`groups_before: applied` (gates.check_groups_before) with the pins of every source: the
+    groups before those promoted must run all of them."""
+    if dst.gates.groups_before != "applied" or not dst.groups:
+        return gates.GateResult(gates.GROUPS_BEFORE, None)
+    last = max(i for i, g in enumerate(dst.groups) if g.name in changed)
+    earlier = [g.name for g in dst.groups[:last] if g.name not in changed]
+    together = [g.name for g in dst.groups[:last] if g.name in changed]
+    waiting = [c for c in gates.source_clusters(ws, dst)
+               if (g := dst.group_for(c)) is not None and g.name in earlier
+               and not all(_has_applied(ws, n, sha, c) for n, sha in new.items())]
+    if together:
+        waiting_for = f"group(s) {', '.join(together)} promoted in the same step"
+    elif waiting:
+        names = ", ".join(c.alias or c.id for c in waiting[:10])
+        waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
+    else:
+        return gates.GateResult(gates.GROUPS_BEFORE, None)
+    return gates.GateResult(gates.GROUPS_BEFORE, (
+        f"{dst.name!r} promotes a group only after the groups before it applied "
+        f"{short_version(config_version(list(new.items())))}; {waiting_for} (--force overrides)"))
 
 
 def _named(result: gates.GateResult, source: str) -> gates.GateResult:
@@ -220,19 +245,21 @@ def _applied(ws: Workspace, name: str, src: Channel, sha: str,
              clusters: Sequence[Cluster]) -> gates.GateResult:
     if not clusters:
         return gates.check_applied(ws, src, sha, clusters)
-    repo = ws.source_repos.repo(name)
-    missing = []
-    for c in clusters:
-        applied = applied_shas(c, ws.sources).get(name)
-        if not (applied and SHA_RE.match(applied) and repo.rev(applied) is not None
-                and repo.is_ancestor(sha, applied)):
-            missing.append(c)
+    missing = [c for c in clusters if not _has_applied(ws, name, sha, c)]
     if not missing:
         return gates.GateResult(gates.APPLIED, None)
     names = ", ".join(c.alias or c.id for c in missing[:10])
     return gates.GateResult(gates.APPLIED, (
         f"{len(missing)} of {len(clusters)} clusters of {src.name!r} have not applied "
         f"{sha[:7]}: {names} (--force overrides)"))
+
+
+def _has_applied(ws: Workspace, name: str, sha: str, cluster: Cluster) -> bool:
+    """The cluster's applied commit of source `name` is `sha` or contains it."""
+    applied = applied_shas(cluster, ws.sources).get(name)
+    repo = ws.source_repos.repo(name)
+    return bool(applied and SHA_RE.match(applied) and repo.rev(applied) is not None
+                and repo.is_ancestor(sha, applied))
 
 
 def _soak(ws: Workspace, src: Channel, dst: Channel, new: Mapping[str, str],

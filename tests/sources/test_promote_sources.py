@@ -135,3 +135,31 @@ def test_bad_sha_options_are_one_sentence(tmp_path) -> None:
     assert "name the source, as source=sha (sources: main, addons)" in bare.err
     assert unknown.code == 1
     assert "unknown config source 'extras'" in unknown.err
+
+
+def test_groups_before_waits_for_the_canary_in_every_source(tmp_path) -> None:
+    channels = {"channels/dev.yaml": "channel: dev\n",
+                "channels/beta.yaml": (
+                    "channel: beta\nsource: dev\ngates:\n  groups_before: applied\ngroups:\n"
+                    "  - name: canary\n    selector: {alias: \"*-canary\"}\n"
+                    "  - name: default\n")}
+    repos = two_sources(tmp_path, main_tree=MAIN_TREE, addons_tree=ADDONS_TREE, records=[],
+                        channels=channels)
+    main, addons = repos.sha("main", "dev"), repos.sha("addons", "dev")
+    half = {"current_version": f"main={main};addons={repos.sha('addons', 'dev~1')}#h"}
+    repos.set_clusters([
+        cluster_record("aws:1:eu-central-1:b-canary", channel="beta", alias="b-canary",
+                       status=half),
+        cluster_record("aws:1:eu-central-1:beta-1", channel="beta")])
+    assert _cli(repos, "promote", "dev", "beta", "--group", "canary").code == 0
+
+    refused = _cli(repos, "promote", "dev", "beta", "--group", "default")
+    repos.set_clusters([
+        cluster_record("aws:1:eu-central-1:b-canary", channel="beta", alias="b-canary",
+                       status={"current_version": f"main={main};addons={addons}#h"}),
+        cluster_record("aws:1:eu-central-1:beta-1", channel="beta")])
+    allowed = _cli(repos, "promote", "dev", "beta", "--group", "default")
+
+    assert refused.code == 1
+    assert "1 cluster(s) of the groups before it have not: b-canary" in refused.err
+    assert allowed.code == 0, allowed.err
