@@ -212,16 +212,8 @@ def _groups_before(ws: Workspace, dst: Channel, changed: Sequence[str],
     waiting = [c for c in gates.source_clusters(ws, dst)
                if (g := dst.group_for(c)) is not None and g.name in earlier
                and not all(_has_applied(ws, n, sha, c) for n, sha in new.items())]
-    if together:
-        waiting_for = f"group(s) {', '.join(together)} promoted in the same step"
-    elif waiting:
-        names = ", ".join(c.alias or c.id for c in waiting[:10])
-        waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
-    else:
-        return gates.GateResult(gates.GROUPS_BEFORE, None)
-    return gates.GateResult(gates.GROUPS_BEFORE, (
-        f"{dst.name!r} promotes a group only after the groups before it applied "
-        f"{short_version(config_version(list(new.items())))}; {waiting_for} (--force overrides)"))
+    return gates.groups_before_result(dst, together, waiting,
+                                      short_version(config_version(list(new.items()))))
 
 
 def _named(result: gates.GateResult, source: str) -> gates.GateResult:
