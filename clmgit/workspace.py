@@ -280,7 +280,10 @@ def desired_config_version(
     channel = channels.get(cluster.channel)
     if channel is None:
         return None, f"unknown channel {cluster.channel!r}"
-    overrides = channel_overrides(cluster, sources.names)
+    try:
+        overrides = channel_overrides(cluster, sources.names)
+    except ConfigError as e:
+        return None, str(e)  # this cluster is held back, saying why; the others go on
     group_name = ""
     pins: dict[str, str] | None = None
     if channel.pinned:

@@ -3,6 +3,7 @@ the source, before any backend is asked for (nothing of any source is applied)."
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from clmgit.reconcile.session import Options, reconcile
@@ -35,3 +36,23 @@ def test_an_unreadable_source_fails_the_pinned_cluster_naming_it(tmp_path) -> No
     [cluster] = open_workspace(str(repos.main.path)).clusters
     [problem] = cluster.status.problems
     assert "config source 'addons'" in problem.title + problem.detail
+
+
+def test_a_bad_override_holds_back_that_cluster_alone(tmp_path) -> None:
+    main_tree = {"cluster/stack.yaml": "Resources: {}\n"}
+    addons_tree = {"cluster/manifests/app/cm.yaml": "kind: ConfigMap\n"}
+    repos = two_sources(tmp_path, main_tree=main_tree, addons_tree=addons_tree, records=[
+        cluster_record("aws:1:eu-central-1:dev-1", channel="dev",
+                       config_items={"override_channel": " addons=dev"}),
+        cluster_record("aws:1:eu-central-1:dev-2", channel="dev",
+                       config_items={"override_channel": "addons=beta"})])
+    main, addons = repos.sha("main", "dev"), repos.sha("addons", "beta")
+
+    result = run_cli("--repo", str(repos.main.path), "status", "--output", "json")
+
+    assert result.code == 0, result.err
+    bad, good = json.loads(result.out)
+    assert bad["state"] == "blocked"
+    assert ("cluster dev-1: config item override_channel: ' addons' is not a config source"
+            in bad["reason"])
+    assert good["pinned_sha"] == f"main={main};addons={addons}"
