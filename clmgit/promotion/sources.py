@@ -21,7 +21,7 @@ from clmgit import yamledit
 from clmgit.adapters.git import RefUpdate
 from clmgit.channels import DEFAULT_GROUP, Channel, group_pins
 from clmgit.durations import format_duration
-from clmgit.errors import ConfigError, GitError, RefusedError
+from clmgit.errors import ConfigError, GitError, PushRejectedError, RefusedError
 from clmgit.layout import Sources
 from clmgit.model import SHA_RE, Cluster, config_version, short_version, split_config_version
 from clmgit.promotion import gates
@@ -319,10 +319,26 @@ def land_sources_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Lande
     from clmgit.promotion.promote import check
 
     check(plan)
+    if push:
+        check_remotes(ws, plan.source_moves)
     landed = land(ws, files=plan.files, message=plan.message,
                   moves=[plan.move] if plan.move else [], push=push)
     land_source_moves(ws, plan.source_moves, push=push)
     return landed
+
+
+def check_remotes(ws: Workspace, moves: Sequence[SourceMove]) -> None:
+    """Before anything is pushed: every other source's branch is, on its remote, where the plan
+    saw it (or already moved), so that its push after the control branch's lands. Pushes to
+    several remotes cannot be one transaction; this keeps a refusal from leaving one behind."""
+    for sm in moves:
+        ref = f"refs/heads/{sm.move.branch}"
+        there = ws.source_repos.repo(sm.source).remote_sha("origin", ref)
+        if there not in (sm.move.old, sm.move.new):
+            raise PushRejectedError(
+                f"branch {sm.move.branch!r} of config source {sm.source!r} is at "
+                f"{(there or 'nothing')[:7]} on its remote, not at {(sm.move.old or 'nothing')[:7]}"
+                " as planned; nothing was pushed — fetch that source and run the command again")
 
 
 def land_source_moves(ws: Workspace, moves: Sequence[SourceMove], *, push: bool) -> None:
@@ -361,8 +377,10 @@ def sync_sources(ws: Workspace, *, push: bool = False, dry_run: bool = False,
     if refusals:
         raise RefusedError("sync-branches refused: " + "; ".join(refusals))
     if not dry_run:
+        others = [sm for sm in moves if ws.sources.get(sm.source).repo is not None]
+        if push:
+            check_remotes(ws, others)
         main = [sm.move for sm in moves if ws.sources.get(sm.source).repo is None]
         land(ws, files={}, message=record_message(ws, main), moves=main, push=push)
-        land_source_moves(ws, [sm for sm in moves if ws.sources.get(sm.source).repo is not None],
-                          push=push)
+        land_source_moves(ws, others, push=push)
     return moves
