@@ -1,5 +1,7 @@
 """A config source that cannot be read fails each cluster pinned to it with a problem naming
-the source, before any backend is asked for (nothing of any source is applied)."""
+the source, before any backend is asked for (nothing of any source is applied); one that an
+unpinned channel follows stops the run in one sentence; a bad `override_channel` holds back its
+cluster alone."""
 
 from __future__ import annotations
 
@@ -56,3 +58,17 @@ def test_a_bad_override_holds_back_that_cluster_alone(tmp_path) -> None:
     assert ("cluster dev-1: config item override_channel: ' addons' is not a config source"
             in bad["reason"])
     assert good["pinned_sha"] == f"main={main};addons={addons}"
+
+
+def test_a_source_an_unpinned_channel_follows_stops_the_run(tmp_path) -> None:
+    """The clusters follow an unpinned channel: the plan itself needs the source's branch head,
+    so the run stops before any cluster, in one sentence naming the source."""
+    repos = two_sources(tmp_path, main_tree={"cluster/stack.yaml": "Resources: {}\n"},
+                        addons_tree={"cluster/manifests/app/cm.yaml": "kind: ConfigMap\n"},
+                        records=[cluster_record("aws:1:eu-central-1:dev-1", channel="dev")])
+    shutil.rmtree(repos.addons.path)
+
+    result = run_cli("--repo", str(repos.main.path), "reconcile", "--dry-run")
+
+    assert result.code == 1
+    assert "config source 'addons' cannot be read" in result.err
