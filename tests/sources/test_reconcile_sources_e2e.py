@@ -5,6 +5,8 @@ the recorded version is CLM's `main=<sha>;addons=<sha>#<hash>`."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from clmgit.model import cluster_hash, parse_cluster, with_lifecycle
@@ -38,9 +40,18 @@ def test_reconcile_applies_both_sources_in_clms_order(moto_endpoint, tmp_path) -
     cluster = parse_cluster(record, "record")
     cli = ("--repo", str(repos.main.path))
     with LocalFleet([cluster], tmp_path / "kubeconfig") as fleet:
-        result = run_cli(*cli, "reconcile", "--kubeconfig", str(fleet.kubeconfig))
+        result = run_cli(*cli, "reconcile", "--kubeconfig", str(fleet.kubeconfig),
+                         "--output", "json")
 
         assert result.code == 0, result.err + result.out
+        # CLM's order: the main stack, cf-manifests of main then addons, the pool; the main
+        # source's components, then the add-on's; post_apply deletions after every manifest.
+        local = cluster.local_id
+        assert [c.split(":")[0] for c in json.loads(result.out)["clusters"][0]["changes"]] == [
+            f"stack {local}", f"stack logs-{local}", f"stack queue-{local}",
+            f"stack nodepool-default-worker-{local}", "Namespace platform",
+            "Deployment platform/echo", "ConfigMap platform/legacy-settings",
+            "ConfigMap platform/platform-settings", "ConfigMap platform/addon", "post_apply"]
         server = fleet.server(cluster.alias)
         maps = {o["metadata"]["name"]: o for o in server.objects("v1", "ConfigMap")
                 if o["metadata"].get("namespace") == "platform"}
