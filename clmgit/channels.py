@@ -19,6 +19,7 @@ from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
+    from clmgit.layout import Sources
 
 CHANNELS_DIR = "channels"
 DEFAULT_GROUP = "default"
@@ -31,6 +32,9 @@ class Group:
     sha: str | None = None
     promoted_at: str = ""
     promoted_from: str = ""
+    #: {source: sha} when the pin names several config sources (`sha:` a mapping); `sha` is
+    #: then None, so that code that knows one source alone never reads half a pin.
+    pins: Mapping[str, str] = field(default_factory=dict)
 
     def matches(self, cluster: Cluster) -> bool:
         return selector_matches(self.selector, cluster)
@@ -150,7 +154,14 @@ def _parse_group(raw: Any, where: str) -> Group:
         if key not in SELECTOR_FIELDS and not str(key).startswith("config_items."):
             raise ConfigError(f"{where}: unknown selector key {key!r}")
     sha = raw.get("sha")
-    if sha is not None:
+    pins: dict[str, str] = {}
+    if isinstance(sha, Mapping):  # several config sources (clmgit.layout.Sources)
+        pins, sha = {str(k): str(v) for k, v in sha.items()}, None
+        for source, pin in pins.items():
+            if not SHA_RE.match(pin):
+                raise ConfigError(f"{where}: sha of source {source!r} must be a full 40-hex "
+                                  f"commit SHA, not {pin!r}")
+    elif sha is not None:
         sha = str(sha)
         if not SHA_RE.match(sha):
             raise ConfigError(f"{where}: sha must be a full 40-hex commit SHA, not {sha!r}")
@@ -160,7 +171,16 @@ def _parse_group(raw: Any, where: str) -> Group:
         sha=sha,
         promoted_at=_str(raw.get("promoted_at")),
         promoted_from=_str(raw.get("promoted_from")),
+        pins=pins,
     )
+
+
+def group_pins(group: Group, sources: Sources) -> dict[str, str] | None:
+    """{source: sha} a group is pinned to; None when it lacks a pin for any source."""
+    if not sources.several:
+        return {sources.main.name: group.sha} if group.sha else None
+    pins = dict(group.pins)
+    return pins if set(pins) == set(sources.names) else None
 
 
 def channel_path(name: str) -> str:

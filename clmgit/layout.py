@@ -16,12 +16,17 @@ clusters CLM created instead of making a second set of stacks:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from clmgit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from clmgit.channels import Channel
 
 SETTINGS_PATH = "clmgit.yaml"
 CLMGIT = "clmgit"
@@ -46,23 +51,16 @@ CLM_LAYOUT = Layout(CLM)
 
 def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     """The layout `clmgit.yaml` selects; the default when there is no such file. Anything
-    malformed is refused with one sentence naming the file and the key."""
-    if data is None:
+    malformed is refused with one sentence naming the file and the key. The keys of config
+    sources (`sources`, `allow_override`) are read by `parse_sources`."""
+    raw = load_settings(data, where)
+    if not raw:
         return DEFAULT
-    try:
-        raw: Any = yaml.safe_load(data)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"{where} is not valid YAML{line}") from None
-    if raw is None:
-        return DEFAULT
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be a mapping of settings, such as 'layout: clm'")
-    unknown = sorted(str(k) for k in raw if k not in ("layout", "manage_etcd_stack"))
+    unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} "
-                          "(known keys: layout, manage_etcd_stack)")
+                          "(known keys: layout, manage_etcd_stack) nor a key of config "
+                          "sources (sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -72,3 +70,137 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
         raise ConfigError(f"{where}: key 'manage_etcd_stack' must be true or false, "
                           f"not {etcd!r}")
     return Layout(name, manage_etcd_stack=etcd)
+
+
+_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override")
+
+
+def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:
+    """`clmgit.yaml` as a mapping ({} when there is none), or one sentence on what is wrong."""
+    if data is None:
+        return {}
+    try:
+        raw: Any = yaml.safe_load(data)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"{where} is not valid YAML{line}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping of settings, such as 'layout: clm'")
+    return raw
+
+
+# --- config sources (CLM's `--config-source`) ----------------------------------------------------
+#
+# `sources:` lists ordered config sources; the first is the *main* source. A source without
+# `repo:` is this repository; one with a URL is mirrored under the cache, keyed by its name
+# (`clmgit.workspace.SourceRepos`); one with a path is read where it is. Without `sources:` the
+# repository is its own single source named `main`, and nothing changes how it behaves.
+
+MAIN = "main"
+NAME_RE = re.compile(r"^[a-z0-9-]+$")
+SOURCE_KEYS = ("sources", "allow_override")
+_SOURCE_FIELDS = ("name", "repo", "branches")
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    #: A git URL or a path; None: this repository (the control branch's).
+    repo: str | None = None
+    #: Channel name -> this source's branch for it (default: the channel's own branch).
+    branches: Mapping[str, str] = field(default_factory=dict)
+
+    def branch(self, channel: Channel) -> str:
+        return self.branches.get(channel.name, channel.branch)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The ordered config sources of a repository; `declared` only when `clmgit.yaml` lists
+    them (a repository without the key is its own source and behaves exactly as before)."""
+
+    sources: tuple[Source, ...] = (Source(MAIN),)
+    declared: bool = False
+    #: `Kind/namespace/name` and `stack/<name>` entries two sources may both define.
+    allow_override: frozenset[str] = frozenset()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.sources)
+
+    @property
+    def main(self) -> Source:
+        return self.sources[0]
+
+    @property
+    def several(self) -> bool:
+        return len(self.sources) > 1
+
+    def get(self, name: str) -> Source:
+        for s in self.sources:
+            if s.name == name:
+                return s
+        raise ConfigError(f"unknown config source {name!r} (sources: {', '.join(self.names)})")
+
+
+SINGLE = Sources()
+
+
+def parse_sources(raw: Mapping[str, Any], where: str) -> Sources:
+    """The `sources:` and `allow_override:` keys of the settings (already a mapping)."""
+    allow = _allow_override(raw.get("allow_override"), where)
+    if "sources" not in raw:
+        return Sources(allow_override=allow)
+    items = raw["sources"]
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{where}: key 'sources' must be a non-empty list of sources "
+                          "(each with a name)")
+    sources = tuple(_source(item, i, where) for i, item in enumerate(items))
+    seen: set[str] = set()
+    local = 0
+    for s in sources:
+        if s.name in seen:
+            raise ConfigError(f"{where}: source {s.name!r} is listed twice; names are unique")
+        seen.add(s.name)
+        local += s.repo is None
+    if local > 1:
+        raise ConfigError(f"{where}: only one source may leave out 'repo' (this repository)")
+    if len(sources) == 1 and sources[0].repo is not None:
+        raise ConfigError(f"{where}: a single source is this repository; leave out its 'repo'")
+    return Sources(sources, declared=True, allow_override=allow)
+
+
+def _source(item: Any, index: int, where: str) -> Source:
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"{where}: source #{index + 1} must be a mapping with a name")
+    unknown = sorted(str(k) for k in item if k not in _SOURCE_FIELDS)
+    if unknown:
+        raise ConfigError(f"{where}: source #{index + 1} has unknown key {unknown[0]!r} "
+                          f"(known keys: {', '.join(_SOURCE_FIELDS)})")
+    name = item.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ConfigError(f"{where}: source #{index + 1} needs a name of [a-z0-9-]+, "
+                          f"not {name!r}")
+    repo = item.get("repo")
+    if repo is not None and (not isinstance(repo, str) or not repo.strip()):
+        raise ConfigError(f"{where}: source {name!r}: repo must be a URL or a path")
+    branches = item.get("branches") or {}
+    if not isinstance(branches, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in branches.items()):
+        raise ConfigError(f"{where}: source {name!r}: branches must map channel names to "
+                          "branch names")
+    return Source(name, repo, dict(branches))
+
+
+def _allow_override(raw: Any, where: str) -> frozenset[str]:
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, list) or not all(isinstance(x, str) and x for x in raw):
+        raise ConfigError(f"{where}: key 'allow_override' must be a list such as "
+                          "[Deployment/kube-system/app, stack/<stack name>]")
+    return frozenset(raw)
+
+

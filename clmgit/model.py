@@ -9,7 +9,7 @@ import base64
 import hashlib
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeVar
@@ -175,6 +175,68 @@ def _sorted_items(items: Mapping[str, str]) -> list[str]:
 
 def desired_version(sha: str, cluster: Cluster) -> str:
     return f"{sha}#{cluster.version_hash}"
+
+
+# --- several config sources (CLM's `--config-source`) -------------------------------------------
+#
+# The config version is CLM's `ConfigVersion.ID()`: one source, its SHA; two or more,
+# `name1=sha1;name2=sha2` in source order (channel/combined.go); the desired version appends
+# `#<cluster hash>` as for one source. `override_channel` (`src1=rev1,src2=rev2`) points a source
+# at another revision for one cluster; clmgit refuses what CLM would ignore.
+
+#: CLM's config item that points a cluster's sources at other revisions.
+OVERRIDE_ITEM = "override_channel"
+
+
+def config_version(shas: Sequence[tuple[str, str]]) -> str:
+    """CLM's config version of (source, sha) pairs in source order: one source, its SHA."""
+    if len(shas) == 1:
+        return shas[0][1]
+    return ";".join(f"{name}={sha}" for name, sha in shas)
+
+
+def short_version(version: str | None) -> str:
+    """A SHA's first 7 characters; in a config version of several sources, each source's."""
+    if not version:
+        return "-"
+    if "=" not in version:
+        return version[:7]
+    return ";".join(f"{n}={sha[:7]}" for n, _, sha in (p.partition("=")
+                                                        for p in version.split(";")))
+
+
+def split_config_version(version: str, names: Sequence[str]) -> dict[str, str]:
+    """{source: sha} of a config version made by `config_version` for the sources `names`."""
+    if len(names) == 1:
+        return {names[0]: version}
+    parts = dict(p.partition("=")[::2] for p in version.split(";"))
+    if list(parts) != list(names) or not all(SHA_RE.match(s) for s in parts.values()):
+        raise ConfigError(f"config version {version!r} does not name the sources "
+                          f"{', '.join(names)} with a SHA each")
+    return parts
+
+
+def channel_overrides(cluster: Cluster, names: Sequence[str]) -> dict[str, str]:
+    """`override_channel` of a cluster as {source: revision}, validated (CLM splits it on ','
+    and '=' and ignores what it does not know; clmgit refuses it, naming the cluster)."""
+    raw = cluster.config_items.get(OVERRIDE_ITEM)
+    if raw is None:
+        return {}
+    who = f"cluster {cluster.alias or cluster.id}: config item {OVERRIDE_ITEM}"
+    out: dict[str, str] = {}
+    for part in raw.split(","):
+        name, sep, rev = part.partition("=")
+        if not sep:
+            raise ConfigError(f"{who}: {part!r} is not source=revision")
+        if name not in names:
+            raise ConfigError(f"{who}: {name!r} is not a config source "
+                              f"(sources: {', '.join(names)}; names are not trimmed)")
+        if not rev.strip():
+            raise ConfigError(f"{who}: source {name!r} has an empty revision")
+        if name in out:
+            raise ConfigError(f"{who}: source {name!r} is named twice")
+        out[name] = rev
+    return out
 
 
 def with_lifecycle(cluster: Cluster, lifecycle_status: str) -> Cluster:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from clmgit.model import short_version
 from clmgit.output import Format, emit, line, note, table, to_data
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _short(sha: str | None) -> str:
-    return sha[:7] if sha else "-"
+    return short_version(sha)
 
 
 def _clusters(n: int) -> str:
@@ -41,6 +42,7 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
                 "unchanged": p.unchanged,
                 "overrides": p.overrides,
                 "branch_move": p.move,
+                **({"source_moves": p.source_moves} if p.source_moves else {}),
                 "commit": landed.commit if landed else None,
                 "pushed": bool(landed and landed.pushed),
                 "message": p.message,
@@ -67,6 +69,9 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
     if p.move:
         line(f"{head}move branch {p.move.branch}: {_short(p.move.old)} -> {_short(p.move.new)} "
              f"({p.move.kind.value})")
+    for sm in p.source_moves:  # branches of other config sources
+        line(f"{head}move branch {sm.move.branch} of source {sm.source}: "
+             f"{_short(sm.move.old)} -> {_short(sm.move.new)} ({sm.move.kind.value})")
     if p.commits:
         line(f"brings {len(p.commits)} change(s) to cluster/:")
         for entry in p.commits:

@@ -5,15 +5,26 @@ Built once by the CLI and passed down; everything is read lazily and at most onc
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from clmgit.adapters.git import GitRepo, RefUpdate
-from clmgit.channels import Channel, load_channels
+from clmgit.channels import Channel, group_pins, load_channels
 from clmgit.errors import ConfigError, GitError
-from clmgit.layout import SETTINGS_PATH, Layout, parse_settings
-from clmgit.model import Cluster
+from clmgit.layout import (
+    SETTINGS_PATH,
+    Layout,
+    Source,
+    Sources,
+    load_settings,
+    parse_settings,
+    parse_sources,
+)
+from clmgit.model import Cluster, channel_overrides, config_version
 from clmgit.registry import Registry, open_registry
 
 
@@ -57,6 +68,17 @@ class Workspace:
         """The repository's layout, from `clmgit.yaml` on the control branch (default: clmgit's)."""
         data = self.repo.read_file(self.control_sha, SETTINGS_PATH)
         return parse_settings(data, f"{SETTINGS_PATH} on branch {self.control_branch!r}")
+
+    @cached_property
+    def sources(self) -> Sources:
+        """The config sources `clmgit.yaml` lists (default: this repository alone, `main`)."""
+        where = f"{SETTINGS_PATH} on branch {self.control_branch!r}"
+        return parse_sources(load_settings(self.repo.read_file(self.control_sha, SETTINGS_PATH),
+                                           where), where)
+
+    @cached_property
+    def source_repos(self) -> SourceRepos:
+        return SourceRepos(self.sources, self.repo)
 
     def channel(self, name: str) -> Channel:
         try:
@@ -121,7 +143,11 @@ class Workspace:
         return self.repo.run("remote", "get-url", self.remote).strip()
 
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
-        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none."""
+        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none.
+        With declared config sources the "SHA" is the config version (`main=<sha>;...`)."""
+        if self.sources.declared:
+            return desired_config_version(self.channels, cluster, self.sources,
+                                          self.source_repos)
         return pinned_sha(self.channels, cluster, self.head)
 
 
@@ -161,14 +187,10 @@ def open_workspace(
     A URL is mirrored under ~/.cache/clmgit and fetched on every open; its branches are the
     remote's, so a change made there only counts once pushed (use --push).
     """
-    if _is_url(repo):
+    if is_url(repo):
         return Workspace(_mirror(repo), control_branch=control_branch, registry_spec=registry,
                          url=repo)
     return Workspace(GitRepo(repo), control_branch=control_branch, registry_spec=registry)
-
-
-def _is_url(spec: str) -> bool:
-    return "://" in spec or (spec.startswith("git@") and ":" in spec)
 
 
 def _mirror(url: str) -> GitRepo:
@@ -180,3 +202,111 @@ def _mirror(url: str) -> GitRepo:
     cache = cache_dir("repos")
     cache.mkdir(parents=True, exist_ok=True)
     return GitRepo.mirror(url, cache / hashlib.sha256(url.encode()).hexdigest()[:16])
+
+
+# --- the repositories of several config sources (`sources:` in clmgit.yaml) ----------------------
+
+
+class SourceRepos:
+    """The repository of each source: this one, a path, or a mirror of a URL fetched on first
+    use (keyed by the source's name, so two sources never share a mirror)."""
+
+    def __init__(self, sources: Sources, control: GitRepo, *,
+                 mirror: Callable[[str, str], GitRepo] | None = None) -> None:
+        self.sources = sources
+        self._control = control
+        self._mirror = mirror or mirror_source
+        self._repos: dict[str, GitRepo] = {}
+        self._lock = threading.Lock()
+
+    def repo(self, name: str) -> GitRepo:
+        with self._lock:
+            if name not in self._repos:
+                self._repos[name] = self._open(self.sources.get(name))
+            return self._repos[name]
+
+    def url(self, name: str) -> str | None:
+        spec = self.sources.get(name).repo
+        return spec if spec is not None and is_url(spec) else None
+
+    def _open(self, source: Source) -> GitRepo:
+        if source.repo is None:
+            return self._control
+        try:
+            if is_url(source.repo):
+                return self._mirror(source.name, source.repo)
+            if not Path(source.repo).exists():
+                raise GitError(f"{source.repo} does not exist")
+            return GitRepo(source.repo)
+        except GitError as e:
+            raise GitError(f"config source {source.name!r} cannot be read: {e}") from None
+
+    def head(self, name: str, branch: str) -> str:
+        """Where `branch` is in the source's repository (the remote's in a plain clone)."""
+        sha, _ = read_branch(self.repo(name), branch)
+        if sha is None:
+            raise GitError(f"config source {name!r} has no branch {branch!r}")
+        return sha
+
+    def resolve(self, name: str, rev: str) -> str:
+        """A revision (a branch, a tag, a SHA) of a source as a commit id."""
+        repo = self.repo(name)
+        sha = repo.branch_sha(rev) or repo.rev(f"refs/remotes/origin/{rev}") or repo.rev(
+            f"{rev}^{{commit}}")
+        if sha is None:
+            raise GitError(f"config source {name!r} has no revision {rev!r}")
+        return sha
+
+
+def is_url(spec: str) -> bool:
+    return "://" in spec or (spec.startswith("git@") and ":" in spec)
+
+
+def mirror_source(name: str, url: str) -> GitRepo:
+    """A bare mirror of a source's URL in the cache, fetched now; keyed by the source's name
+    (and the URL, so that a source pointed elsewhere starts a new mirror)."""
+    from clmgit.cache import cache_dir
+
+    folder = cache_dir("sources")
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return GitRepo.mirror(url, folder / f"{name}-{digest}")
+
+
+# --- a cluster's desired version under declared config sources ---------------------------------
+
+
+def desired_config_version(
+    channels: Mapping[str, Channel], cluster: Cluster, sources: Sources, repos: SourceRepos,
+) -> tuple[str | None, str]:
+    """(config version, group) of a cluster under several sources (or one declared source):
+    per source its group's pin (a channel without groups: the head of the source's branch),
+    unless `override_channel` points the source at another revision. None with a reason when
+    a source has no pin."""
+    channel = channels.get(cluster.channel)
+    if channel is None:
+        return None, f"unknown channel {cluster.channel!r}"
+    try:
+        overrides = channel_overrides(cluster, sources.names)
+    except ConfigError as e:
+        return None, str(e)  # this cluster is held back, saying why; the others go on
+    group_name = ""
+    pins: dict[str, str] | None = None
+    if channel.pinned:
+        group = channel.group_for(cluster)
+        if group is None:
+            return None, f"no group of channel {channel.name!r} matches"
+        group_name, pins = group.name, group_pins(group, sources)
+        if pins is None and len(overrides) < len(sources.sources):
+            return None, (f"group {group.name!r} of channel {channel.name!r} has no pin of "
+                          f"every source ({', '.join(sources.names)}) yet")
+    shas = []
+    for s in sources.sources:
+        if s.name in overrides:
+            sha = repos.resolve(s.name, overrides[s.name])
+        elif pins is not None:
+            sha = pins[s.name]
+        else:
+            sha = repos.head(s.name, s.branch(channel))
+        shas.append((s.name, sha))
+    return config_version(shas), group_name

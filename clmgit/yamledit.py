@@ -25,6 +25,9 @@ from ruamel.yaml.error import YAMLError as RuamelYAMLError
 from clmgit.errors import ConfigError
 
 Scalar = str | int | bool | None
+#: A value `Document.set` writes: a scalar, or a flat mapping of scalars written as one flow
+#: mapping on the key's line (a pin of several config sources: `sha: {main: ..., addons: ...}`).
+Value = Scalar | Mapping[str, Scalar]
 Path = Sequence[str | int]
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -81,7 +84,7 @@ class Document:
             raise ConfigError(f"{self.name}: malformed YAML: {str(e).splitlines()[0]}") from None
         self.data = normalize(load(self._body, self.name))
 
-    def set(self, path: Path, values: Mapping[str, Scalar]) -> None:
+    def set(self, path: Path, values: Mapping[str, Value]) -> None:
         """Set `values` in the mapping at `path` (keys missing there are added after `after`)."""
         expected = json.loads(json.dumps(self.data))
         target = _walk(expected, path)
@@ -105,13 +108,15 @@ class Document:
 
     # --- the splice ------------------------------------------------------------------------
 
-    def _splice(self, path: Path, key: str, value: Scalar) -> None:
+    def _splice(self, path: Path, key: str, value: Value) -> None:
         node = _walk(self._tree, path)
         if not isinstance(node, CommentedMap) or node.fa.flow_style():
             raise _CannotSplice
         lines = _lines(self._body)
         if key in node:
-            if isinstance(node[key], CommentedMap | CommentedSeq):
+            flow_map = isinstance(node[key], CommentedMap) and node[key].fa.flow_style()
+            if isinstance(node[key], CommentedMap | CommentedSeq) and not (
+                    flow_map and isinstance(value, Mapping)):
                 raise _CannotSplice
             line_no, col = node.lc.key(key)
             lines[line_no] = _replace_value(lines[line_no], col, key, value)
@@ -131,7 +136,7 @@ class Document:
             raise ConfigError(f"{self.name}: could not edit the file safely; nothing was written")
         self.data = actual
 
-    def _dump_round_trip(self, path: Path, values: Mapping[str, Scalar]) -> None:
+    def _dump_round_trip(self, path: Path, values: Mapping[str, Value]) -> None:
         rt = YAML(typ="rt")
         rt.preserve_quotes = True
         tree = rt.load(self._body)
@@ -216,7 +221,7 @@ def _entry_end(lines: list[str], line_no: int, col: int) -> int:
 _PLAIN_END = re.compile(r"\s+#|\s*$")
 
 
-def _replace_value(line: str, col: int, key: str, value: Scalar) -> str:
+def _replace_value(line: str, col: int, key: str, value: Value) -> str:
     colon = line.find(":", col + len(key))
     if colon < 0:
         raise _CannotSplice
@@ -231,7 +236,9 @@ def _replace_value(line: str, col: int, key: str, value: Scalar) -> str:
         new = format_scalar(value)
         tail = (" " + rest) if rest else ""
         return body[:start] + gap + new + tail + newline
-    end = _token_end(rest)
+    end = rest.find("}") + 1 if rest.startswith("{") else _token_end(rest)
+    if end <= 0:
+        raise _CannotSplice  # a flow mapping that goes on past its line
     old = rest[:end]
     return body[:start] + format_scalar(value, old) + rest[end:] + newline
 
@@ -265,8 +272,12 @@ def _token_end(rest: str) -> int:
     return match.start()
 
 
-def format_scalar(value: Scalar, old_token: str | None = None) -> str:
-    """A YAML token for `value`, in the quoting style of the token it replaces where it can."""
+def format_scalar(value: Value, old_token: str | None = None) -> str:
+    """A YAML token for `value`, in the quoting style of the token it replaces where it can;
+    a flat mapping as one flow mapping."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{format_scalar(k)}: {format_scalar(v)}"
+                               for k, v in value.items()) + "}"
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -44,6 +44,10 @@ def convert(
     registry: Annotated[str | None, typer.Option(
         "--registry", help="Clusters to --check (a clusters.yaml or URL); default: samples.")
     ] = None,
+    all_sources: Annotated[bool, typer.Option(
+        "--all-sources", help="Convert the ref in every config source of clmgit.yaml, onto "
+        "<ref>-jinja in each; --check renders with the sources' defaults composed.")
+    ] = False,
     allow_uncovered: Annotated[bool, typer.Option(
         "--allow-uncovered", help="Let --check pass when templates rendered only comments.")
     ] = False,
@@ -70,6 +74,13 @@ def convert(
                                  "drop --onto (or convert one channel with --from)",
                                  param_hint="'--onto'")
     refs = list(migrate.ALL_CHANNELS) if all_channels else [source or ""]
+    if all_sources:
+        from clmgit.cli.convert_sources import convert_sources
+
+        convert_sources(opts.ws, refs=refs, onto=onto, out=out, check=check,
+                        registry=registry or opts.registry, ec2=_ec2(ec2) if check else None,
+                        allow_uncovered=allow_uncovered, dry_run=dry_run, fmt=fmt)
+        return
     sources = [migrate.read_source(opts.repo, ref) for ref in refs]
     migrations = _convert_all(sources)
     repo = None
@@ -90,14 +101,17 @@ def convert(
                  for m in migrations)
     if passed and not dry_run:
         _write(repo, migrations)
-    refusal = _refusal([m.check for m in migrations if m.check is not None], passed)
-    _report(migrations, fmt, dry_run=dry_run, refusal=refusal)
-    if refusal:
-        raise RefusedError(refusal)
+    refused = refusal(migrations, allow_uncovered=allow_uncovered)
+    _report(migrations, fmt, dry_run=dry_run, refusal=refused)
+    if refused:
+        raise RefusedError(refused)
 
 
-def _refusal(checks: list[Any], passed: bool) -> str | None:
-    """Why the check refuses the conversion, or None."""
+def refusal(migrations: list[Migration], *, allow_uncovered: bool) -> str | None:
+    """Why the check refuses the conversion (differences, or uncovered files), or None."""
+    passed = all(m.check is None or m.check.passes(allow_uncovered=allow_uncovered)
+                 for m in migrations)
+    checks = [m.check for m in migrations if m.check is not None]
     if differing := sum(len(c.differences) for c in checks):
         return (f"{differing} rendered file(s) differ between the Go original and the "
                 "conversion (first differing lines above); nothing was written")

@@ -28,7 +28,9 @@ def promote(
     source: Annotated[str, typer.Argument(help="The channel promoted from.")],
     target: Annotated[str, typer.Argument(help="The channel whose groups are pinned.")],
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
-    sha: Annotated[str | None, typer.Option(help="Promote this SHA of the source.")] = None,
+    sha: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Promote this SHA of the source; with several config sources "
+        "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Override forward-only, the branch-content check and gates.")
@@ -46,7 +48,18 @@ def promote(
     from clmgit.promotion.promote import land_plan, plan_promotion
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
+    if ws.sources.several:
+        plan, land = _promote_sources(ws, source=source, target=target, groups=group, sha=sha,
+                                      force=force, ignore_freeze=ignore_freeze,
+                                      from_any=from_any, pr=pr)
+        with _retry_hint():
+            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land)
+        return
+    if len(sha) > 1:
+        raise typer.BadParameter("one SHA: the repository has one config source",
+                                 param_hint="'--sha'")
+    plan = plan_promotion(ws, source=source, target=target, groups=group,
+                          sha=sha[0] if sha else None, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
@@ -56,7 +69,9 @@ def rollback(
     ctx: typer.Context,
     channel: Annotated[str, typer.Argument(help="The channel to roll back.")],
     group: Groups = [],  # noqa: B006
-    to: Annotated[str | None, typer.Option(help="Roll back to this SHA.")] = None,
+    to: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Roll back to this SHA; with several config sources SOURCE=SHA "
+        "(repeatable; sources not named stay).")] = [],  # noqa: B006 - typer never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Move the branch even if it carries content the pin lacks.")] = False,
@@ -68,9 +83,55 @@ def rollback(
     from clmgit.promotion.promote import land_plan, plan_rollback
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
+    if ws.sources.several:
+        from clmgit.promotion.sources import land_sources_plan, parse_sha_options
+        from clmgit.promotion.sources_rollback import plan_sources_rollback
+
+        _no_pr(pr)
+        plan = plan_sources_rollback(ws, channel=channel, groups=group,
+                                     to=parse_sha_options(to, ws.sources, option="--to"),
+                                     force=force, now=_now())
+        with _retry_hint():
+            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out,
+                         land=land_sources_plan)
+        return
+    if len(to) > 1:
+        raise typer.BadParameter("one SHA: the repository has one config source",
+                                 param_hint="'--to'")
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to[0] if to else None,
+                         force=force)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+
+
+def _promote_sources(ws: Workspace, *, source: str, target: str, groups: list[str],
+                     sha: list[str], force: bool, ignore_freeze: bool, from_any: bool,
+                     pr: bool) -> tuple[Any, Any]:
+    """The plan (and how to land it) of a promotion of several config sources."""
+    from clmgit.promotion.sources import (
+        land_sources_plan,
+        parse_sha_options,
+        plan_sources_promotion,
+    )
+
+    _no_pr(pr)
+    plan = plan_sources_promotion(
+        ws, source=source, target=target, groups=groups,
+        shas=parse_sha_options(sha, ws.sources), force=force, ignore_freeze=ignore_freeze,
+        from_any=from_any, now=_now())
+    return plan, land_sources_plan
+
+
+def _no_pr(pr: bool) -> None:
+    if pr:
+        raise typer.BadParameter("--pr does not open pull requests for several config sources "
+                                 "yet; use --push", param_hint="'--pr'")
+
+
+def _now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
@@ -148,9 +209,17 @@ def diff(
     from clmgit import views
     from clmgit.promotion.preview import preview
 
-    previews = preview(
-        settings(ctx).ws, source=source, target=target, groups=group, cluster=cluster, sha=sha
-    )
+    ws = settings(ctx).ws
+    if ws.sources.several:
+        from clmgit.promotion.sources import parse_sha_options
+        from clmgit.promotion.sources_preview import preview_sources
+
+        previews = preview_sources(ws, source=source, target=target, groups=group,
+                                   cluster=cluster,
+                                   shas=parse_sha_options([sha] if sha else [], ws.sources))
+    else:
+        previews = preview(ws, source=source, target=target, groups=group, cluster=cluster,
+                           sha=sha)
     views.previews(previews, fmt=out)
 
 
@@ -162,15 +231,15 @@ def render(
     out_dir: Annotated[str | None, typer.Option("--out", help="Write files here.")] = None,
 ) -> None:
     """Render every stack, node-pool stack, manifest and deletion list of one cluster."""
+    from clmgit.config.composed import workspace_source
     from clmgit.config.offline import preview_account
     from clmgit.config.output import render_text, render_to_files
     from clmgit.config.render import render_cluster
-    from clmgit.config.source import GitConfigSource
     from clmgit.promotion.render_at import resolve_render
 
     ws = settings(ctx).ws
     record, at = resolve_render(ws, cluster=cluster, channel=channel, sha=sha)
-    source = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
+    source = workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
     account = preview_account(record, ws.layout)
     rendered = render_cluster(source, at, record, layout=ws.layout, account=account)
     if account is not None:
@@ -310,16 +379,23 @@ def sync_branches(
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
-        moves = sync(ws, push=push, dry_run=dry_run, force=force)
+        if ws.sources.several:
+            from clmgit.promotion.sources import sync_sources
+
+            moved = [(f"{m.source} ", m.move) for m in sync_sources(
+                ws, push=push, dry_run=dry_run, force=force)]
+        else:
+            moved = [("", m) for m in sync(ws, push=push, dry_run=dry_run, force=force)]
     if out is not Format.table:
-        output.emit(moves, out, kind="BranchMoveList", dry_run=dry_run)
+        output.emit([{"source": source.strip() or None, **output.to_data(m)}
+                     for source, m in moved], out, kind="BranchMoveList", dry_run=dry_run)
         return
-    if not moves:
+    if not moved:
         output.line("every channel branch is where its pins are")
     verb = "would move" if dry_run else "moved"
-    for m in moves:
+    for source, m in moved:
         forced = ", forced" if m.override else ""
-        output.line(f"{verb} {m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
+        output.line(f"{verb} {source}{m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
                     f"({m.kind.value}{forced})")
 
 

@@ -7,5 +7,6 @@
 - `deletions`: the models of `manifests/deletions.yaml` and `cf-deletions.yaml`.
 - `values`: the `values` of the template context, and the placeholders used offline.
 - `render`: every stack, node-pool stack, manifest and deletion list of one cluster.
+- `composed`: the same from several config sources, composed as CLM's `CombinedSource`.
 - `output`, `secrets`, `diff`: rendered files on disk or stdout, masked; the rendered diff.
 """

@@ -106,8 +106,10 @@ class ClusterRenderer:
     offline placeholders; values without `stack_outputs` get placeholder outputs."""
 
     def __init__(self, tree: ConfigTree, cluster: Cluster, layout: Layout = DEFAULT, *,
-                 account: ClmAccount | None = None) -> None:
-        """`account`: what CLM's computed values ask (`computed`); None renders offline."""
+                 account: ClmAccount | None = None,
+                 defaults: Mapping[str, str] | None = None) -> None:
+        """`account`: what CLM's computed values ask (`computed`); None renders offline.
+        `defaults`: the config defaults to merge (several sources); None: the tree's own."""
         self.tree = tree
         self.layout = layout
         self.templates = template_set(tree)
@@ -116,7 +118,8 @@ class ClusterRenderer:
         #: Time and output of this cluster's renders, against the limits of `budget`.
         self.budget = Budget.from_environment()
         with aws_session(account):
-            self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster))
+            self.cluster = with_defaults(cluster, render_defaults(self.templates, cluster)
+                                         if defaults is None else dict(defaults))
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
         self._pools = {p["name"]: p for p in self._context["node_pools"]}
@@ -280,7 +283,12 @@ def render_order(tree: ConfigTree) -> list[str]:
 def cluster_renderer(source: ConfigSource, sha: str, cluster: Cluster,
                      layout: Layout = DEFAULT, *,
                      account: ClmAccount | None = None) -> ClusterRenderer:
-    """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged."""
+    """Steps 1–2 of the engine for one cluster: the tree at `sha`, the defaults merged. A
+    source of several config sources (`clmgit.config.composed`) composes them itself."""
+    compose = getattr(source, "compose", None)
+    if compose is not None:
+        renderer: ClusterRenderer = compose(sha, cluster, layout, account=account)
+        return renderer
     return ClusterRenderer(source.files(sha), cluster, layout, account=account)
 
 

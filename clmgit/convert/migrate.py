@@ -68,8 +68,9 @@ class Migration:
 
 # -- reading -------------------------------------------------------------------------------------
 
-def read_source(repo_path: str, source: str) -> Source:
-    """`source` as a directory holding `cluster/`, else as a ref of the repo at `repo_path`."""
+def read_source(repo_path: str, source: str, *, main: bool = True) -> Source:
+    """`source` as a directory holding `cluster/`, else as a ref of the repo at `repo_path`.
+    `main`: it must hold CLM's main stack (a later config source need not)."""
     directory = Path(source)
     if directory.is_dir():
         return _read_directory(directory)
@@ -86,7 +87,8 @@ def read_source(repo_path: str, source: str) -> Source:
                           "a CLM repository") from None
     files = dict(tree)
     _resolve_links(repo, sha, files)
-    return _clm(Source(source, dict(sorted(files.items())), sha))
+    read = Source(source, dict(sorted(files.items())), sha)
+    return _clm(read) if main else read
 
 
 def _resolve_links(repo: GitRepo, sha: str, files: dict[str, bytes]) -> None:

@@ -106,6 +106,13 @@ def check_groups_before(
                 if (group := target.group_for(c)) is not None and group in earlier]
     cache: dict[str, bool] = {}
     waiting = [c for c in clusters if not has_applied(ws, c, sha, cache)]
+    return groups_before_result(target, promoted_together, waiting, sha[:7])
+
+
+def groups_before_result(target: Channel, promoted_together: Sequence[str],
+                         waiting: Sequence[Cluster], shown: str) -> GateResult:
+    """The verdict of `groups_before`: groups before promoted in the same step, or clusters of
+    them that have not applied `shown` (a short SHA or config version), refuse."""
     if promoted_together:
         waiting_for = f"group(s) {', '.join(promoted_together)} promoted in the same step"
     elif waiting:
@@ -115,7 +122,7 @@ def check_groups_before(
         return GateResult(GROUPS_BEFORE, None)
     return GateResult(GROUPS_BEFORE, (
         f"{target.name!r} promotes a group only after the groups before it applied "
-        f"{sha[:7]}; {waiting_for} (--force overrides)"
+        f"{shown}; {waiting_for} (--force overrides)"
     ))
 
 

@@ -7,6 +7,7 @@ hand-made commit to a channel file shows up as an `edit`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from clmgit import yamledit
 from clmgit.adapters.git import Commit, trailer_pairs, trailers
@@ -86,7 +87,13 @@ def _logged(ws: Workspace, channel: str | None, limit: int | None) -> list[Commi
 
 def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[str]:
     """The SHAs the group was pinned to, newest first, as the channel file's history records."""
-    shas: list[str] = []
+    return [str(sha) for sha in raw_pins_in_history(ws, channel, group)]
+
+
+def raw_pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[Any]:
+    """The group's `sha:` values as written, newest first: a SHA, or with several config
+    sources a mapping {source: sha}."""
+    shas: list[Any] = []
     for c in ws.repo.log(ws.control_sha, paths=[channel.path], limit=PIN_HISTORY_DEPTH):
         data = ws.repo.read_file(c.sha, channel.path)
         if data is None:
@@ -97,7 +104,7 @@ def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[str]:
             continue  # a broken revision of the file holds no usable pin
         for g in raw.get("groups") or []:
             if isinstance(g, dict) and g.get("name") == group.name and g.get("sha"):
-                shas.append(str(g["sha"]))
+                shas.append(g["sha"])
     return shas
 
 

@@ -16,10 +16,10 @@ from clmgit.adapters.git import Commit
 from clmgit.channels import DEFAULT_GROUP, Channel, Group
 from clmgit.config.diff import ClusterDiff, rendered_diff
 from clmgit.config.secrets import masker_for
-from clmgit.config.source import GitConfigSource
+from clmgit.config.source import ConfigSource, GitConfigSource
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.layout import Layout
-from clmgit.model import Cluster
+from clmgit.model import Cluster, short_version
 from clmgit.promotion.promote import CONFIG_DIR, source_sha
 from clmgit.workspace import Workspace
 
@@ -72,7 +72,7 @@ def preview(
     return out
 
 
-def _rendered(config: GitConfigSource, record: Cluster | None, dst: Channel, group: Group, *,
+def _rendered(config: ConfigSource, record: Cluster | None, dst: Channel, group: Group, *,
               old: str | None, new: str, layout: Layout) -> tuple[ClusterDiff | None, str]:
     """The group's rendered diff, or why there is none. A template that fails at the new SHA is
     reported in the preview rather than aborting it: the commits are still worth reading, and a
@@ -126,7 +126,7 @@ def format_report(items: Sequence[GroupPreview], *, markdown: bool = False) -> s
 
 
 def _short(sha: str | None) -> str:
-    return sha[:7] if sha else "-"
+    return short_version(sha)
 
 
 def _plain(p: GroupPreview) -> str:
@@ -144,7 +144,7 @@ def _plain(p: GroupPreview) -> str:
 
 
 def _markdown(p: GroupPreview) -> str:
-    head = f"### `{p.group}`: `{(p.old or 'none')[:7]}` → `{p.new[:7]}`"
+    head = f"### `{p.group}`: `{short_version(p.old) if p.old else 'none'}` → `{_short(p.new)}`"
     if p.old == p.new:
         return f"{head}: already there"
     warn = "" if p.forward else " (not forward: a rollback or forced)"

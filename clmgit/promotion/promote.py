@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from clmgit.adapters.git import SHORT_SHA_RE
 from clmgit.channels import DEFAULT_GROUP, Channel, pin_groups
@@ -63,6 +64,8 @@ class Plan:
     message: str = ""
     refusals: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the plan does that is easy to miss
+    #: Branch moves in the repositories of other config sources (promotion/sources.py).
+    source_moves: tuple[Any, ...] = ()
 
     @property
     def kind(self) -> PlanKind:

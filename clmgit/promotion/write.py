@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from clmgit.adapters.git import RefUpdate
+from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.errors import RefusedError
 from clmgit.promotion.content import BranchMove, MoveKind
 from clmgit.workspace import Workspace
@@ -54,7 +54,7 @@ def land(
         )
         updates.append(RefUpdate(f"refs/heads/{target}", commit, ws.control_sha))
     for move in moves:
-        updates.append(RefUpdate(f"refs/heads/{move.branch}", _move_commit(ws, move), move.old))
+        updates.append(RefUpdate(f"refs/heads/{move.branch}", move_commit(repo, move), move.old))
     if not updates:
         if push:
             catch_up(ws)
@@ -75,7 +75,7 @@ def catch_up(ws: Workspace) -> None:
     ws.repo.update_refs(ws.local_updates([]))
 
 
-def _move_commit(ws: Workspace, move: BranchMove) -> str:
+def move_commit(repo: GitRepo, move: BranchMove) -> str:
     """The commit the branch will point at: the SHA itself, or a promotion merge onto it."""
     if move.kind is not MoveKind.PROMOTION_MERGE:
         return move.new
@@ -89,4 +89,4 @@ def _move_commit(ws: Workspace, move: BranchMove) -> str:
         f"The tree of {move.new} on top of {move.old[:7]}; made by clmgit so that the branch "
         f"moves without rewriting its history.\n\n{forced}{trailers}"
     )
-    return ws.repo.merge_commit(head=move.old, new=move.new, message=message)
+    return repo.merge_commit(head=move.old, new=move.new, message=message)

@@ -15,7 +15,7 @@ from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import GitError
 from clmgit.model import Cluster
-from clmgit.workspace import pinned_sha, read_branch
+from clmgit.workspace import SourceRepos, desired_config_version, pinned_sha, read_branch
 
 
 class CurrentPins:
@@ -23,8 +23,12 @@ class CurrentPins:
     every call; the parsed channel files are kept per control-branch commit. Safe to share
     between threads: one call at a time, as the repository's object reader is not thread-safe."""
 
-    def __init__(self, repo: GitRepo, control_branch: str) -> None:
+    def __init__(self, repo: GitRepo, control_branch: str, *,
+                 sources: SourceRepos | None = None) -> None:
+        """`sources`: the repositories of declared config sources (the pins are then config
+        versions, `clmgit.workspace.desired_config_version`)."""
         self._repo = repo
+        self._sources = sources
         self._control_branch = control_branch
         self._lock = threading.Lock()
         self._parsed: tuple[str, dict[str, Channel]] | None = None
@@ -35,6 +39,9 @@ class CurrentPins:
             if self._parsed is None or self._parsed[0] != control:
                 self._parsed = (control, load_channels(self._repo, control,
                                                        control_branch=self._control_branch))
+            if self._sources is not None:
+                return desired_config_version(self._parsed[1], cluster, self._sources.sources,
+                                              self._sources)
             return pinned_sha(self._parsed[1], cluster, self._head)
 
     def _head(self, channel: Channel) -> str:

@@ -122,10 +122,10 @@ def _or_new(unfinished: Unfinished | None) -> Unfinished:
 
 def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
     def make() -> ConfigSource:
-        from clmgit.config.source import GitConfigSource
+        from clmgit.config.composed import workspace_source
 
         # CLM's layout follows symbolic links inside cluster/, as CLM's checkout does.
-        return GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
+        return workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
 
     return make
 
@@ -171,7 +171,8 @@ def reconcile(
     targets = [plan(c, ws.pinned_sha) for c in clusters]
     # Under each lease the cluster is planned again, from its record then and the pins the
     # control branch has then: a plan may be hours old when a rolling update reaches it.
-    pins = CurrentPins(ws.repo, ws.control_branch)
+    pins = CurrentPins(ws.repo, ws.control_branch,
+                       sources=ws.source_repos if ws.sources.declared else None)
     return _run(ws, _git_source(ws), targets, options,
                 replan=lambda planned, now: plan(now, pins))
 
