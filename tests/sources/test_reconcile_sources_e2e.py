@@ -47,7 +47,7 @@ def test_reconcile_applies_both_sources_in_clms_order(moto_endpoint, tmp_path) -
         # CLM's order: the main stack, cf-manifests of main then addons, the pool; the main
         # source's components, then the add-on's; post_apply deletions after every manifest.
         local = cluster.local_id
-        assert [c.split(":")[0] for c in json.loads(result.out)["clusters"][0]["changes"]] == [
+        assert [c.split(":")[0] for c in json.loads(result.out)["items"][0]["changes"]] == [
             f"stack {local}", f"stack logs-{local}", f"stack queue-{local}",
             f"stack nodepool-default-worker-{local}", "Namespace platform",
             "Deployment platform/echo", "ConfigMap platform/legacy-settings",

@@ -53,7 +53,7 @@ def test_a_bad_override_holds_back_that_cluster_alone(tmp_path) -> None:
     result = run_cli("--repo", str(repos.main.path), "status", "--output", "json")
 
     assert result.code == 0, result.err
-    bad, good = json.loads(result.out)
+    bad, good = json.loads(result.out)["items"]
     assert bad["state"] == "blocked"
     assert ("cluster dev-1: config item override_channel: ' addons' is not a config source"
             in bad["reason"])

@@ -145,7 +145,7 @@ def test_status_compares_clms_version_strings(tmp_path) -> None:
     result = _cli(repos, "status", "--channel", "dev", "--output", "json")
 
     assert result.code == 0, result.err
-    rows = json.loads(result.out)
+    rows = json.loads(result.out)["items"]
     assert [r["pinned_sha"] for r in rows] == [f"main={main};addons={addons}"] * 2
     assert [r["state"] for r in rows] == ["in-sync", "pending"]
 
