@@ -21,8 +21,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-from cloud_fixtures import all_groups
-from gojudge import go_gzip
 
 from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.adapters.git import GitRepo
@@ -40,8 +38,10 @@ from clmgit.sandbox.configrepo import example_channels
 from clmgit.sandbox.corpus import corpus_bundle
 from clmgit.sandbox.fleet import LocalFleet
 from clmgit.stacknames import node_pool_stack_name
-from tests.config.test_computed import _self_signed
-from tests.conftest import run_cli
+from tests.helpers.aws import all_groups, all_objects, all_stack_summaries
+from tests.helpers.certs import self_signed
+from tests.helpers.cli import run_cli
+from tests.helpers.gojudge import go_gzip
 
 BUNDLE = corpus_bundle()
 if not BUNDLE.exists():
@@ -73,7 +73,7 @@ def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
     domain = cluster_host.split(".", 1)[1]
     # Imported: it is ISSUED at once (a requested one is issued by moto a minute later, so
     # whether a render saw it would depend on the time).
-    acm.import_certificate(**_self_signed(f"*.{domain}"))
+    acm.import_certificate(**self_signed(f"*.{domain}"))
     route53 = boto3.Session(region_name=REGION).client("route53")
     if not route53.list_hosted_zones_by_name(DNSName=domain)["HostedZones"]:
         route53.create_hosted_zone(Name=domain, CallerReference=domain)
@@ -181,8 +181,8 @@ def test_a_converted_kubernetes_on_aws_cluster_plans_end_to_end(
 def stacks(region: str) -> list[str]:
     """The stacks of the region (a dry run's change sets of new stacks leave deleted ones)."""
     cf = boto3.Session(region_name=region).client("cloudformation")
-    return [s["StackName"] for page in cf.get_paginator("list_stacks").paginate()
-            for s in page["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
+    return [s["StackName"] for s in all_stack_summaries(cf)
+            if s["StackStatus"] != "DELETE_COMPLETE"]
 
 
 def test_a_converted_kubernetes_on_aws_cluster_is_taken_over_and_stays_in_sync(
@@ -220,8 +220,7 @@ def uploaded(cluster: Cluster) -> list[str]:
     """The keys of CLM's generated files in the account's bucket for them."""
     s3 = boto3.Session(region_name=REGION).client("s3")
     bucket = f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
-    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{cluster.local_id}/")
-    return [o["Key"] for o in listed.get("Contents", [])]
+    return [o["Key"] for o in all_objects(s3, bucket, f"{cluster.local_id}/")]
 
 
 def test_render_previews_a_converted_cluster_without_aws(takeover: Takeover,

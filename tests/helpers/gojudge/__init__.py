@@ -28,7 +28,7 @@ def reference_dir() -> Path:
     for parent in HERE.parents:
         if (parent / "shared" / "reference").is_dir():
             return parent / "shared" / "reference"
-    return HERE.parents[2] / "shared" / "reference"
+    return HERE.parents[3] / "shared" / "reference"
 
 
 def go_binary() -> str:
