@@ -118,7 +118,10 @@ def takeover(koa: Path, moto_endpoint: str, tmp_path: Path) -> Takeover:
     local_id = f"kube-{suffix}"
     items = {**sample.config_items, **account_as_clm_has_it(f"{local_id}.example.org"),
              "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true",
-             "etcd_s3_backup_bucket": f"etcd-backup-{suffix}"}  # a bucket name is global
+             "etcd_s3_backup_bucket": f"etcd-backup-{suffix}",  # a bucket name is global
+             # The sandbox's waits, short, as in tests/reconcile's sandboxes: the node simulator
+             # answers within 50 ms, and CLM's 30 s poll would only make the replacements wait.
+             "drain_poll_interval": "0.1s"}
     cluster = dataclasses.replace(
         sample, id=f"aws:123456789012:{REGION}:{local_id}", alias=local_id, local_id=local_id,
         api_server_url=f"https://{local_id}.example.org", config_items=items,
