@@ -14,12 +14,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# Random test order (pytest-random-order: modules shuffled, and the tests within each); the seed
+# is printed at the end, `--random-order-seed=N` repeats an order.
 test: $(STAMP)
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --random-order
 
 # The edit-run loop: everything but the end-to-end tests (marked slow).
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow"
+	$(PY) -m pytest -n 2 -m "not slow" --random-order
 
 demo: $(STAMP)
 	$(PY) -m clmgit.sandbox.demo

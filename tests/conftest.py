@@ -1,24 +1,31 @@
-"""Shared fixtures: a real config repo with four channels and a bare origin, and a CLI runner."""
+"""Fixtures shared by every test directory: clmgit's cache out of the user's home, a real config
+repo with four channels and a bare origin (`fleet`), moto in server mode (one per test session)
+and the Kubernetes API emulator (one per test), reached through boto3 and the official client
+only, and registry backends. Helpers that are not fixtures are in tests/helpers/."""
 
 from __future__ import annotations
 
-import io
-import sys
-from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+import itertools
+import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes import client, config
+from kubernetes.dynamic import DynamicClient
 
+from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import (
-    ConfigRepoBuilder,
-    cluster_record,
-    example_channels,
-)
-
-#: Fixtures for moto and the Kubernetes emulator, usable from every test directory.
-pytest_plugins = ["cloud_fixtures", "registry_fixtures"]
+from clmgit.registry.http import HttpRegistry
+from clmgit.registry.server.httpd import RegistryServer
+from clmgit.sandbox.aws import moto_server
+from clmgit.sandbox.kubeapi import KubeAPIServer
+from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
+from tests.helpers.fleet import Fleet, make_fleet
+from tests.helpers.kube import CONTEXT, RawCall
+from tests.helpers.registry import BACKENDS, TOKEN, MakeRegistry
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -30,84 +37,146 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
     mp.undo()
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The random order's seed (pytest-random-order), also under `-q`, which hides the header."""
+    if not config.pluginmanager.hasplugin("random_order"):
+        return
+    from random_order.config import Config as RandomOrder
 
-
-def run_cli(*args: str) -> Result:
-    """Run `clmgit ARGS` in-process through the real entry point, exit-code mapping included."""
-    from clmgit import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    old_argv = sys.argv
-    sys.argv = ["clmgit", *args]
-    code = 0
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            cli.main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = old_argv
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-@dataclass
-class Fleet:
-    """A config repo: dev has three commits to cluster/, alpha/beta/stable are at the first."""
-
-    builder: ConfigRepoBuilder
-    path: Path
-    origin: Path
-    c1: str
-    c2: str
-    c3: str
-
-    def cli(self, *args: str) -> Result:
-        return run_cli("--repo", str(self.path), *args)
-
-    def file(self, name: str) -> str:
-        return (self.path / name).read_text()
-
-    def branch(self, name: str) -> str:
-        return self.builder.sha(name)
-
-    def set_clusters(self, records: list[dict[str, object]]) -> None:
-        self.builder.commit("main", {"clusters.yaml": clusters_yaml(records)}, "Update clusters")
-
-
-def default_records() -> list[dict[str, object]]:
-    return [
-        cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev"),
-        cluster_record("aws:123456789012:eu-central-1:alpha-1", channel="alpha"),
-        cluster_record(
-            "aws:123456789012:eu-central-1:beta-canary", channel="beta", alias="beta-canary"
-        ),
-        cluster_record("aws:123456789012:eu-central-1:beta-1", channel="beta"),
-        cluster_record(
-            "aws:123456789012:eu-central-1:prod-1", channel="stable", environment="production"
-        ),
-    ]
+    order = RandomOrder(config)
+    if order.is_enabled:
+        terminalreporter.write_line(f"test order: random by {order.bucket_type}, seed "
+                                    f"{order.seed} (again: --random-order-seed={order.seed})")
 
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Fleet:
-    b = ConfigRepoBuilder(tmp_path / "config")
-    c1 = b.commit("dev", {"cluster/stack.yaml": "v: 1\n",
-                          "cluster/node-pools/worker-default/stack.yaml": "Resources: {}\n"},
-                  "Add the main stack")
-    for ch in ("alpha", "beta", "stable"):
-        b.git("branch", ch, c1)
-    c2 = b.commit("dev", {"cluster/stack.yaml": "v: 2\n"}, "Raise the version to 2")
-    b.commit("dev", {"README.md": "docs\n"}, "Docs only")
-    c3 = b.commit("dev", {"cluster/stack.yaml": "v: 3\n"}, "Raise the version to 3")
-    b.commit(
-        "main",
-        {**example_channels(), "clusters.yaml": clusters_yaml(default_records())},
-        "Add channels and clusters",
-    )
-    origin = b.add_origin()
-    return Fleet(b, b.path, origin, c1, c2, c3)
+    return make_fleet(tmp_path / "config")
+
+
+# -- moto and the Kubernetes emulator ---------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto on 127.0.0.1 and a free port for the whole session; `AWS_ENDPOINT_URL` and throw-away
+    credentials point boto3 at it. Tests keep apart by giving their clusters unique ids."""
+    with moto_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def kube_server() -> Iterator[KubeAPIServer]:
+    """A fresh emulator on a free port of 127.0.0.1, stopped after the test."""
+    with KubeAPIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def kubeconfig(kube_server: KubeAPIServer, tmp_path: Path) -> Path:
+    return kube_server.write_kubeconfig(tmp_path / "kubeconfig", context_names=[CONTEXT])
+
+
+@pytest.fixture
+def api_client(kubeconfig: Path) -> Iterator[client.ApiClient]:
+    api = config.new_client_from_config(str(kubeconfig), context=CONTEXT)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def core(api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client)
+
+
+@pytest.fixture
+def apps(api_client: client.ApiClient) -> client.AppsV1Api:
+    return client.AppsV1Api(api_client)
+
+
+@pytest.fixture
+def policy(api_client: client.ApiClient) -> client.PolicyV1Api:
+    return client.PolicyV1Api(api_client)
+
+
+@pytest.fixture
+def dynamic(api_client: client.ApiClient, tmp_path: Path) -> DynamicClient:
+    # A discovery cache of its own: the default one is shared by host:port across runs.
+    return DynamicClient(api_client, cache_file=str(tmp_path / "discovery.json"))
+
+
+@pytest.fixture
+def raw_call(api_client: client.ApiClient) -> RawCall:
+    """A call through the official client's own request machinery (auth included), for bodies and
+    paths the generated APIs cannot express; returns (HTTP status, decoded body) without raising."""
+
+    def call(
+        method: str, path: str, *, body: Any = None, content_type: str | None = None,
+        accept: str = "application/json",
+    ) -> tuple[int, Any]:
+        headers = {"Accept": accept}
+        if content_type:
+            headers["Content-Type"] = content_type
+        request = api_client.param_serialize(
+            method, path, header_params=headers, body=body, auth_settings=["BearerToken"]
+        )
+        response = api_client.call_api(*request)
+        response.read()
+        text = response.data.decode()
+        return response.status, json.loads(text) if text.startswith("{") else text
+
+    return call
+
+
+# -- registry backends ------------------------------------------------------------------------
+# `make_registry(backend, records)` gives a `--registry` spec. For "file" it writes a
+# clusters.yaml; for "sqlite" and "postgresql" it starts the registry server on 127.0.0.1 and a
+# free port (PostgreSQL: a real server, one per test session, a fresh database per registry),
+# sets `CLMGIT_REGISTRY_TOKEN`, loads the records through the API and returns the server's URL.
+# Everything started is stopped at the end of the test. Without PostgreSQL installed the
+# "postgresql" backend skips, unless `CLMGIT_REQUIRE_POSTGRES=1` (set by .ci/run): it fails.
+
+
+@pytest.fixture(scope="session")
+def local_postgres() -> Iterator[LocalPostgres]:
+    if find_pg_ctl() is None:
+        reason = "PostgreSQL is not installed (no pg_ctl); .ci/run installs it"
+        if os.environ.get("CLMGIT_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with LocalPostgres() as pg:
+        yield pg
+
+
+_numbers = itertools.count(1)
+
+
+@pytest.fixture
+def make_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[MakeRegistry]:
+    monkeypatch.setenv("CLMGIT_REGISTRY_TOKEN", TOKEN)
+    servers: list[RegistryServer] = []
+
+    def make(backend: str, records: list[dict[str, Any]]) -> str:
+        n = next(_numbers)
+        if backend == "file":
+            path = tmp_path / f"clusters-{n}.yaml"
+            path.write_text(clusters_yaml(records))
+            return str(path)
+        if backend == "sqlite":
+            db = f"sqlite:///{tmp_path / f'registry-{n}.db'}"
+        elif backend == "postgresql":
+            pg: LocalPostgres = request.getfixturevalue("local_postgres")
+            db = pg.create_database(f"registry_{os.getpid()}_{n}")
+        else:
+            raise ValueError(f"unknown registry backend {backend!r}; use one of {BACKENDS}")
+        server = RegistryServer(db, tokens=[TOKEN]).start()
+        servers.append(server)
+        client = HttpRegistry(server.url, token=TOKEN)
+        for i, record in enumerate(records):
+            client.put_cluster(parse_cluster(record, f"record #{i + 1}"))
+        return server.url
+
+    yield make
+    for server in servers:
+        server.stop()

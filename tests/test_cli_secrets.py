@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from clmgit.redact import LogRedactor, redact_secrets
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 if TYPE_CHECKING:
     from clmgit.reconcile.session import Options

@@ -14,7 +14,8 @@ import typer
 import yaml
 
 from clmgit.cli.main import app
-from tests.conftest import Fleet, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.fleet import Fleet
 
 
 def _commands() -> list[tuple[list[str], Any]]:

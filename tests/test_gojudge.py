@@ -6,7 +6,7 @@ import base64
 import gzip
 import json
 
-from gojudge import go_gzip, go_render, reference_dir
+from tests.helpers.gojudge import go_gzip, go_render, reference_dir
 
 REFERENCE = reference_dir()
 

@@ -9,7 +9,7 @@ from clmgit.errors import ConfigError
 from clmgit.layout import CLM, CLMGIT, DEFAULT, Layout, parse_settings
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 CLM_TREE = {
     "cluster/cluster.yaml": "Resources:\n  Main:\n    Type: AWS::SQS::Queue\n",

@@ -10,8 +10,7 @@ import hashlib
 from dataclasses import replace
 
 from clmgit.model import ClusterStatus, NodePool, cluster_hash, desired_version
-
-from .conftest import cluster
+from tests.helpers.configrepo import cluster
 
 RECORD = cluster(
     id="aws:123456789012:eu-central-1:kube-1",

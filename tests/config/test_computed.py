@@ -12,7 +12,6 @@ from typing import Any
 
 import boto3
 import pytest
-from gojudge import go_gzip
 
 from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
 from clmgit.config.computed import (
@@ -32,8 +31,10 @@ from clmgit.config.values import placeholder_values
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool
 from clmgit.sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
-
-from .conftest import cluster
+from tests.helpers.aws import all_objects
+from tests.helpers.certs import self_signed
+from tests.helpers.configrepo import cluster
+from tests.helpers.gojudge import go_gzip
 
 POOLS = (
     NodePool("master", "master-default", ("m5.large",), "none", 1, 2, {}),
@@ -326,33 +327,10 @@ def moto_account(moto_endpoint: str) -> dict[str, Any]:
     files_key = kms.create_key()["KeyMetadata"]["Arn"]
     secret = "aws:kms:" + base64.b64encode(kms.encrypt(
         KeyId=files_key, Plaintext=SECRET.encode())["CiphertextBlob"]).decode()
-    cert_arn = acm.import_certificate(**_self_signed("kube-1.example.org"))["CertificateArn"]
+    cert_arn = acm.import_certificate(**self_signed("kube-1.example.org"))["CertificateArn"]
     return {"session": session, "vpc_id": vpc_id, "ipv6": ipv6, "subnets": made,
             "etcd_key": etcd_key["Arn"], "files_key": files_key, "secret": secret,
             "cert": cert_arn}
-
-
-def _self_signed(host: str) -> dict[str, bytes]:
-    import datetime as dt
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = dt.datetime.now(dt.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(days=1))
-            .not_valid_after(now + dt.timedelta(days=90))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-            .sign(key, hashes.SHA256()))
-    return {"Certificate": cert.public_bytes(serialization.Encoding.PEM),
-            "PrivateKey": key.private_bytes(serialization.Encoding.PEM,
-                                            serialization.PrivateFormat.TraditionalOpenSSL,
-                                            serialization.NoEncryption())}
 
 
 def test_every_computed_value_on_moto(moto_account: dict[str, Any]) -> None:
@@ -402,8 +380,7 @@ def test_files_clm_uploaded_with_the_same_content_are_not_uploaded_again_on_moto
 
     published()
     s3 = m["session"].client("s3")
-    [key] = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]
-             if "/master/" in o["Key"]]
+    [key] = [o["Key"] for o in all_objects(s3, BUCKET) if "/master/" in o["Key"]]
     # As CLM left it: the same tar, gzipped by Go, the secret encrypted anew by KMS.
     with tarfile.open(fileobj=io.BytesIO(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()),
                       mode="r:gz") as tar:

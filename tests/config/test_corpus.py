@@ -9,28 +9,19 @@ import yaml
 from clmgit.config.computed import ClmSession
 from clmgit.config.defaults import with_defaults
 from clmgit.convert.clmdata import SAMPLE_ENVIRONMENTS as ENVIRONMENTS
-from clmgit.convert.clmdata import SAMPLE_POOLS as POOLS
-from clmgit.convert.clmdata import registry_items
-from clmgit.model import Cluster
-
-from .conftest import cluster
-from .corpus import CorpusEc2, CorpusRenderer, corpus_files
-
-#: What the registry sets for a cluster (vpc_id and subnets are discovered: `computed`).
-REGISTRY_ITEMS = registry_items()
-# The main stack's outputs, as the engine passes them on.
-OUTPUTS = {"stack_outputs": {"EtcdEncryptionKey": "0123-4567",
-                             "MasterFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/m",
-                             "WorkerFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/w"}}
+from tests.helpers.corpus import (
+    OUTPUTS,
+    REGISTRY_ITEMS,
+    CorpusEc2,
+    CorpusRenderer,
+    corpus_files,
+    sample,
+)
 
 
 @pytest.fixture(scope="module")
 def renderer(tmp_path_factory: pytest.TempPathFactory) -> CorpusRenderer:
     return CorpusRenderer(corpus_files(tmp_path_factory.mktemp("corpus")), CorpusEc2())
-
-
-def sample(environment: str, items: dict[str, str] | None = None) -> Cluster:
-    return cluster(environment=environment, config_items=items or {}, node_pools=POOLS)
 
 
 def test_every_template_of_dev_converts_and_compiles(renderer: CorpusRenderer) -> None:

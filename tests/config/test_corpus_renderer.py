@@ -13,9 +13,7 @@ import yaml
 from clmgit.config.render import ClusterRenderer
 from clmgit.config.source import ConfigTree
 from clmgit.convert.tree import convert_tree
-
-from .corpus import CorpusEc2, corpus_files
-from .test_corpus import OUTPUTS, POOLS, REGISTRY_ITEMS, sample
+from tests.helpers.corpus import OUTPUTS, POOLS, REGISTRY_ITEMS, CorpusEc2, corpus_files, sample
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ from clmgit.config.source import ConfigTree
 from clmgit.config.templates import template_set
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool
-
-from .conftest import cluster
+from tests.helpers.configrepo import cluster
 
 PATH = "cluster/config-defaults.yaml"
 

@@ -9,8 +9,7 @@ from clmgit.config.offline import preview_account
 from clmgit.config.render import render_cluster
 from clmgit.errors import TemplateError
 from clmgit.layout import CLM_LAYOUT
-
-from .conftest import ConfigRepo, cluster
+from tests.helpers.configrepo import ConfigRepo, cluster
 
 CONFIG = "cluster/manifests/b-app/config.yaml"
 

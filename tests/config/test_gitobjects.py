@@ -9,8 +9,7 @@ import pytest
 
 from clmgit.adapters.gitobjects import ObjectReader, tree_entries
 from clmgit.errors import GitError
-
-from .conftest import ConfigRepo
+from tests.helpers.configrepo import ConfigRepo
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> str:

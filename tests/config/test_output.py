@@ -9,8 +9,7 @@ import yaml
 from clmgit.config.output import MARKER, render_text, render_to_files, rendered_files
 from clmgit.config.render import RenderedCluster, render_cluster
 from clmgit.errors import ConfigError
-
-from .conftest import ConfigRepo, cluster
+from tests.helpers.configrepo import ConfigRepo, cluster
 
 SECRET = "s3cr3t-value"
 

@@ -15,8 +15,7 @@ from clmgit.config.source import GitConfigSource, StaticConfigSource
 from clmgit.config.values import placeholder_values, with_outputs
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool
-
-from .conftest import ConfigRepo, cluster
+from tests.helpers.configrepo import ConfigRepo, cluster
 
 
 def test_everything_a_cluster_gets(config_repo: ConfigRepo, base_files: dict[str, str]) -> None:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 LOOP = "cluster/manifests/loop/loop.yaml"
 #: 10¹⁰ steps: the sandbox's `range` stops at 10⁵ items, nesting does not.

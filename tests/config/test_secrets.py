@@ -4,8 +4,7 @@ import pytest
 
 from clmgit.config.secrets import Masker, is_secret_key, masker_for, secret_values
 from clmgit.model import NodePool
-
-from .conftest import cluster
+from tests.helpers.configrepo import cluster
 
 
 @pytest.mark.parametrize(("key", "secret"), [

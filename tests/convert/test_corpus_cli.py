@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from clmgit.sandbox.corpus import corpus_bundle
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 BUNDLE = corpus_bundle()
 if not BUNDLE.exists():

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gojudge import go_render
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from .gocases import BASE, NIL, f64, with_pool_items
-from .gotable import Outcome, converted, evaluated, go_outcome
+from tests.helpers.gocases import BASE, NIL, f64, with_pool_items
+from tests.helpers.gojudge import go_render
+from tests.helpers.gotable import Outcome, converted, evaluated, go_outcome
 
 _SCALARS = st.one_of(
     st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),

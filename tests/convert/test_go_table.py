@@ -16,10 +16,10 @@ from functools import cache
 from typing import Any
 
 import pytest
-from gojudge import go_render, reference_dir
 
-from .gocases import UNMATCHED, cases
-from .gotable import Outcome, converted, evaluated, go_outcome
+from tests.helpers.gocases import UNMATCHED, cases
+from tests.helpers.gojudge import go_render, reference_dir
+from tests.helpers.gotable import Outcome, converted, evaluated, go_outcome
 
 REFERENCE = reference_dir() / "go-template-cases.json"
 

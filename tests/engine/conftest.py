@@ -12,12 +12,10 @@ import pytest
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
-from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
 from clmgit.sandbox.doubles import FakeClock
-
-FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
+from tests.helpers.aws import FAST
 
 
 @dataclass

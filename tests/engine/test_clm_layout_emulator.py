@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from clm_layout import TREE, clm_cluster
 from kubernetes import client
 
 from clmgit.adapters.kube import KubeAPI
@@ -20,6 +19,7 @@ from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.doubles import FakeClock, FakeNodePools, FakeStacks
 from clmgit.sandbox.kubeapi import KubeAPIServer
+from tests.helpers.clm_layout import TREE, clm_cluster
 
 SHA = "b" * 40
 

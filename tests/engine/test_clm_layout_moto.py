@@ -10,10 +10,6 @@ import base64
 import json
 from typing import Any
 
-import cfn_templates as t
-from cloud_fixtures import all_stacks
-from gojudge import go_gzip
-
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.config.computed import user_data
@@ -27,6 +23,9 @@ from clmgit.engine.stacks import (
 from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster
 from clmgit.stacknames import node_pool_stack_name
+from tests.helpers import cfn_templates as t
+from tests.helpers.aws import all_stacks
+from tests.helpers.gojudge import go_gzip
 
 LATEST = "!GetAtt LaunchTemplate.LatestVersionNumber"
 ETCD = """\

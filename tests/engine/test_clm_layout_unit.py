@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from clm_layout import TREE, clm_cluster
 
 from clmgit.config.source import StaticConfigSource
 from clmgit.config.values import placeholder_values
@@ -20,6 +19,7 @@ from clmgit.layout import CLM_LAYOUT, DEFAULT, Layout
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.clmaccount import MemoryClmAccount
 from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStack, FakeStacks
+from tests.helpers.clm_layout import TREE, clm_cluster
 
 SHA = "a" * 40
 CLUSTER = clm_cluster("kube-1")

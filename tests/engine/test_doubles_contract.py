@@ -16,9 +16,7 @@ from datetime import UTC, timedelta
 from typing import Any
 
 import boto3
-import cfn_templates as t
 import pytest
-from kubernetes import config
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
@@ -45,6 +43,7 @@ from clmgit.sandbox.kubeapi.fixtures import (
     make_replicaset,
 )
 from clmgit.stacknames import node_pool_stack_name
+from tests.helpers import cfn_templates as t
 
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=120)
 CONFIGMAPS = Kind("v1", "ConfigMap", True, "configmaps")
@@ -78,10 +77,8 @@ def kube(request: pytest.FixtureRequest) -> Iterator[Kube]:
         yield Kube(fake, fake.add)
         return
     server = request.getfixturevalue("kube_server")
-    kubeconfig = request.getfixturevalue("kubeconfig")
-    api = config.new_client_from_config(str(kubeconfig), context="sandbox")
+    api = request.getfixturevalue("api_client")
     yield Kube(KubeAPI(api, clock=FakeClock()), server.seed)
-    api.close()
 
 
 def pod(name: str, **kwargs: Any) -> Obj:
@@ -277,6 +274,8 @@ def test_a_pool_lists_its_group_and_current_instances_in_its_zones(pools: Pools)
     assert {i.az for i in state.instances} <= set(asg.availability_zones)
     assert {(i.asg, i.lifecycle_state) for i in state.instances} == {(asg.name, "InService")}
     assert node_pool_stack_name(cluster, "default").endswith(cluster.local_id)
+    other = new_cluster()  # pools of another cluster are apart
+    assert pools.backend.pool_state(other, "default").instances == ()
 
 
 def test_a_pool_scales_within_its_bounds_and_terminates_with_or_without_replacement(
@@ -297,6 +296,7 @@ def test_a_pool_scales_within_its_bounds_and_terminates_with_or_without_replacem
     after = pools.backend.pool_state(cluster, "default")
     assert after.asgs[0].desired_capacity == 2 and first not in {i.id for i in after.instances}
     pools.backend.terminate_instance(second, decrement_capacity=False)
+    pools.backend.terminate_instance(second, decrement_capacity=False)  # again: no second loss
     pools.backend.wait_for_instances_in_service(asg.name)
     replaced = pools.backend.pool_state(cluster, "default")
     assert replaced.asgs[0].desired_capacity == 2 and len(replaced.instances) == 2

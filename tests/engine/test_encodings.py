@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from gojudge import go_gzip
 
 from clmgit.config.computed import user_data
 from clmgit.engine.encodings import gunzipped, keep_deployed_encodings
+from tests.helpers.gojudge import go_gzip
 
 #: `shared/reference` beside the project, or beside a folder holding it (a git worktree).
 REFERENCE = next((p / "shared" / "reference" / "go-gzip-vectors.json"

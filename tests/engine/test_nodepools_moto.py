@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import cfn_templates as t
 import pytest
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
@@ -15,6 +14,7 @@ from clmgit.engine.nodepools import PoolState
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
+from tests.helpers import cfn_templates as t
 
 
 def apply_pool(stacks: CloudFormationStacks, cluster: Cluster, **kwargs: Any) -> None:

@@ -1,11 +1,12 @@
-"""Outdated-instance detection and the in-memory `FakeNodePools` the rolling update is tested on."""
+"""Outdated-instance detection, and how `FakeNodePools` rolls a pool (its `roll` stands in for a
+new launch template version). What the double shares with Auto Scaling on moto is held to one
+contract: tests/engine/test_doubles_contract.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from clmgit.engine.nodepools import ASG, is_outdated
-from clmgit.errors import ApplyError
 from clmgit.model import Cluster
 from clmgit.sandbox.doubles import FakeNodePools
 
@@ -50,25 +51,3 @@ def test_the_fake_rolls_a_pool_like_auto_scaling_does() -> None:
         pools.terminate_instance(instance_id, decrement_capacity=True)
     final = pools.pool_state(CLUSTER, "workers")
     assert (len(final.instances), final.outdated, final.asgs[0].desired_capacity) == (1, (), 1)
-
-
-def test_the_fake_replaces_a_terminated_instance_unless_told_to_shrink() -> None:
-    pools = FakeNodePools()
-    pools.add_group(CLUSTER, "workers", GROUP)
-    victim = pools.pool_state(CLUSTER, "workers").instances[0].id
-
-    pools.terminate_instance(victim, decrement_capacity=False)
-    pools.terminate_instance(victim, decrement_capacity=False)
-
-    ids = [i.id for i in pools.pool_state(CLUSTER, "workers").instances]
-    assert len(ids) == 2 and victim not in ids
-    assert pools.calls == [("terminate", victim)]
-
-
-def test_the_fake_keeps_pools_of_other_clusters_apart_and_refuses_too_much_surge() -> None:
-    pools = FakeNodePools()
-    pools.add_group(CLUSTER, "workers", GROUP)
-
-    assert pools.pool_state(Cluster(id="c2", local_id="kube-2"), "workers").instances == ()
-    with pytest.raises(ApplyError, match="allows 0 to 4"):
-        pools.set_desired_capacity("asg-1", 5)

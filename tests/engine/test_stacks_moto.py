@@ -6,9 +6,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-import cfn_templates as t
 import pytest
-from cloud_fixtures import all_stacks
 
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.config.deletions import Deletion
@@ -31,6 +29,8 @@ from clmgit.engine.stacks import (
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
 from clmgit.sandbox.doubles import FakeClock
+from tests.helpers import cfn_templates as t
+from tests.helpers.aws import all_instances, all_objects, all_stacks
 
 CHANGING_CALLS = {"ExecuteChangeSet", "UpdateStack", "CreateStack", "DeleteStack",
                   "UpdateTerminationProtection"}
@@ -60,12 +60,11 @@ def stack_exists(aws: Any, name: str) -> bool:
 
 
 def running_instances(aws: Any, cluster: Cluster) -> list[dict[str, Any]]:
-    reservations = aws("ec2").describe_instances(Filters=[
+    return all_instances(aws("ec2"), Filters=[
         {"Name": "tag:aws:autoscaling:groupName",
          "Values": [_group_name(aws, node_pool_stack_name(cluster, "default"))]},
         {"Name": "instance-state-name", "Values": ["running"]},
-    ])["Reservations"]
-    return [i for r in reservations for i in r["Instances"]]
+    ])
 
 
 def _group_name(aws: Any, stack: str) -> str:
@@ -265,8 +264,7 @@ def test_a_dry_run_of_a_template_over_the_inline_limit_writes_nothing_to_s3(
     assert [(r.operation, len(r.changes)) for r in new] == [("create", 1), ("create", 2)]
 
     apply(stacks, cluster, node_pool_stack(cluster, "default", big))
-    aws("s3").delete_object(Bucket=bucket, Key=aws("s3").list_objects_v2(
-        Bucket=bucket)["Contents"][0]["Key"])
+    aws("s3").delete_object(Bucket=bucket, Key=all_objects(aws("s3"), bucket)[0]["Key"])
     aws("s3").delete_bucket(Bucket=bucket)
     calls.made.clear()
     same = apply(stacks, cluster, node_pool_stack(cluster, "default", big), dry_run=True)

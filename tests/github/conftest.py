@@ -7,11 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from clmgit.sandbox.github import GitHubStandIn
-from tests.conftest import Fleet
-
-REPOSITORY = "acme/fleet-config"
-#: Distinctive, so that a test can look for it anywhere in the output.
-TOKEN = "ghp_StandInToken0123456789abcdefXYZ"
+from tests.helpers.fleet import Fleet
+from tests.helpers.github import REPOSITORY, TOKEN
 
 
 @pytest.fixture

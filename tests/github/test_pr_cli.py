@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from clmgit.sandbox.github import GitHubStandIn
-from tests.conftest import Fleet, default_records
-from tests.github.conftest import REPOSITORY, TOKEN
-from tests.promotion.test_promote import applied
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.github import REPOSITORY, TOKEN
+from tests.helpers.promotion import applied
 
 
 def origin_git(fleet: Fleet, *args: str) -> str:
@@ -199,8 +199,7 @@ def test_pr_from_a_repo_given_as_url(fleet: Fleet, github: GitHubStandIn,
                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A URL repo is a mirror in the cache: the pull request's branch lands on the remote, and a
     second run finds it there and pushes nothing new."""
-    from tests.conftest import run_cli
-
+    from tests.helpers.cli import run_cli
     ready(fleet)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     url = f"file://{fleet.origin}"

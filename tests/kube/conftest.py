@@ -11,20 +11,20 @@ from typing import Any
 
 import boto3
 import pytest
-from kubernetes import config, dynamic
+from kubernetes import config
+from kubernetes.dynamic import DynamicClient
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
-from clmgit.engine.clock import Backoff
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
 from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubelet import Kubelet
+from tests.helpers.aws import FAST
+from tests.helpers.kube import CONTEXT
 
-CONTEXT = "sandbox"
-FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
 
 def stamp(clock: FakeClock) -> str:
     return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -36,20 +36,21 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def server(clock: FakeClock) -> Iterator[KubeAPIServer]:
-    """The emulator, writing timestamps from the test's fake clock."""
+def kube_server(clock: FakeClock) -> Iterator[KubeAPIServer]:
+    """The emulator, writing timestamps from the test's fake clock (for this directory, the
+    shared `kubeconfig`, `api_client`, `core`, `apps`, `raw_call` ... reach this one)."""
     with KubeAPIServer(clock=lambda: stamp(clock)) as s:
         yield s
 
 
 @pytest.fixture
-def kubeconfig_path(server: KubeAPIServer, tmp_path: Path) -> Path:
-    return server.write_kubeconfig(tmp_path / "kubeconfig", context_names=[CONTEXT])
+def server(kube_server: KubeAPIServer) -> KubeAPIServer:
+    return kube_server
 
 
 @pytest.fixture
-def kube(kubeconfig_path: Path, clock: FakeClock) -> Iterator[KubeAPI]:
-    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
+def kube(kubeconfig: Path, clock: FakeClock) -> Iterator[KubeAPI]:
+    api = config.new_client_from_config(str(kubeconfig), context=CONTEXT)
     yield KubeAPI(api, clock=clock)
     api.close()
 
@@ -84,14 +85,11 @@ def kubelet(server: KubeAPIServer, pools: AutoScalingPools, cluster: Cluster,
 
 
 @pytest.fixture
-def apply_as_human(kubeconfig_path: Path) -> Iterator[Callable[[dict[str, Any]], None]]:
+def apply_as_human(dynamic: DynamicClient) -> Callable[[dict[str, Any]], None]:
     """Apply an object as another field manager ("human"), through the official client."""
-    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
-    dyn = dynamic.DynamicClient(api, cache_file=str(kubeconfig_path.parent / "discovery.json"))
 
     def apply(obj: dict[str, Any]) -> None:
-        resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        dyn.server_side_apply(resource, body=obj, field_manager="human", force_conflicts=True)
+        resource = dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        dynamic.server_side_apply(resource, body=obj, field_manager="human", force_conflicts=True)
 
-    yield apply
-    api.close()
+    return apply

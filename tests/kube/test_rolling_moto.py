@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from kube_helpers import apply_pool
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
@@ -20,6 +19,7 @@ from clmgit.sandbox.doubles import FakeClock
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_replicaset
 from clmgit.sandbox.kubelet import Kubelet, node_name
+from tests.helpers.kube_pools import apply_pool
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator and real git
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from clmgit.adapters.kube import KubeAPI
 from clmgit.config.render import Component, ManifestObject
@@ -18,7 +18,7 @@ from clmgit.engine.manifests import ObjectChange, apply_manifests
 from clmgit.engine.takeover import CSA_MANAGER, LAST_APPLIED
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_deployment
-from tests.kube.conftest import CONTEXT
+from tests.helpers.kube import RawCall
 
 SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "default", "labels": {"app": "x"}},
@@ -32,15 +32,7 @@ def component(*objects: dict[str, Any]) -> list[Component]:
 
 
 @pytest.fixture
-def api(kubeconfig_path: Any) -> Iterator[client.ApiClient]:
-    """The official client, for writes of other managers than clmgit."""
-    api = config.new_client_from_config(str(kubeconfig_path), context=CONTEXT)
-    yield api
-    api.close()
-
-
-@pytest.fixture
-def clm_apply(api: client.ApiClient) -> Callable[[dict[str, Any]], None]:
+def clm_apply(raw_call: RawCall) -> Callable[[dict[str, Any]], None]:
     """Create objects as CLM's client-side apply does: the last-applied annotation holding the
     manifest, written by the field manager `kubectl-client-side-apply`; the server records it."""
 
@@ -49,14 +41,10 @@ def clm_apply(api: client.ApiClient) -> Callable[[dict[str, Any]], None]:
         body["metadata"].setdefault("annotations", {})[LAST_APPLIED] = json.dumps(obj)
         plural = {"ConfigMap": "configmaps", "Deployment": "deployments"}[obj["kind"]]
         base = "/api/v1" if obj["apiVersion"] == "v1" else f"/apis/{obj['apiVersion']}"
-        request = api.param_serialize(
-            "POST", f"{base}/namespaces/default/{plural}", query_params=[
-                ("fieldManager", CSA_MANAGER)], header_params={
-                "Content-Type": "application/json", "Accept": "application/json"},
-            body=body, auth_settings=["BearerToken"])
-        response = api.call_api(*request)
-        response.read()
-        assert response.status == 201, response.data
+        status, answer = raw_call("POST", f"{base}/namespaces/default/{plural}"
+                                  f"?fieldManager={CSA_MANAGER}", body=body,
+                                  content_type="application/json")
+        assert status == 201, answer
 
     return create
 
@@ -104,10 +92,9 @@ def test_after_the_takeover_a_changed_value_applies_and_a_dropped_key_goes(
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
 def test_a_field_another_manager_owns_still_conflicts_and_is_not_taken(
-    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, api: client.ApiClient, dry_run: bool
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, apps: client.AppsV1Api, dry_run: bool
 ) -> None:
     clm_apply(WEB)
-    apps = client.AppsV1Api(api)
     apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 5}},
                                            field_manager="hpa-controller")
     wanted = copy.deepcopy(WEB)
@@ -145,11 +132,10 @@ def test_a_dry_run_plans_the_takeover_and_writes_nothing(
 
 
 def test_a_write_between_reading_and_migrating_is_a_409_and_the_takeover_plans_again(
-    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, api: client.ApiClient,
+    kube: KubeAPI, server: KubeAPIServer, clm_apply: Any, core: client.CoreV1Api,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clm_apply(SETTINGS)
-    core = client.CoreV1Api(api)
     read = kube.get
     calls: list[str] = []
 

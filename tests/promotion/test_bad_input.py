@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 
 def assert_refused(fleet: Fleet, *args: str, says: str) -> None:
@@ -61,8 +61,7 @@ def test_malformed_registry(fleet: Fleet) -> None:
 
 
 def test_not_a_repository(tmp_path) -> None:
-    from tests.conftest import run_cli
-
+    from tests.helpers.cli import run_cli
     r = run_cli("--repo", str(tmp_path), "status")
     assert r.code == 1 and "is not a git repository" in r.err
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Fleet
-from tests.promotion.checkout import snapshot
+from tests.helpers.checkout import snapshot
+from tests.helpers.fleet import Fleet
 
 
 def refused(fleet: Fleet, *args: str) -> str:

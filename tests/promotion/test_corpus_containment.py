@@ -12,7 +12,7 @@ import pytest
 from clmgit.adapters.git import GitRepo
 from clmgit.promotion.content import contains
 from clmgit.sandbox.corpus import corpus_bundle
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 BUNDLE = corpus_bundle()
 

@@ -12,7 +12,7 @@ import pytest
 from clmgit.promotion.preview import format_report, preview
 from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 TOKEN = "tok-9f8e7d6c5b4a"  # the value of a secret-looking config item of every beta cluster
 DEPLOYMENT = "cluster/manifests/app/deployment.yaml"

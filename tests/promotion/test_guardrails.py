@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from tests.conftest import Fleet, default_records
-from tests.promotion.test_promote import applied
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied
 
 CANARY_FIRST = """channel: beta
 branch: beta

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 
 def committed(fleet: Fleet, path: str) -> bytes:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Fleet, default_records, run_cli
-from tests.promotion.test_promote import applied
+from tests.helpers.cli import run_cli
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied
 
 pytestmark = pytest.mark.slow
 

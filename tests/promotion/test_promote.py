@@ -3,45 +3,16 @@
 from __future__ import annotations
 
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import yaml
 
 from clmgit.errors import RefusedError
-from clmgit.model import desired_version, parse_cluster
 from clmgit.promotion.promote import check, plan_promotion
 from clmgit.workspace import open_workspace
-from tests.conftest import Fleet, default_records
-
-
-def applied(records, channel: str, sha: str, *, ago: timedelta = timedelta(days=3)):
-    """Records with every cluster of `channel` marked as running `sha` since `ago`."""
-    at = (datetime.now(UTC) - ago).strftime("%Y-%m-%dT%H:%M:%SZ")
-    for r in records:
-        if r["channel"] == channel:
-            version = desired_version(sha, parse_cluster(r, "test"))
-            r["status"] = {
-                "current_version": version,
-                "last_version": "",
-                "next_version": "",
-                "problems": [],
-                "applied_at": at,
-            }
-    return records
-
-
-def pins(fleet: Fleet, channel: str) -> dict[str, str | None]:
-    data = yaml.safe_load(fleet.file(f"channels/{channel}.yaml"))
-    return {g["name"]: g.get("sha") for g in data.get("groups") or []}
-
-
-def tree(fleet: Fleet, ref: str, path: str = "") -> str:
-    return fleet.builder.git("rev-parse", f"{ref}^{{tree}}" if not path else f"{ref}:{path}")
-
-
-def last_message(fleet: Fleet, ref: str = "main") -> str:
-    return fleet.builder.git("log", "-1", "--format=%B", ref)
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied, last_message, pins, tree
 
 
 def test_gate_refuses_until_source_clusters_applied_then_promotes(fleet: Fleet) -> None:

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Fleet, default_records, run_cli
-from tests.promotion.barrier import run_killed, start_blocked
-from tests.promotion.checkout import snapshot
-from tests.promotion.test_promote import applied, pins
+from tests.helpers.barrier import run_killed, start_blocked
+from tests.helpers.checkout import snapshot
+from tests.helpers.cli import run_cli
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied, pins
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 STACK = (
     "Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties:\n"

@@ -9,8 +9,8 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import Fleet, default_records
-from tests.promotion.test_promote import applied, last_message, pins, tree
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied, last_message, pins, tree
 
 pytestmark = pytest.mark.slow
 

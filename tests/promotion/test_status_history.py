@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from clmgit.registry.file import clusters_yaml
-from tests.conftest import Fleet, default_records
-from tests.promotion.test_promote import applied
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied
 
 
 def by_id(fleet: Fleet) -> dict[str, dict]:
@@ -205,8 +205,7 @@ def test_registry_edits_are_seen_through_the_parse_cache(fleet: Fleet) -> None:
 
 
 def test_repo_given_as_git_url_is_mirrored(fleet: Fleet) -> None:
-    from tests.conftest import run_cli
-
+    from tests.helpers.cli import run_cli
     fleet.builder.git("push", "--quiet", "origin", "main")
     url = f"file://{fleet.origin}"
     r = run_cli(

@@ -1,6 +1,6 @@
 """Issue #28: every write is a transaction. A refusal or a lost race leaves the checkout exactly
 as it was — status, HEAD, every ref, the index bytes — and two writers racing end with one
-commit and nothing staged. Races are forced with a barrier (tests/promotion/barrier.py)."""
+commit and nothing staged. Races are forced with a barrier (tests/helpers/barrier.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from clmgit.adapters import git as git_adapter
-from tests.conftest import Fleet, default_records
-from tests.promotion.barrier import start_blocked
-from tests.promotion.checkout import snapshot
-from tests.promotion.test_promote import applied
+from tests.helpers.barrier import start_blocked
+from tests.helpers.checkout import snapshot
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied
 
 pytestmark = pytest.mark.slow
 

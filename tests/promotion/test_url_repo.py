@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Fleet, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.fleet import Fleet
 
 
 def refs(git_dir: Path) -> str:

@@ -18,8 +18,9 @@ from clmgit.sandbox.aws import REGION
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_channels
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.fleet import LocalFleet
-from tests.conftest import run_cli
-from tests.reconcile.conftest import make_records
+from tests.helpers.aws import all_objects, all_stacks
+from tests.helpers.cli import run_cli
+from tests.helpers.sandbox import make_records
 
 pytestmark = pytest.mark.slow
 
@@ -106,19 +107,13 @@ def uploaded(cluster) -> list[str]:
     bucket = f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
         return []
-    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{cluster.local_id}/")
-    return [o["Key"] for o in listed.get("Contents", [])]
+    return [o["Key"] for o in all_objects(s3, bucket, f"{cluster.local_id}/")]
 
 
 def stacks_of(cluster) -> dict[str, dict[str, str]]:
     cf = boto3.Session(region_name=REGION).client("cloudformation")
-    found = {}
-    for page in cf.get_paginator("describe_stacks").paginate():
-        for stack in page["Stacks"]:
-            if cluster.local_id in stack["StackName"] or (
-                    cluster.id.replace(":", "-") in stack["StackName"]):
-                found[stack["StackName"]] = {t["Key"]: t["Value"] for t in stack["Tags"]}
-    return found
+    return {s["StackName"]: {t["Key"]: t["Value"] for t in s["Tags"]} for s in all_stacks(cf)
+            if cluster.local_id in s["StackName"] or cluster.id.replace(":", "-") in s["StackName"]}
 
 
 def test_dry_run_then_reconcile_make_clms_stacks_and_karpenter_objects(clm_repo) -> None:

@@ -21,8 +21,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-from cloud_fixtures import all_groups
-from gojudge import go_gzip
 
 from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.adapters.git import GitRepo
@@ -40,8 +38,10 @@ from clmgit.sandbox.configrepo import example_channels
 from clmgit.sandbox.corpus import corpus_bundle
 from clmgit.sandbox.fleet import LocalFleet
 from clmgit.stacknames import node_pool_stack_name
-from tests.config.test_computed import _self_signed
-from tests.conftest import run_cli
+from tests.helpers.aws import all_groups, all_objects, all_stack_summaries
+from tests.helpers.certs import self_signed
+from tests.helpers.cli import run_cli
+from tests.helpers.gojudge import go_gzip
 
 BUNDLE = corpus_bundle()
 if not BUNDLE.exists():
@@ -73,7 +73,7 @@ def account_as_clm_has_it(cluster_host: str) -> dict[str, str]:
     domain = cluster_host.split(".", 1)[1]
     # Imported: it is ISSUED at once (a requested one is issued by moto a minute later, so
     # whether a render saw it would depend on the time).
-    acm.import_certificate(**_self_signed(f"*.{domain}"))
+    acm.import_certificate(**self_signed(f"*.{domain}"))
     route53 = boto3.Session(region_name=REGION).client("route53")
     if not route53.list_hosted_zones_by_name(DNSName=domain)["HostedZones"]:
         route53.create_hosted_zone(Name=domain, CallerReference=domain)
@@ -112,13 +112,21 @@ class Takeover:
 
 
 @pytest.fixture
-def takeover(koa: Path, moto_endpoint: str, tmp_path: Path) -> Takeover:
+def takeover(koa: Path, moto_endpoint: str, tmp_path: Path,
+             monkeypatch: pytest.MonkeyPatch) -> Takeover:
+    # The render budget (tests/config/test_render_budget.py) is not what these tests prove: on
+    # a busy machine the corpus's config-defaults.yaml alone took more than its 10 s.
+    monkeypatch.setenv("CLMGIT_RENDER_TEMPLATE_SECONDS", "300")
+    monkeypatch.setenv("CLMGIT_RENDER_CLUSTER_SECONDS", "900")
     suffix = uuid.uuid4().hex[:6]
     [sample, *_] = sample_clusters(channel="dev")
     local_id = f"kube-{suffix}"
     items = {**sample.config_items, **account_as_clm_has_it(f"{local_id}.example.org"),
              "etcd_stack_name": f"etcd-{suffix}", "karpenter_pools_enabled": "true",
-             "etcd_s3_backup_bucket": f"etcd-backup-{suffix}"}  # a bucket name is global
+             "etcd_s3_backup_bucket": f"etcd-backup-{suffix}",  # a bucket name is global
+             # The sandbox's waits, short, as in tests/reconcile's sandboxes: the node simulator
+             # answers within 50 ms, and CLM's 30 s poll would only make the replacements wait.
+             "drain_poll_interval": "0.1s"}
     cluster = dataclasses.replace(
         sample, id=f"aws:123456789012:{REGION}:{local_id}", alias=local_id, local_id=local_id,
         api_server_url=f"https://{local_id}.example.org", config_items=items,
@@ -181,8 +189,8 @@ def test_a_converted_kubernetes_on_aws_cluster_plans_end_to_end(
 def stacks(region: str) -> list[str]:
     """The stacks of the region (a dry run's change sets of new stacks leave deleted ones)."""
     cf = boto3.Session(region_name=region).client("cloudformation")
-    return [s["StackName"] for page in cf.get_paginator("list_stacks").paginate()
-            for s in page["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
+    return [s["StackName"] for s in all_stack_summaries(cf)
+            if s["StackStatus"] != "DELETE_COMPLETE"]
 
 
 def test_a_converted_kubernetes_on_aws_cluster_is_taken_over_and_stays_in_sync(
@@ -220,8 +228,7 @@ def uploaded(cluster: Cluster) -> list[str]:
     """The keys of CLM's generated files in the account's bucket for them."""
     s3 = boto3.Session(region_name=REGION).client("s3")
     bucket = f"cluster-lifecycle-manager-{cluster.infrastructure_account.split(':')[1]}-{REGION}"
-    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{cluster.local_id}/")
-    return [o["Key"] for o in listed.get("Contents", [])]
+    return [o["Key"] for o in all_objects(s3, bucket, f"{cluster.local_id}/")]
 
 
 def test_render_previews_a_converted_cluster_without_aws(takeover: Takeover,

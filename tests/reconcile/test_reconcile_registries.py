@@ -4,9 +4,9 @@ SQLite and on a real PostgreSQL server."""
 from __future__ import annotations
 
 import pytest
-from registry_fixtures import BACKENDS
 
 from clmgit.model import desired_version
+from tests.helpers.registry import BACKENDS
 
 pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
 

@@ -22,10 +22,10 @@ import time
 import boto3
 import pytest
 import yaml
-from cloud_fixtures import all_groups
 
 from clmgit.model import desired_version
 from clmgit.sandbox.aws import REGION
+from tests.helpers.aws import all_groups
 
 pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
 

@@ -20,7 +20,7 @@ from kubernetes import client, config
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
-from tests.reconcile.conftest import Sandbox
+from tests.helpers.sandbox import Sandbox
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, a reconcile per step
 

@@ -12,7 +12,7 @@ from clmgit.reconcile.plan import IN_SYNC, plan
 from clmgit.reconcile.run import Reconciler
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.records import load_written
-from tests.registry_clm.test_clm_records import BASE, OWN, SHA, clm_version, decoded, own_record
+from tests.helpers.clm_records import BASE, OWN, SHA, clm_version, decoded, own_record
 
 
 class Engine:

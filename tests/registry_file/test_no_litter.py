@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from clmgit.registry.file import exclude_from_git
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 
 def _porcelain(fleet: Fleet) -> list[str]:

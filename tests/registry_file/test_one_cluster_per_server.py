@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from clmgit.registry.records import api_server_key
-from tests.conftest import Fleet, default_records
+from tests.helpers.fleet import Fleet, default_records
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from registry_fixtures import TOKEN
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
+from tests.helpers.registry import TOKEN
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from registry_fixtures import TOKEN, MakeRegistry, records
 
 from clmgit.errors import RegistryError
 from clmgit.httpd import Background, Handler
@@ -21,7 +20,8 @@ from clmgit.model import ClusterStatus, parse_cluster
 from clmgit.registry import LeaseLost, open_registry
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
+from tests.helpers.registry import TOKEN, MakeRegistry, records
 
 
 @pytest.mark.parametrize("url", ["http://registry.example.org", "http://10.0.0.1:8099/api"])

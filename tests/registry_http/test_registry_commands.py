@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
-from registry_fixtures import TOKEN, records
 from typer.testing import CliRunner
 
 from clmgit.cli import app
 from clmgit.errors import RegistryError
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.server.httpd import RegistryServer
+from tests.helpers.registry import TOKEN, records
 
 
 def run(*args: str) -> str:

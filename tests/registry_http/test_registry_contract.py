@@ -4,17 +4,15 @@ and concurrent writers: no lost update, exactly one lease holder."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
-from registry_fixtures import BACKENDS, MakeRegistry, records
 
 from clmgit.errors import RegistryError
 from clmgit.model import ClusterStatus, Problem, parse_cluster
 from clmgit.registry import LeaseLost, Registry, open_registry
+from tests.helpers.concurrency import all_at_once
+from tests.helpers.registry import BACKENDS, MakeRegistry, records
 
 T = TypeVar("T")
 C0 = "aws:123456789012:eu-central-1:c0"
@@ -28,18 +26,6 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 def opened(make_registry: MakeRegistry, backend: str, count: int = 3) -> Registry:
     return open_registry(make_registry(backend, records(count)), default_dir=None)
-
-
-def all_at_once(count: int, task: Callable[[int], T]) -> list[T]:
-    """Run `task(0..count-1)` on `count` threads released together by a barrier."""
-    barrier = threading.Barrier(count)
-
-    def run(i: int) -> T:
-        barrier.wait()
-        return task(i)
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 def status_of(registry: Registry, cluster_id: str) -> ClusterStatus:

@@ -11,10 +11,11 @@ import pytest
 import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from registry_fixtures import TOKEN, records
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
+from tests.helpers.concurrency import all_at_once
+from tests.helpers.registry import TOKEN, records
 
 C0 = "aws:123456789012:eu-central-1:c0"
 CLUSTER = "/kubernetes-clusters/aws%3A123456789012%3Aeu-central-1%3Ac0"
@@ -223,8 +224,6 @@ def test_node_pools_and_config_items(loaded: str, http: requests.Session) -> Non
 def test_concurrent_config_item_writes_to_one_cluster_lose_nothing(
     loaded: str, client: HttpRegistry
 ) -> None:
-    from test_registry_contract import all_at_once
-
     all_at_once(50, lambda i: client.set_config_item(C0, f"k{i}", str(i)))
     items = next(c for c in client.clusters() if c.id == C0).config_items
     assert items == {f"k{i}": str(i) for i in range(50)}

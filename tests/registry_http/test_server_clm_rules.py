@@ -12,11 +12,11 @@ from urllib.parse import quote
 
 import pytest
 import requests
-from registry_fixtures import TOKEN, MakeRegistry, records
 
 from clmgit.model import Problem
 from clmgit.registry.http import HttpRegistry
 from clmgit.sandbox.configrepo import cluster_record
+from tests.helpers.registry import TOKEN, MakeRegistry, records
 
 C0 = "aws:123456789012:eu-central-1:c0"
 C1 = "aws:123456789012:eu-central-1:c1"

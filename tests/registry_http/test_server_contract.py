@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from registry_fixtures import TOKEN, MakeRegistry, records
 
 from clmgit.registry.server.db import MIGRATIONS, SCHEMA_VERSION
 from clmgit.registry.server.httpd import RegistryServer
+from tests.helpers.registry import CLM_SPEC, TOKEN, MakeRegistry, records
 
-CLM_SPEC = Path(__file__).parent / "data" / "clm-cluster-registry.yaml"
 METHODS = ("get", "post", "put", "patch", "delete")
 C0 = "aws:123456789012:eu-central-1:c0"
 

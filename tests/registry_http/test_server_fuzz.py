@@ -22,7 +22,6 @@ import schemathesis
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
-from registry_fixtures import TOKEN, MakeRegistry, records
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -31,7 +30,8 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from test_server_contract import CLM_SPEC
+
+from tests.helpers.registry import CLM_SPEC, TOKEN, MakeRegistry, records
 
 EXAMPLES = int(os.environ.get("CLMGIT_FUZZ_EXAMPLES", "5"))
 BUDGET_SECONDS = 300.0

@@ -15,10 +15,10 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 import requests
-from registry_fixtures import TOKEN, MakeRegistry, records
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server import limits
+from tests.helpers.registry import TOKEN, MakeRegistry, records
 
 C0 = "aws:123456789012:eu-central-1:c0"
 C1 = "aws:123456789012:eu-central-1:c1"

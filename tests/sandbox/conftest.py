@@ -1,1 +1,1 @@
-"""The emulator fixtures live in tests/cloud_fixtures.py, shared by every test directory."""
+"""The emulator fixtures live in tests/conftest.py, shared by every test directory."""

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from clmgit.sandbox.demo import Demo
-from tests.conftest import Fleet
+from tests.helpers.fleet import Fleet
 
 
 def test_the_printed_lines_run_the_same_command(fleet: Fleet, tmp_path,

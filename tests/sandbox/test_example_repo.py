@@ -11,7 +11,7 @@ import yaml
 
 from clmgit.sandbox.configrepo import GIT_ENV, ConfigRepoBuilder, example_records
 from clmgit.sandbox.configtree import EXAMPLE_REPO, example_files
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 INIT = EXAMPLE_REPO / "init.sh"
 CHANNELS = ("dev", "alpha", "beta", "stable")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
-from tests.sandbox.processes import read_until
+from tests.helpers.processes import read_until
 
 pytestmark = pytest.mark.slow
 

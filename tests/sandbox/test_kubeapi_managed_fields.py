@@ -11,7 +11,7 @@ from kubernetes import client
 
 from clmgit.sandbox.kubeapi import KubeAPIServer
 from clmgit.sandbox.kubeapi.fixtures import make_deployment
-from tests.cloud_fixtures import RawCall
+from tests.helpers.kube import RawCall
 
 APPLY = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.processes import read_until, stop
+from tests.helpers.processes import read_until, stop
 
 pytestmark = pytest.mark.slow
 

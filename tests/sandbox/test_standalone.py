@@ -17,7 +17,7 @@ import pytest
 from kubernetes import client, config
 
 from clmgit.sandbox.configrepo import init_example_repo
-from tests.sandbox.processes import read_until, stop
+from tests.helpers.processes import read_until, stop
 
 pytestmark = pytest.mark.slow
 

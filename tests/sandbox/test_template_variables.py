@@ -16,7 +16,7 @@ import pytest
 from clmgit.config.templates import TemplateSet
 from clmgit.sandbox.configrepo import GIT_ENV
 from clmgit.sandbox.configtree import EXAMPLE_REPO
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 HEADING = "### Template variables of the default layout"

@@ -1,7 +1,7 @@
 """The edge-case table: small Go templates over CLM-shaped data, each rendered by the Go judge
-(tests/gojudge) and by clmgit both ways (`gotable`). Categories: Go's fmt (`print`, `printf`,
-`println`, plain output of every type CLM's data holds), names the converter generates, config
-items named like Python attributes, CLM's `NodePool.Taints` and `KarpenterRequirements`, nil
+(tests/helpers/gojudge) and by clmgit both ways (`gotable`). Categories: Go's fmt (`print`,
+`printf`, `println`, plain output of every type CLM's data holds), names the converter generates,
+config items named like Python attributes, CLM's `NodePool.Taints` and `KarpenterRequirements`, nil
 slices, comparisons, `range`, `index`, `len`.
 
 A case is (name, template) over `BASE`, or (name, template, pool config items) where the node

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import Result
+from tests.helpers.cli import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # a wait for the other side of the barrier, not a guess at timing

@@ -6,7 +6,7 @@ from __future__ import annotations
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.model import Cluster
-from tests.engine.cfn_templates import MAIN, node_pool
+from tests.helpers.cfn_templates import MAIN, node_pool
 
 
 def pool_template(*, instance_type: str = "t3.micro", desired: int = 3, max_size: int = 6) -> str:

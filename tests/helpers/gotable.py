@@ -1,6 +1,6 @@
 """The edge-case table's machinery: a case's judge data (the Go judge's JSON, see
-tests/gojudge/main.go) as clmgit's Python data, and the template rendered by clmgit both ways —
-converted to Jinja and rendered in the project's environment, and by clmgit's Go evaluator.
+tests/helpers/gojudge/main.go) as clmgit's Python data, and the template rendered by clmgit both
+ways — converted to Jinja and rendered in the project's environment, and by clmgit's Go evaluator.
 
 An outcome is the text rendered, or why there is none: `refused` (convert said no, with file,
 line and construct) or `error` (the render failed). The table (`test_go_table.py`) holds each

