@@ -17,15 +17,13 @@ from pathlib import Path
 import pytest
 import requests
 from leaseworld import World, record_applies, records
-from registry_fixtures import TOKEN
-
+from tests.helpers.registry import TOKEN
 from clmgit.reconcile import run
 from clmgit.reconcile.leases import Renewal
 from clmgit.registry import new_holder
 from clmgit.registry.http import HttpRegistry
 from clmgit.workspace import Workspace
-from tests.conftest import run_cli
-
+from tests.helpers.cli import run_cli
 RENEW = "0.05"  # seconds between renewals here: a refusal is heard at once
 
 

@@ -9,8 +9,7 @@ import time
 
 import pytest
 from leaseworld import World, record_applies, records
-from registry_fixtures import TOKEN
-
+from tests.helpers.registry import TOKEN
 from clmgit.model import parse_cluster
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer

@@ -14,8 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from registry_fixtures import TOKEN, MakeRegistry, records
-
+from tests.helpers.registry import TOKEN, MakeRegistry, records
 from clmgit.registry.server import limits
 from clmgit.registry.server.api import RegistryAPI
 from clmgit.registry.server.httpd import RegistryServer

@@ -19,7 +19,8 @@ import pytest
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.browser import headless_chromium, missing
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
-from tests.conftest import default_records, run_cli
+from tests.helpers.fleet import default_records
+from tests.helpers.cli import run_cli
 from tests.report.worlds import demo_world, record_applied
 
 ARTIFACTS = Path(os.environ.get("CLMGIT_TEST_ARTIFACTS",

@@ -16,9 +16,7 @@ from clmgit.report.gather import gather
 from clmgit.report.html import render_html
 from clmgit.report.serve import report_server
 from clmgit.workspace import open_workspace
-from tests.conftest import Fleet, default_records
-
-
+from tests.helpers.fleet import Fleet, default_records
 def page_data(html: str) -> dict:
     found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html,
                       re.S)

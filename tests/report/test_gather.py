@@ -14,7 +14,7 @@ from clmgit.report.gather import gather
 from clmgit.report.model import Report
 from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import open_workspace
-from tests.conftest import Fleet, default_records
+from tests.helpers.fleet import Fleet, default_records
 from tests.report.worlds import demo_world, record_applied
 
 

@@ -13,9 +13,7 @@ from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_records, init_example_repo
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.timestamps import format_timestamp
-from tests.conftest import run_cli
-
-
+from tests.helpers.cli import run_cli
 def record_applied(b: ConfigRepoBuilder, records: list[dict[str, Any]],
                    applied: Mapping[str, str], *, at: datetime | None = None) -> None:
     """What a reconcile writes into the checkout's clusters.yaml: each named cluster (by alias)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from clmgit.adapters.git import run_git
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from tests.convert.test_cli import CLM_FILES
 from tests.sources.repos import TwoSources, two_sources
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import yaml
 
 from clmgit.sandbox.configrepo import cluster_record
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from tests.sources.repos import TwoSources, two_sources
 
 MAIN_TREE = {"cluster/stack.yaml": "v: 1\n"}

@@ -12,8 +12,8 @@ import pytest
 from clmgit.model import cluster_hash, parse_cluster, with_lifecycle
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.fleet import LocalFleet
-from tests.conftest import run_cli
-from tests.reconcile.conftest import make_records
+from tests.helpers.cli import run_cli
+from tests.helpers.sandbox import make_records
 from tests.sources.repos import two_sources
 
 pytestmark = pytest.mark.slow

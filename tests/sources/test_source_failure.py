@@ -11,7 +11,7 @@ import shutil
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from tests.sources.repos import two_sources
 
 

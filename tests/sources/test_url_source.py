@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from clmgit.adapters.git import run_git
 from clmgit.sandbox.configrepo import cluster_record
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from tests.sources.repos import two_sources
 
 
