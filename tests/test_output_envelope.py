@@ -13,6 +13,7 @@ import yaml
 
 from clmgit.cli.main import app
 from tests.helpers.fleet import Fleet
+
 #: Each command with -o, as the fleet fixture can run it, and the kind it answers with.
 ANSWERS: dict[str, tuple[tuple[str, ...], str]] = {
     "status": (("status",), "ClusterStatusList"),

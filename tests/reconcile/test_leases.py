@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 import requests
-from leaseworld import World, record_applies, records
-from tests.helpers.registry import TOKEN
+
 from clmgit.reconcile import run
 from clmgit.reconcile.leases import Renewal
 from clmgit.registry import new_holder
 from clmgit.registry.http import HttpRegistry
 from clmgit.workspace import Workspace
 from tests.helpers.cli import run_cli
+from tests.helpers.leaseworld import World, record_applies, records
+from tests.helpers.registry import TOKEN
+
 RENEW = "0.05"  # seconds between renewals here: a refusal is heard at once
 
 

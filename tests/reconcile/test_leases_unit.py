@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from leaseworld import World, records
 
 from clmgit.config.source import StaticConfigSource
 from clmgit.engine.cluster import Engine
@@ -23,6 +22,7 @@ from clmgit.registry import RegistryUnavailable
 from clmgit.registry.file import FileRegistry, clusters_yaml
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.doubles import FakeClock
+from tests.helpers.leaseworld import World, records
 
 SHA = "a" * 40
 

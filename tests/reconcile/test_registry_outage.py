@@ -8,12 +8,13 @@ import threading
 import time
 
 import pytest
-from leaseworld import World, record_applies, records
-from tests.helpers.registry import TOKEN
+
 from clmgit.model import parse_cluster
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
 from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
+from tests.helpers.leaseworld import World, record_applies, records
+from tests.helpers.registry import TOKEN
 
 pytestmark = pytest.mark.slow  # a real 10 s outage of a real PostgreSQL server
 

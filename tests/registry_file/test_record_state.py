@@ -11,8 +11,9 @@ from clmgit.model import ClusterStatus
 from clmgit.reconcile.record import record_state, tracked_registry
 from clmgit.registry.file import FileRegistry
 from clmgit.workspace import open_workspace
-from tests.helpers.fleet import Fleet
 from tests.helpers.cli import run_cli
+from tests.helpers.fleet import Fleet
+
 DEV = "aws:123456789012:eu-central-1:dev-1"
 BETA = "aws:123456789012:eu-central-1:beta-1"
 

@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from tests.helpers.registry import TOKEN, MakeRegistry, records
+
 from clmgit.registry.server import limits
 from clmgit.registry.server.api import RegistryAPI
 from clmgit.registry.server.httpd import RegistryServer
+from tests.helpers.registry import TOKEN, MakeRegistry, records
 
 
 @pytest.fixture

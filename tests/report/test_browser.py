@@ -19,9 +19,9 @@ import pytest
 from clmgit.registry.file import clusters_yaml
 from clmgit.sandbox.browser import headless_chromium, missing
 from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
-from tests.helpers.fleet import default_records
 from tests.helpers.cli import run_cli
-from tests.report.worlds import demo_world, record_applied
+from tests.helpers.fleet import default_records
+from tests.helpers.report import demo_world, record_applied
 
 ARTIFACTS = Path(os.environ.get("CLMGIT_TEST_ARTIFACTS",
                                 Path(__file__).resolve().parents[2] / "test-artifacts"))

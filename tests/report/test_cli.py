@@ -17,6 +17,8 @@ from clmgit.report.html import render_html
 from clmgit.report.serve import report_server
 from clmgit.workspace import open_workspace
 from tests.helpers.fleet import Fleet, default_records
+
+
 def page_data(html: str) -> dict:
     found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html,
                       re.S)

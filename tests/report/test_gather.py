@@ -15,7 +15,7 @@ from clmgit.report.model import Report
 from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import open_workspace
 from tests.helpers.fleet import Fleet, default_records
-from tests.report.worlds import demo_world, record_applied
+from tests.helpers.report import demo_world, record_applied
 
 
 def report_of(path: Path, now: datetime | None = None, **kwargs: object) -> Report:

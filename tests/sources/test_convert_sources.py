@@ -9,8 +9,8 @@ from __future__ import annotations
 from clmgit.adapters.git import run_git
 from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from tests.helpers.cli import run_cli
-from tests.convert.test_cli import CLM_FILES
-from tests.sources.repos import TwoSources, two_sources
+from tests.helpers.clm_files import CLM_FILES
+from tests.helpers.sources import TwoSources, two_sources
 
 ADDONS = {
     "cluster/config-defaults.yaml": "tier: addon-tier\n",

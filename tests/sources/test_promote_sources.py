@@ -8,7 +8,7 @@ import yaml
 
 from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
-from tests.sources.repos import TwoSources, two_sources
+from tests.helpers.sources import TwoSources, two_sources
 
 MAIN_TREE = {"cluster/stack.yaml": "v: 1\n"}
 ADDONS_TREE = {"cluster/manifests/app/cm.yaml": "kind: ConfigMap\n"}

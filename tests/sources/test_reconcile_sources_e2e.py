@@ -14,7 +14,7 @@ from clmgit.sandbox.configtree import cluster_tree
 from clmgit.sandbox.fleet import LocalFleet
 from tests.helpers.cli import run_cli
 from tests.helpers.sandbox import make_records
-from tests.sources.repos import two_sources
+from tests.helpers.sources import two_sources
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from clmgit.reconcile.session import Options, reconcile
 from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
 from tests.helpers.cli import run_cli
-from tests.sources.repos import two_sources
+from tests.helpers.sources import two_sources
 
 
 def test_an_unreadable_source_fails_the_pinned_cluster_naming_it(tmp_path) -> None:

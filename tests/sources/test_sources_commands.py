@@ -11,7 +11,7 @@ import yaml
 from clmgit.model import desired_version, parse_cluster
 from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
-from tests.sources.repos import TwoSources, two_sources
+from tests.helpers.sources import TwoSources, two_sources
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n"
 MAIN_TREE = {"cluster/stack.yaml": "Resources: {}\n",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from clmgit.adapters.git import run_git
 from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
-from tests.sources.repos import two_sources
+from tests.helpers.sources import two_sources
 
 
 def _origin_sha(origin, ref: str) -> str:

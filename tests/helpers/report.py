@@ -14,6 +14,8 @@ from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_records, init_e
 from clmgit.sandbox.configtree import cluster_tree
 from clmgit.timestamps import format_timestamp
 from tests.helpers.cli import run_cli
+
+
 def record_applied(b: ConfigRepoBuilder, records: list[dict[str, Any]],
                    applied: Mapping[str, str], *, at: datetime | None = None) -> None:
     """What a reconcile writes into the checkout's clusters.yaml: each named cluster (by alias)
