@@ -30,9 +30,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
     "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
     "views": frozenset({"promotion", "reconcile", "engine", "config"}),
+    # the fleet as a page: what status, history and diff read, laid out (as views is)
+    "report": frozenset({"promotion", "workspace", "adapters", "config", "registry"}),
     "convert": frozenset({"config", "adapters", "registry"}),  # CLM's templates brought over
     "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
-                      "registry", "adapters", "convert"}),
+                      "registry", "adapters", "convert", "report"}),
     "__main__": frozenset({"cli"}),
     "sandbox": frozenset({"adapters", "config", "engine", "registry", "workspace",
                           "promotion", "reconcile"}),

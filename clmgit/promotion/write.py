@@ -32,7 +32,7 @@ def land(
     """Commit `files` on top of the control branch and move channel branches; with `push`,
     send all of it to the remote in one atomic push first. `ours` are files among `files`
     whose uncommitted changes in the checkout are clmgit's own and exactly what is committed
-    (the file registry's state, clmgit/reconcile/record.py)."""
+    (the file registry's state, clmgit/promotion/record.py)."""
     repo = ws.repo
     target = ws.control_branch
     if ws.url is not None and not push:

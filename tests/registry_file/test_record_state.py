@@ -8,7 +8,7 @@ import pytest
 
 from clmgit.errors import RefusedError
 from clmgit.model import ClusterStatus
-from clmgit.reconcile.record import record_state, tracked_registry
+from clmgit.promotion.record import record_state, tracked_registry
 from clmgit.registry.file import FileRegistry
 from clmgit.workspace import open_workspace
 from tests.helpers.cli import run_cli
