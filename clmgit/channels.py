@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from clmgit import yamledit
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
+from clmgit.healthstate import HealthGate, parse_gate
 from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class Gates:
     #: "applied": a group is promoted only once the groups before it in the file (the canary)
     #: have applied the SHA.
     groups_before: str | None = None
+    #: Every running source cluster healthy on the SHA for `stable_for` (clmgit/healthstate.py).
+    healthy_in_source: HealthGate | None = None
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
@@ -134,6 +137,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
             applied_in_source=bool(gates_raw.get("applied_in_source", False)),
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
             groups_before=groups_before,
+            healthy_in_source=parse_gate(gates_raw.get("healthy_in_source"), path),
         ),
         groups=groups,
     )

@@ -39,6 +39,8 @@ _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
 class GateResult:
     gate: str  # one of the names above
     refusal: str | None  # None: passed
+    #: Lines the promotion commit records about this gate (the health verdicts).
+    record: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,11 @@ def check_soak(
     refusal = None
     if soak:
         start = soak_start(ws, source, sha, clusters)
+        if target.gates.healthy_in_source is not None:
+            from clmgit.promotion.health import soak_start as healthy_start
+
+            # With the health gate the soak clock starts when the source became healthy.
+            start = healthy_start(clusters, ws, now) or now
         left = soak - (now - start)
         if left.total_seconds() > 0:
             refusal = (
@@ -208,10 +215,16 @@ def check_all(
 ) -> list[GateResult]:
     results = [check_freeze(target), check_source(source, target),
                check_groups_before(ws, target, groups, sha)]
-    if target.gates.applied_in_source or target.gates.soak:
+    healthy = target.gates.healthy_in_source is not None
+    if target.gates.applied_in_source or target.gates.soak or healthy:
         clusters = source_clusters(ws, source)
         if target.gates.applied_in_source:
             results.append(check_applied(ws, source, sha, clusters))
+        if healthy:
+            from clmgit.promotion.health import check_healthy
+
+            results.append(check_healthy(ws, target=target, source=source, sha=sha,
+                                         clusters=clusters, now=now))
         if target.gates.soak:
             results.append(check_soak(ws, target, source, sha, clusters, now))
     return results

@@ -24,7 +24,14 @@ from typing import Protocol
 
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.errors import ClmgitError
-from clmgit.model import MAX_PROBLEMS, TOO_MANY_PROBLEMS, Cluster, ClusterStatus, Problem
+from clmgit.model import (
+    MAX_PROBLEMS,
+    TOO_MANY_PROBLEMS,
+    Cluster,
+    ClusterStatus,
+    Health,
+    Problem,
+)
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
 from clmgit.registry import DEFAULT_LEASE_SECONDS, LeaseLost, Registry, new_holder
 from clmgit.timestamps import format_timestamp
@@ -84,6 +91,9 @@ class Reconciler:
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).
     stop: StopSignal | None = None
+    #: Looks at a cluster's health right after its apply (clmgit.reconcile.health); the
+    #: verdict is recorded with the applied version.
+    observe: Callable[[Cluster], Health] | None = None
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -181,8 +191,20 @@ class Reconciler:
                 last_version=cluster.status.current_version,
                 applied_at=format_timestamp(self.now()),
             )
+            done = replace(done, health=self._health(replace(cluster, status=done)))
         return self._finish(_result(target, APPLIED, changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
+
+    def _health(self, cluster: Cluster) -> Health | None:
+        """The verdict of a look right after the apply; none if looking itself failed (the
+        apply stands: `clmgit health` looks again)."""
+        if self.observe is None:
+            return None
+        try:
+            return self.observe(cluster)
+        except Exception:  # a look at health must never undo an apply
+            log.exception("cannot observe the health of %s", cluster.id)
+            return None
 
     def _finish(self, result: Result, *, status: ClusterStatus,
                 lifecycle_status: str | None = None) -> Result:
