@@ -17,6 +17,7 @@ from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff
+from clmgit.engine.nodepools import ASG
 from clmgit.model import Cluster, NodePool
 from clmgit.sandbox.aws import ACCOUNT, REGION
 from clmgit.sandbox.doubles import FakeClock
@@ -25,6 +26,10 @@ from clmgit.sandbox.kubelet import Kubelet
 
 CONTEXT = "sandbox"
 FAST = Backoff(initial=1, factor=2, maximum=8, timeout=60)  # fake seconds
+#: An Auto Scaling group of two instances for the in-memory node pools.
+GROUP_TEMPLATE = ASG(name="default-asg", min_size=0, max_size=4, desired_capacity=2,
+                     launch_template_id="lt-1", launch_template_version="1",
+                     instance_types=("m5.large",), availability_zones=("eu-central-1a",))
 
 def stamp(clock: FakeClock) -> str:
     return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
