@@ -106,7 +106,8 @@ class Kubelet:
             self._daemons(nodes)
             slow = self._slow_pods()
             self._statuses()
-            if store.revision == inputs[0] and not slow:  # a pass that wrote nothing: the world is settled
+            # A pass that wrote nothing, with no slow pod to wait for: the world is settled.
+            if store.revision == inputs[0] and not slow:
                 self._last_inputs = inputs
 
     def start(self, interval: float = 0.05, *, idle: float = 2.0) -> Kubelet:
