@@ -51,7 +51,8 @@ class Gates:
     applied_in_source: bool = False
     soak: timedelta | None = None
     #: "applied": a group is promoted only once the groups before it in the file (the canary)
-    #: have applied the SHA.
+    #: have applied the SHA; "healthy": once they run it healthy (for the stable_for of
+    #: healthy_in_source, if set).
     groups_before: str | None = None
     #: Every running source cluster healthy on the SHA for `stable_for` (clmgit/healthstate.py).
     healthy_in_source: HealthGate | None = None
@@ -124,8 +125,9 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
     groups_before = gates_raw.get("groups_before")
-    if groups_before not in (None, "applied"):
-        raise ConfigError(f"{path}: gates.groups_before must be 'applied', not {groups_before!r}")
+    if groups_before not in (None, "applied", "healthy"):
+        raise ConfigError(f"{path}: gates.groups_before must be 'applied' or 'healthy', not "
+                          f"{groups_before!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),

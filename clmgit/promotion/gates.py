@@ -95,11 +95,13 @@ def check_source(source: Channel, target: Channel) -> GateResult:
 
 
 def check_groups_before(
-    ws: Workspace, target: Channel, groups: Sequence[str], sha: str
+    ws: Workspace, target: Channel, groups: Sequence[str], sha: str,
+    now: datetime | None = None,
 ) -> GateResult:
     """`groups_before: applied`: every group promoted must have all the groups before it in
-    the channel file (the canary first) running `sha` already."""
-    if target.gates.groups_before != "applied" or not groups:
+    the channel file (the canary first) running `sha` already; `healthy`: running it healthy
+    (clmgit/promotion/health.py)."""
+    if target.gates.groups_before not in ("applied", "healthy") or not groups:
         return GateResult(GROUPS_BEFORE, None)
     last = max(i for i, g in enumerate(target.groups) if g.name in groups)
     earlier = [g for g in target.groups[:last] if g.name not in groups]
@@ -108,6 +110,10 @@ def check_groups_before(
                 if (group := target.group_for(c)) is not None and group in earlier]
     cache: dict[str, bool] = {}
     waiting = [c for c in clusters if not has_applied(ws, c, sha, cache)]
+    if target.gates.groups_before == "healthy" and not promoted_together:
+        from clmgit.promotion.health import check_groups_healthy
+
+        return check_groups_healthy(ws, target, clusters, sha, now)
     if promoted_together:
         waiting_for = f"group(s) {', '.join(promoted_together)} promoted in the same step"
     elif waiting:
@@ -214,7 +220,7 @@ def check_all(
     groups: Sequence[str] = (),
 ) -> list[GateResult]:
     results = [check_freeze(target), check_source(source, target),
-               check_groups_before(ws, target, groups, sha)]
+               check_groups_before(ws, target, groups, sha, now)]
     healthy = target.gates.healthy_in_source is not None
     if target.gates.applied_in_source or target.gates.soak or healthy:
         clusters = source_clusters(ws, source)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from clmgit.channels import Channel
 from clmgit.durations import format_duration
@@ -131,6 +131,27 @@ def soak_start(clusters: Sequence[Cluster], ws: Workspace, now: datetime) -> dat
             return None
         starts.append(start)
     return max(starts) if starts else None
+
+
+def check_groups_healthy(ws: Workspace, target: Channel, clusters: Sequence[Cluster], sha: str,
+                         now: datetime | None) -> GateResult:
+    """`groups_before: healthy`: the clusters of the groups before the promoted ones (the
+    canary) run `sha` healthy, for the `stable_for` of the channel's health gate if it has one."""
+    from clmgit.promotion.gates import GROUPS_BEFORE
+
+    gate = target.gates.healthy_in_source or HealthGate()
+    moment = now or datetime.now(UTC)
+    cache: dict[str, bool] = {}
+    blocking = [(c, _why_not(judge_in_source(ws, c, sha, moment, cache), gate, moment))
+                for c in clusters]
+    blocking = [(c, why or "unknown") for c, why in blocking
+                if why or judge_in_source(ws, c, sha, moment, cache).state == UNKNOWN]
+    if not blocking:
+        return GateResult(GROUPS_BEFORE, None)
+    named = "; ".join(f"{c.alias or c.id} {why}" for c, why in blocking[:NAMED])
+    return GateResult(GROUPS_BEFORE, (
+        f"{target.name!r} promotes a group only after the groups before it run {sha[:7]} "
+        f"healthy; {len(blocking)} cluster(s) do not: {named} (--force overrides)"))
 
 
 # --- for `status` ------------------------------------------------------------------------------

@@ -120,7 +120,9 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("dev follows its branch: reconcile rolls dev-1's node (surge first, drain, terminate)")
     run("reconcile")
 
-    say("Promote to alpha: its gate wants every dev cluster on the commit, which dev-1 is")
+    health_story(demo, b)
+    say("Promote to alpha: its gates want every dev cluster on the commit and healthy, which "
+        "dev-1 is; the commit records the verdicts")
     run("promote", "dev", "alpha")
     run("reconcile", "--channel", "alpha")
 
@@ -139,6 +141,44 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("Where everything stands, and who promoted what")
     run("status")
     run("history")
+
+
+HEALTH_GATE = """\
+  # Every dev cluster must run the commit healthy (rolled out, nodes Ready, stacks complete)
+  # for stable_for; 0s keeps the demo short, 10m is usual.
+  healthy_in_source: {stable_for: 0s, progress_deadline: 30m}
+"""
+
+
+def health_story(demo: Demo, b: ConfigRepoBuilder) -> None:
+    """A change that crash-loops is applied to dev, and alpha's health gate refuses it."""
+    run = demo.clmgit
+    say("alpha also gates on health (gates.healthy_in_source in channels/alpha.yaml)")
+    alpha = b.git("show", "main:channels/alpha.yaml") + "\n"
+    alpha = alpha.replace("  applied_in_source: true\n",
+                          "  applied_in_source: true\n" + HEALTH_GATE)
+    b.commit("main", {"channels/alpha.yaml": alpha}, "Gate alpha on the health of dev")
+    echo = b.git("show", "dev:cluster/manifests/platform/echo.yaml") + "\n"
+    say("A bad change reaches dev: echo's new image crash-loops (the node simulator makes any "
+        "image tagged :broken do so)")
+    b.commit("dev", {"cluster/manifests/platform/echo.yaml": _tag(echo, "broken")},
+             "echo: new image (broken)")
+    run("reconcile", "--channel", "dev")
+    run("health", "--channel", "dev")
+    say("The gate refuses, naming the cluster, the object and the reason")
+    run("promote", "dev", "alpha", expect=1)
+    say("The fix lands on dev; reconcile applies it and observes dev-1 healthy again")
+    b.commit("dev", {"cluster/manifests/platform/echo.yaml": _tag(echo, "1.4")},
+             "echo: fixed image")
+    run("reconcile", "--channel", "dev")
+    run("health", "--channel", "dev")
+
+
+def _tag(manifest: str, tag: str) -> str:
+    """The echo manifest with its image tagged `tag`."""
+    import re
+
+    return re.sub(r"(image: \"?[^\s\"]+:)[^\s\"]+", rf"\g<1>{tag}", manifest)
 
 
 if __name__ == "__main__":

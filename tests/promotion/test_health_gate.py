@@ -174,3 +174,48 @@ def test_status_shows_the_health_column_and_json_carries_it(fleet: Fleet) -> Non
 
     [row] = json.loads(fleet.cli("status", "--channel", "dev", "-o", "json").out)
     assert (row["health"], row["health_reason"]) == ("unhealthy", CRASH)
+
+
+CANARY_HEALTHY = """channel: beta
+branch: beta
+source: alpha
+gates:
+  groups_before: healthy   # the rest waits for the canary to run the commit healthy
+  healthy_in_source: {stable_for: 10m}
+groups:
+  - name: canary
+    selector: {alias: "*-canary"}
+  - name: default
+"""
+
+
+def test_waves_the_rest_waits_until_the_canary_group_is_healthy(fleet: Fleet) -> None:
+    """`groups_before: healthy`: `promote … --group default` after the canary is healthy."""
+    fleet.builder.commit("main", {"channels/beta.yaml": CANARY_HEALTHY}, "Canary healthy first")
+    now = datetime.now(UTC)
+    records = default_records()
+    for r in records:
+        if r["channel"] in ("dev", "alpha", "beta"):
+            cluster = parse_cluster(r, "test")
+            healthy = verdict(HEALTHY, now - timedelta(minutes=1), now - timedelta(minutes=50))
+            healthy["version"] = desired_version(fleet.c3, cluster)
+            r["status"] = {"current_version": desired_version(fleet.c3, cluster),
+                           "applied_at": format_timestamp(now - timedelta(hours=1)),
+                           "health": healthy}
+    canary = records[2]
+    canary["status"]["health"] = verdict(UNHEALTHY, now - timedelta(minutes=1),
+                                         reasons=(CRASH,))
+    canary["status"]["health"]["version"] = canary["status"]["current_version"]
+    fleet.set_clusters(records)
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    assert fleet.cli("promote", "alpha", "beta", "--group", "canary").code == 0
+    rest = fleet.cli("promote", "alpha", "beta", "--group", "default")
+    assert rest.code == 1
+    assert f"run {fleet.c3[:7]} healthy" in rest.err and "beta-canary failed" in rest.err
+
+    canary["status"]["health"] = verdict(HEALTHY, now - timedelta(minutes=1),
+                                         now - timedelta(minutes=30))
+    canary["status"]["health"]["version"] = canary["status"]["current_version"]
+    fleet.set_clusters(records)
+    rest = fleet.cli("promote", "alpha", "beta", "--group", "default")
+    assert rest.code == 0, rest.err
