@@ -139,6 +139,8 @@ def _check(raw: Any, where: str) -> Check:
                           "(and optionally timeout)")
     kind, value = kinds[0], raw[kinds[0]]
     timeout = parse_duration(raw.get("timeout", 10), where=f"{where}.timeout").total_seconds()
+    if timeout <= 0:
+        raise ConfigError(f"{where}.timeout must be longer than 0s")
     if kind == "http":
         if not isinstance(value, str) or not value.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.http must be an http(s) URL")
