@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from clmgit import yamledit
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
+from clmgit.healthstate import HealthGate, parse_gate
 from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
 
 if TYPE_CHECKING:
@@ -54,8 +55,11 @@ class Gates:
     applied_in_source: bool = False
     soak: timedelta | None = None
     #: "applied": a group is promoted only once the groups before it in the file (the canary)
-    #: have applied the SHA.
+    #: have applied the SHA; "healthy": once they run it healthy (for the stable_for of
+    #: healthy_in_source, if set).
     groups_before: str | None = None
+    #: Every running source cluster healthy on the SHA for `stable_for` (clmgit/healthstate.py).
+    healthy_in_source: HealthGate | None = None
 
 
 @dataclass(frozen=True)
@@ -120,13 +124,14 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
     groups_before = gates_raw.get("groups_before")
-    if groups_before not in (None, "applied"):
-        raise ConfigError(f"{path}: gates.groups_before must be 'applied', not {groups_before!r}")
+    if groups_before not in (None, "applied", "healthy"):
+        raise ConfigError(f"{path}: gates.groups_before must be 'applied' or 'healthy', not "
+                          f"{groups_before!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),
@@ -138,6 +143,7 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
             applied_in_source=bool(gates_raw.get("applied_in_source", False)),
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
             groups_before=groups_before,
+            healthy_in_source=parse_gate(gates_raw.get("healthy_in_source"), path),
         ),
         groups=groups,
     )

@@ -62,6 +62,19 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Health:
+    """A health verdict as the registry keeps it (`status.health`, clmgit's addition; CLM ignores
+    it): the state of the cluster running `version` when observed at `observed_at`, since when it
+    has been healthy without a break, and why it is not. See clmgit/healthstate.py."""
+
+    state: str
+    version: str
+    observed_at: str
+    healthy_since: str = ""
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ClusterStatus:
     current_version: str = ""
     last_version: str = ""
@@ -69,6 +82,8 @@ class ClusterStatus:
     problems: tuple[Problem, ...] = ()
     #: When current_version was applied (ISO 8601, UTC); clmgit's addition, used by the soak gate.
     applied_at: str = ""
+    #: The last health verdict (clmgit's addition, the `healthy_in_source` gate reads it).
+    health: Health | None = None
 
 
 @dataclass(frozen=True)
@@ -383,6 +398,23 @@ def parse_status(raw: Any, where: str = "status") -> ClusterStatus:
         problems=tuple(parse_problem(p, where)
                        for p in _list(status.get("problems"), where, "problems")),
         applied_at=_string(status.get("applied_at"), where, "applied_at"),
+        health=parse_health(status.get("health"), where),
+    )
+
+
+def parse_health(raw: Any, where: str) -> Health | None:
+    """`status.health`; None when missing or null."""
+    health = _mapping(raw, where, "health")
+    if not health:
+        return None
+    where = f"{where}, health"
+    return Health(
+        state=_string(health.get("state"), where, "state"),
+        version=_string(health.get("version"), where, "version"),
+        observed_at=_string(health.get("observed_at"), where, "observed_at"),
+        healthy_since=_string(health.get("healthy_since"), where, "healthy_since"),
+        reasons=tuple(_string(r, where, "reasons[]")
+                      for r in _list(health.get("reasons"), where, "reasons")),
     )
 
 
@@ -527,6 +559,22 @@ def _plain_status(raw: Any) -> ClusterStatus:
         next_version=_plain_text(get("next_version")),
         problems=tuple(map(_plain_problem, _plain_list(get("problems")))),
         applied_at=_plain_text(get("applied_at")),
+        health=_plain_health(get("health")),
+    )
+
+
+def _plain_health(raw: Any) -> Health | None:
+    if raw is None:
+        return None
+    get = _plain_dict(raw).get
+    if not raw:
+        return None
+    return Health(
+        state=_plain_text(get("state")),
+        version=_plain_text(get("version")),
+        observed_at=_plain_text(get("observed_at")),
+        healthy_since=_plain_text(get("healthy_since")),
+        reasons=tuple(map(_plain_text, _plain_list(get("reasons")))),
     )
 
 
@@ -570,7 +618,15 @@ def status_to_dict(status: ClusterStatus) -> dict[str, Any]:
     }
     if status.applied_at:
         out["applied_at"] = status.applied_at
+    if status.health is not None:
+        out["health"] = health_to_dict(status.health)
     return out
+
+
+def health_to_dict(health: Health) -> dict[str, Any]:
+    return {"state": health.state, "version": health.version,
+            "observed_at": health.observed_at, "healthy_since": health.healthy_since,
+            "reasons": list(health.reasons)}
 
 
 def _problem_dict(problem: Problem) -> dict[str, Any]:

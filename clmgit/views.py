@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from clmgit.promotion.promote import Plan
     from clmgit.promotion.status import ClusterState, GroupRow
     from clmgit.promotion.write import Landed
+    from clmgit.reconcile.health import HealthRow
 
 
 def _short(sha: str | None) -> str:
@@ -175,7 +176,7 @@ def _preview_data(p: GroupPreview) -> dict[str, Any]:
 
 
 STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", "pinned",
-                 "applied", "state")
+                 "applied", "state", "health")
 
 
 def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
@@ -191,7 +192,7 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
     rows: list[list[Any]] = [
         [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
          _short(s.pinned_sha), _short(s.applied_sha),
-         s.state + (f" ({s.reason})" if s.reason else "")]
+         s.state + (f" ({s.reason})" if s.reason else ""), _health_cell(s)]
         for s in items
     ]
     table(STATE_COLUMNS, rows)
@@ -200,6 +201,41 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
     line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else ""))
     for name, reason in frozen:
         line(f"channel {name} is frozen" + (f": {reason}" if reason else ""))
+
+
+def _health_cell(s: ClusterState) -> str:
+    """State, for how long, first reason: `healthy 2h`, `unhealthy 5m: Deployment ...`."""
+    if not s.health:
+        return "-"
+    return _health_text(s.health, s.health_since, s.health_reason)
+
+
+def _health_text(state: str, since: str, reason: str) -> str:
+    from datetime import UTC, datetime
+
+    from clmgit.durations import format_duration
+    from clmgit.timestamps import parse_timestamp
+
+    start = parse_timestamp(since)
+    held = f" {format_duration(datetime.now(UTC) - start)}" if start else ""
+    return f"{state}{held}" + (f": {reason}" if reason else "")
+
+
+def health_rows(rows: Sequence[HealthRow], *, fmt: Format) -> None:
+    """`clmgit health`: a row per cluster with its verdict, then counts by state."""
+    if fmt is not Format.table:
+        emit(list(rows), fmt, kind="HealthList",
+             summary={"clusters": len(rows), "states": dict(Counter(r.state for r in rows))})
+        return
+    table(("id", "alias", "channel", "version", "health"),
+          [[r.id, r.alias, r.channel, _short(r.version), _health_text(r.state, r.since,
+                                                                      "; ".join(r.reasons))]
+           for r in rows])
+    counts = Counter(r.state for r in rows)
+    line(f"{_clusters(len(rows))}" + (": " + ", ".join(f"{n} {state}" for state, n in
+                                                        sorted(counts.items())) if rows else ""))
+    if any(not r.recorded for r in rows):
+        note("some verdicts were not recorded in the registry (see the warnings above)")
 
 
 def _state_data(s: ClusterState) -> dict[str, Any]:

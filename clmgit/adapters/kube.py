@@ -308,7 +308,7 @@ def _message(body: Any) -> str:
 
 
 def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | None = None,
-            clock: Clock | None = None) -> KubeAPI:
+            clock: Clock | None = None, backoff: Backoff = RETRY_BACKOFF) -> KubeAPI:
     """The cluster's API: a bearer token at `cluster.api_server_url`, else the kubeconfig context
     named after the cluster's id or, failing that, its alias."""
     if token:
@@ -318,13 +318,13 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
         configuration = k8s.Configuration(host=cluster.api_server_url)
         configuration.api_key = {"BearerToken": token}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        return KubeAPI(k8s.ApiClient(configuration), clock=clock,
+        return KubeAPI(k8s.ApiClient(configuration), clock=clock, backoff=backoff,
                        where=f"--token at {cluster.api_server_url}")
     if not kubeconfig:
         raise ConfigError(f"no way to reach cluster {cluster.id}: give --token (CLMGIT_TOKEN) "
                           "or --kubeconfig")
     api, context = _from_kubeconfig(cluster, kubeconfig)
-    return KubeAPI(api, clock=clock,
+    return KubeAPI(api, clock=clock, backoff=backoff,
                    where=f"context {context!r} of {kubeconfig} ({api.configuration.host})")
 
 

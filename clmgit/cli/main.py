@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from clmgit.cli import completion, convert, promotion, reconcile, report
+from clmgit.cli import completion, convert, health, promotion, reconcile, report
 from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
@@ -88,7 +88,8 @@ def _set_up_logging(verbose: int) -> None:
         handler.addFilter(redactor)
 
 
-for _group in (promotion.COMMANDS, reconcile.COMMANDS, report.COMMANDS, convert.COMMANDS,
+for _group in (promotion.COMMANDS, reconcile.COMMANDS, health.COMMANDS, report.COMMANDS,
+               convert.COMMANDS,
                completion.COMMANDS):
     for _name, _command in _group.items():
         app.command(_name, cls=Command)(_command)

@@ -44,7 +44,15 @@ def promote(
     pr: PrOpt = False,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Pin the groups of TARGET to the commit SOURCE has."""
+    """Pin the groups of TARGET to the commit SOURCE has.
+
+    The gates of channels/TARGET.yaml must pass: frozen, applied_in_source, soak,
+    groups_before (applied or healthy), and healthy_in_source {stable_for, progress_deadline,
+    allow_unknown, checks, namespaces}: every running SOURCE cluster runs the SHA and has been
+    observed healthy on it (by reconcile or `clmgit health`), after its apply, without a break
+    for stable_for. Health states: healthy, pending, unhealthy, failed (not healthy by
+    progress_deadline after its apply), unknown (unreachable; up to allow_unknown pass). The
+    verdicts are written into the commit (Clmgit-Health); --force overrides, recorded."""
     from clmgit.promotion.promote import land_plan, plan_promotion
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
@@ -263,8 +271,8 @@ def status(
     group: Annotated[str | None, typer.Option(help="Only clusters of this group.")] = None,
     state: Annotated[list[str], typer.Option(
         "--state", metavar="STATE",
-        help="Only clusters in this state (repeatable): in-sync, pending, updating, failed, "
-             "blocked, decommission.")] = [],  # noqa: B006 - typer reads it, never mutates it
+        help="Only clusters in this state (repeatable): in-sync, pending, updating, stuck, "
+             "failed, blocked, decommission.")] = [],  # noqa: B006 - typer reads it, never mutates it
     label: Annotated[list[str], typer.Option(
         "--selector", "-l", metavar="KEY=GLOB",
         help="Only clusters whose field matches (repeatable), as a group selector: "

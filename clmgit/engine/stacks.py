@@ -74,6 +74,9 @@ class StackInfo:
 
     name: str
     tags: Mapping[str, str]
+    #: Its CloudFormation status and the reason given for it ("" where not known).
+    status: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True)

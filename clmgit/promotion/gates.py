@@ -39,6 +39,8 @@ _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
 class GateResult:
     gate: str  # one of the names above
     refusal: str | None  # None: passed
+    #: Lines the promotion commit records about this gate (the health verdicts).
+    record: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,11 +95,13 @@ def check_source(source: Channel, target: Channel) -> GateResult:
 
 
 def check_groups_before(
-    ws: Workspace, target: Channel, groups: Sequence[str], sha: str
+    ws: Workspace, target: Channel, groups: Sequence[str], sha: str,
+    now: datetime | None = None,
 ) -> GateResult:
     """`groups_before: applied`: every group promoted must have all the groups before it in
-    the channel file (the canary first) running `sha` already."""
-    if target.gates.groups_before != "applied" or not groups:
+    the channel file (the canary first) running `sha` already; `healthy`: running it healthy
+    (clmgit/promotion/health.py)."""
+    if target.gates.groups_before not in ("applied", "healthy") or not groups:
         return GateResult(GROUPS_BEFORE, None)
     last = max(i for i, g in enumerate(target.groups) if g.name in groups)
     earlier = [g for g in target.groups[:last] if g.name not in groups]
@@ -106,6 +110,10 @@ def check_groups_before(
                 if (group := target.group_for(c)) is not None and group in earlier]
     cache: dict[str, bool] = {}
     waiting = [c for c in clusters if not has_applied(ws, c, sha, cache)]
+    if target.gates.groups_before == "healthy" and not promoted_together:
+        from clmgit.promotion.health import check_groups_healthy
+
+        return check_groups_healthy(ws, target, clusters, sha, now)
     return groups_before_result(target, promoted_together, waiting, sha[:7])
 
 
@@ -199,6 +207,11 @@ def check_soak(
     refusal = None
     if soak:
         start = soak_start(ws, source, sha, clusters)
+        if target.gates.healthy_in_source is not None:
+            from clmgit.promotion.health import soak_start as healthy_start
+
+            # With the health gate the soak clock starts when the source became healthy.
+            start = healthy_start(clusters, ws, now) or now
         left = soak - (now - start)
         if left.total_seconds() > 0:
             refusal = (
@@ -214,11 +227,17 @@ def check_all(
     groups: Sequence[str] = (),
 ) -> list[GateResult]:
     results = [check_freeze(target), check_source(source, target),
-               check_groups_before(ws, target, groups, sha)]
-    if target.gates.applied_in_source or target.gates.soak:
+               check_groups_before(ws, target, groups, sha, now)]
+    healthy = target.gates.healthy_in_source is not None
+    if target.gates.applied_in_source or target.gates.soak or healthy:
         clusters = source_clusters(ws, source)
         if target.gates.applied_in_source:
             results.append(check_applied(ws, source, sha, clusters))
+        if healthy:
+            from clmgit.promotion.health import check_healthy
+
+            results.append(check_healthy(ws, target=target, source=source, sha=sha,
+                                         clusters=clusters, now=now))
         if target.gates.soak:
             results.append(check_soak(ws, target, source, sha, clusters, now))
     return results

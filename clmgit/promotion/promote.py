@@ -66,6 +66,8 @@ class Plan:
     notes: tuple[str, ...] = ()  # what the plan does that is easy to miss
     #: Branch moves in the repositories of other config sources (promotion/sources.py).
     source_moves: tuple[Any, ...] = ()
+    #: What gates record in the commit (the health verdicts of the source clusters).
+    records: tuple[str, ...] = ()
 
     @property
     def kind(self) -> PlanKind:
@@ -191,6 +193,7 @@ def plan_promotion(
     plan = Plan(
         "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
         planned.taken(), refusals=verdict.refusals, notes=notes,
+        records=tuple(line for r in results for line in r.record),
     )
     return _with_commit(ws, plan, dst, pins)
 
@@ -302,6 +305,8 @@ def commit_message(plan: Plan) -> str:
         paragraphs.append("\n".join(plan.commits))
     if plan.overrides:
         paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
+    if plan.records:
+        paragraphs.append("\n".join(plan.records))
     trailers = [f"Clmgit-Action: {plan.action}"]
     if plan.source:
         trailers.append(f"Clmgit-Source: {plan.source}")
@@ -310,6 +315,7 @@ def commit_message(plan: Plan) -> str:
     if plan.action == "rollback":
         trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
     trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    trailers += [f"Clmgit-Health: {line.partition(': ')[2]}" for line in plan.records[:1]]
     paragraphs.append("\n".join(dict.fromkeys(trailers)))
     return "\n\n".join(paragraphs) + "\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 
 from clmgit.channels import Channel, selector_matches
 from clmgit.errors import ClmgitError, ConfigError
@@ -17,8 +18,9 @@ from clmgit.model import (
 )
 from clmgit.workspace import Workspace
 
-#: The states a cluster can be in, in the order the summary lists them.
-STATES = ("in-sync", "pending", "updating", "failed", "blocked", "decommission")
+#: The states a cluster can be in, in the order the summary lists them. `stuck`: pending or
+#: updating past its progress deadline after the pin moved (clmgit/promotion/health.py).
+STATES = ("in-sync", "pending", "updating", "stuck", "failed", "blocked", "decommission")
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,21 @@ class ClusterState:
     state: str  # one of STATES
     reason: str = ""
     lifecycle: str = ""
+    #: The health of the version it runs (clmgit/healthstate.py), since when, and why.
+    health: str = ""
+    health_since: str = ""
+    health_reason: str = ""
 
 
-def cluster_state(ws: Workspace, cluster: Cluster) -> ClusterState:
+def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) -> ClusterState:
+    from clmgit.promotion.health import status_health, stuck
+
+    now = now or datetime.now(UTC)
     pinned, group_or_reason = ws.pinned_sha(cluster)
     state, reason = _state(cluster, pinned, group_or_reason)
+    if state in ("pending", "updating") and pinned:
+        state, reason = stuck(ws, cluster, state, reason, now)
+    health = status_health(ws, cluster, now)
     return ClusterState(
         id=cluster.id,
         alias=cluster.alias,
@@ -49,6 +61,9 @@ def cluster_state(ws: Workspace, cluster: Cluster) -> ClusterState:
         state=state,
         reason=reason,
         lifecycle=cluster.lifecycle_status,
+        health=health.state,
+        health_since=health.since,
+        health_reason=health.first_reason,
     )
 
 
@@ -91,7 +106,8 @@ class Filter:
 
 
 def fleet_status(ws: Workspace, channel: str | None = None, *,
-                 where: Filter | None = None) -> list[ClusterState]:
+                 where: Filter | None = None, now: datetime | None = None
+                 ) -> list[ClusterState]:
     """Every cluster that is not decommissioned, narrowed by `where` (or just `channel`)."""
     where = where or Filter(channel=channel)
     _check_filter(ws, where)
@@ -101,7 +117,8 @@ def fleet_status(ws: Workspace, channel: str | None = None, *,
         and (where.channel is None or c.channel == where.channel)
         and selector_matches(where.labels, c)
     ]
-    states = [cluster_state(ws, c) for c in clusters]
+    now = now or datetime.now(UTC)
+    states = [cluster_state(ws, c, now) for c in clusters]
     return [s for s in states
             if (where.group is None or s.group == where.group)
             and (not where.states or s.state in where.states)]

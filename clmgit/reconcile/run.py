@@ -31,7 +31,14 @@ from typing import Protocol
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.errors import ClmgitError
-from clmgit.model import MAX_PROBLEMS, TOO_MANY_PROBLEMS, Cluster, ClusterStatus, Problem
+from clmgit.model import (
+    MAX_PROBLEMS,
+    TOO_MANY_PROBLEMS,
+    Cluster,
+    ClusterStatus,
+    Health,
+    Problem,
+)
 from clmgit.reconcile.leases import LeaseTable, Outcome, Renewal, Unfinished, lease_timing
 from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
 from clmgit.registry import (
@@ -113,6 +120,9 @@ class Reconciler:
     wait_for_leases: float = 0.0
     #: Outcomes the registry did not take, written by this holder's next round (controller).
     unfinished: Unfinished = field(default_factory=Unfinished)
+    #: Looks at a cluster's health right after its apply (clmgit.reconcile.health); the
+    #: verdict is recorded with the applied version.
+    observe: Callable[[Cluster], Health] | None = None
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -243,8 +253,20 @@ class Reconciler:
                 last_version=cluster.status.current_version,
                 applied_at=format_timestamp(self.now()),
             )
+            done = replace(done, health=self._health(replace(cluster, status=done)))
         return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
+
+    def _health(self, cluster: Cluster) -> Health | None:
+        """The verdict of a look right after the apply; none if looking itself failed (the
+        apply stands: `clmgit health` looks again)."""
+        if self.observe is None:
+            return None
+        try:
+            return self.observe(cluster)
+        except Exception:  # a look at health must never undo an apply
+            log.exception("cannot observe the health of %s", cluster.id)
+            return None
 
     def _finish(self, renewal: Renewal, result: Result, *, status: ClusterStatus,
                 lifecycle_status: str | None = None) -> Result:

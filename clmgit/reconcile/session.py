@@ -37,7 +37,7 @@ from clmgit.workspace import Workspace
 if TYPE_CHECKING:
     from clmgit.config.source import ConfigSource
     from clmgit.engine.cluster import BackendFactory, Engine, Report
-    from clmgit.model import Cluster
+    from clmgit.model import Cluster, Health
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +152,17 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
                                 on_start=options.on_start, on_result=options.on_result,
                                 replan=replan, stop=options.stop, leases=leases,
                                 wait_for_leases=options.wait_for_leases,
-                                unfinished=_or_new(options.unfinished))
+                                unfinished=_or_new(options.unfinished),
+                                observe=None if options.dry_run else health_observer(ws, options))
         return reconciler.run(targets, concurrency=options.concurrency)
+
+
+def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Health]:
+    """Looks at a cluster's health after its apply, through the run's backends."""
+    from clmgit.reconcile.health import Observer, health_backends, workspace_gates
+
+    return Observer(health_backends(options, ws.layout), workspace_gates(ws),
+                    layout=ws.layout).verdict
 
 
 def reconcile(

@@ -9,7 +9,10 @@ Cluster Registry API (`clmgit.registry.http`). Reconcile uses them the same way 
    and returns the record as it is now (another reconciler may have just finished it), or None
    when someone else holds an unexpired lease. Taking is a compare-and-set: of many callers at
    once, exactly one wins.
-3. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds the
+3. `record_health(id, health)` writes the health verdict alone (`status.health`), without a
+   lease: observing health must never keep a reconciler away, and the rest of the record is
+   kept as it is at the moment of the write.
+4. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds the
    lease, and with `release=True` gives the lease up in the same write. A holder whose lease
    was taken over meanwhile gets `LeaseLost` and nothing is written.
 """
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, ClusterStatus
+from clmgit.model import Cluster, ClusterStatus, Health
 
 #: How long a lease lasts unless renewed; reconcile renews it while it works on a cluster.
 DEFAULT_LEASE_SECONDS = 15 * 60
@@ -61,6 +64,10 @@ class Registry(Protocol):
     ) -> None:
         """Write what is given (None: leave as it is) while `holder` holds the lease; release
         it too if asked. Raises `LeaseLost` if the lease is not `holder`'s any more."""
+        ...
+
+    def record_health(self, cluster_id: str, health: Health) -> None:
+        """Write `status.health` of the record as it is now, nothing else, with no lease."""
         ...
 
 

@@ -24,13 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, ClusterStatus, parse_cluster, status_to_dict
+from clmgit.model import Cluster, ClusterStatus, Health, parse_cluster, status_to_dict
 from clmgit.registry import LeaseLost, holder_is_dead
 from clmgit.registry.filedoc import read_record, set_fields
 from clmgit.registry.records import check_record, parse_file
@@ -109,6 +110,15 @@ class FileRegistry:
             if release:
                 del leases[cluster_id]
                 self._write_leases(leases)
+
+    def record_health(self, cluster_id: str, health: Health) -> None:
+        with self._locked():
+            text = self._read().decode()
+            record = read_record(text, cluster_id, name=str(self.path))
+            status = parse_cluster(record, f"{self.path}: cluster {cluster_id}").status
+            new = set_fields(text, cluster_id, name=str(self.path),
+                             status=status_to_dict(replace(status, health=health)))
+            _replace(self.path, new.encode())
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

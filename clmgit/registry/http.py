@@ -17,6 +17,7 @@ what it wrote.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -25,7 +26,14 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, ClusterStatus, cluster_to_dict, parse_cluster, status_to_dict
+from clmgit.model import (
+    Cluster,
+    ClusterStatus,
+    Health,
+    cluster_to_dict,
+    parse_cluster,
+    status_to_dict,
+)
 from clmgit.registry import LeaseLost, RegistryUnavailable, holder_is_dead
 from clmgit.registry.records import check_record, check_registry, collection_paused
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
@@ -157,6 +165,21 @@ class HttpRegistry:
                 raise LeaseLost(f"{_detail(response)}; stop working on {cluster_id}")
         elif response.content:
             self._about(_json(response, self.location), cluster_id)
+
+    def record_health(self, cluster_id: str, health: Health, *, attempts: int = 5) -> None:
+        """Read the record, write its status back with `health`, on the condition (If-Match)
+        that nothing changed in between; read again when something did."""
+        for _ in range(attempts):
+            response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
+            status = self._parse(response, cluster_id).status
+            body = {"status": status_to_dict(replace(status, health=health))}
+            headers = {"If-Match": response.headers.get("ETag", "*")}
+            written = self._call("PATCH", _path(cluster_id), json=body, headers=headers,
+                                 cluster_id=cluster_id, allow=(412,))
+            if written.status_code != 412:
+                return
+        raise RegistryError(f"cluster {cluster_id} kept changing while its health verdict was "
+                            f"written to {self.location}; run again")
 
     def _released(self, cluster_id: str, holder: str, status: ClusterStatus | None,
                   lifecycle_status: str | None) -> bool:

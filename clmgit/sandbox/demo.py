@@ -126,15 +126,21 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("A second run has nothing to do, and asks no cloud")
     run("reconcile")
 
-    say("An engineer merges version 2 into dev: a new worker image, tracing on, and a "
-        "post_apply deletion of the legacy ConfigMap")
-    b.commit("dev", cluster_tree(2), "Worker image 0a0a0a02, tracing, drop legacy-settings")
+    say("An engineer merges version 2 into dev: a new worker image, tracing on, a "
+        "post_apply deletion of the legacy ConfigMap, and (by mistake) an echo image that "
+        "crash-loops: the node simulator makes any image tagged :broken do so")
+    v2 = cluster_tree(2)
+    echo = "cluster/manifests/platform/echo.yaml"
+    b.commit("dev", {**v2, echo: _tag(v2[echo], "broken")},
+             "Worker image 0a0a0a02, tracing, drop legacy-settings, echo 1.2")
     run("status", "--channel", "dev")
     run("reconcile", "--dry-run")
     say("dev follows its branch: reconcile rolls dev-1's node (surge first, drain, terminate)")
     run("reconcile")
 
-    say("Promote to alpha: its gate wants every dev cluster on the commit, which dev-1 is")
+    health_story(demo, b)
+    say("Promote to alpha: its gates want every dev cluster on the commit and healthy, which "
+        "dev-1 is; the commit records the verdicts")
     run("promote", "dev", "alpha")
     run("reconcile", "--channel", "alpha")
 
@@ -153,6 +159,40 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("Where everything stands, and who promoted what")
     run("status")
     run("history")
+
+
+HEALTH_GATE = """\
+  # Every dev cluster must run the commit healthy (rolled out, nodes Ready, stacks complete)
+  # for stable_for; 0s keeps the demo short, 10m is usual.
+  healthy_in_source: {stable_for: 0s, progress_deadline: 30m}
+"""
+
+
+def health_story(demo: Demo, b: ConfigRepoBuilder) -> None:
+    """dev runs a crash-looping image, and alpha's health gate refuses it until it is fixed."""
+    run = demo.clmgit
+    say("alpha also gates on health (gates.healthy_in_source in channels/alpha.yaml); "
+        "`clmgit health` looks at dev-1 now and records the verdict")
+    alpha = b.git("show", "main:channels/alpha.yaml") + "\n"
+    alpha = alpha.replace("  applied_in_source: true\n",
+                          "  applied_in_source: true\n" + HEALTH_GATE)
+    b.commit("main", {"channels/alpha.yaml": alpha}, "Gate alpha on the health of dev")
+    run("health", "--channel", "dev")
+    say("The gate refuses, naming the cluster, the object and the reason")
+    run("promote", "dev", "alpha", expect=1)
+    echo = b.git("show", "dev:cluster/manifests/platform/echo.yaml") + "\n"
+    say("The fix lands on dev; reconcile applies it and observes dev-1 healthy again")
+    b.commit("dev", {"cluster/manifests/platform/echo.yaml": _tag(echo, "1.4")},
+             "echo: fixed image")
+    run("reconcile", "--channel", "dev")
+    run("health", "--channel", "dev")
+
+
+def _tag(manifest: str, tag: str) -> str:
+    """The echo manifest with its image tagged `tag`."""
+    import re
+
+    return re.sub(r"(image: \"?[^\s\"]+:)[^\s\"]+", rf"\g<1>{tag}", manifest)
 
 
 if __name__ == "__main__":

@@ -249,6 +249,8 @@ class FakeStacks:
         self.outputs = dict(outputs or {})
         self.failures = dict(failures or {})
         self.calls: list[tuple[str, str]] = []
+        #: A stack's CloudFormation status, for health checks (default: CREATE_COMPLETE).
+        self.statuses: dict[str, str] = {}
 
     def apply_stack(self, stack: StackTemplate, *, dry_run: bool) -> StackResult:
         current = self.stacks.get(stack.name)
@@ -289,7 +291,7 @@ class FakeStacks:
 
     def find_stacks(self, tags: Mapping[str, str]) -> list[StackInfo]:
         return [
-            StackInfo(name, stack.tags)
+            StackInfo(name, stack.tags, self.statuses.get(name, "CREATE_COMPLETE"))
             for name, stack in self.stacks.items()
             if all(stack.tags.get(k) == v for k, v in tags.items())
         ]

@@ -18,6 +18,11 @@ update needs to meet a cluster that behaves.
 - Events as the scheduler, kubelet and deployment controller write them (Scheduled, Pulled,
   Created, Started, Killing, ScalingReplicaSet, RegisteredNode).
 
+It can also misbehave, for health checks (issue #31): a pod whose image tag is `:broken` never
+becomes ready and shows CrashLoopBackOff; one whose tag is `:slow` becomes ready `slow_seconds`
+after it started (on `clock`, which tests force); the node of an instance in `not_ready` reports
+Ready=False.
+
 Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the world move, or
 `start()` a background thread (and `stop()` it). The thread syncs within `interval` seconds of
 any request or write the emulator sees, and otherwise backs off (doubling, up to `idle`
@@ -62,7 +67,8 @@ class Kubelet:
 
     def __init__(self, server: KubeAPIServer, pools: NodePoolBackend, cluster: Cluster, *,
                  pool_names: Sequence[str] | None = None,
-                 refresh: Callable[[], Cluster] | None = None) -> None:
+                 refresh: Callable[[], Cluster] | None = None,
+                 clock: Callable[[], float] = time.time, slow_seconds: float = 5.0) -> None:
         """`refresh`, if given, is asked for the cluster's record before every pass, so that
         pools added to the registry get nodes (standalone, beside a registry that changes)."""
         self.server = server
@@ -72,6 +78,9 @@ class Kubelet:
         self._refresh = refresh
         self._last_inputs: object = None  # what the last pass that changed nothing read
         self.volumes: set[str] = set()  # instance ids whose nodes report attached volumes
+        self.not_ready: set[str] = set()  # instance ids whose nodes report Ready=False
+        self.clock = clock
+        self.slow_seconds = slow_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -84,7 +93,8 @@ class Kubelet:
                    if not i.lifecycle_state.startswith("Terminat")}
         store = self.server.cluster.store
         with store.lock:  # one atomic step, as far as clients can tell
-            inputs = (store.revision, running, frozenset(self.volumes), tuple(self.pool_names))
+            inputs = (store.revision, running, frozenset(self.volumes), tuple(self.pool_names),
+                      frozenset(self.not_ready))
             if inputs == self._last_inputs:
                 return  # nothing a pass reads has changed since one found nothing to do
             self._sync_nodes(running)
@@ -94,8 +104,10 @@ class Kubelet:
             self._deployments()
             self._replicate(nodes)
             self._daemons(nodes)
+            slow = self._slow_pods()
             self._statuses()
-            if store.revision == inputs[0]:  # a pass that wrote nothing: the world is settled
+            # A pass that wrote nothing, with no slow pod to wait for: the world is settled.
+            if store.revision == inputs[0] and not slow:
                 self._last_inputs = inputs
 
     def start(self, interval: float = 0.05, *, idle: float = 2.0) -> Kubelet:
@@ -157,9 +169,11 @@ class Kubelet:
                 node = self.server.seed(self._node(pool, instance, volumes))[0]
                 self.server.event(node, "RegisteredNode", f"Node {name} event: Registered Node "
                                   f"{name} in Controller", component="node-controller")
-            elif _has_volumes(existing[name]) != volumes:
+            elif (_has_volumes(existing[name]) != volumes
+                  or _ready(existing[name]) == (instance.id in self.not_ready)):
                 node = existing[name]
                 node["status"]["volumesAttached"] = _volumes(volumes)
+                _set_ready(node, instance.id not in self.not_ready)
                 self.server.seed(node)
         for name, node in existing.items():
             labels = node["metadata"].get("labels") or {}
@@ -173,6 +187,7 @@ class Kubelet:
                   "lifecycle-status": "ready"}
         node = make_node(name, labels=labels, provider_id=f"aws:///{instance.az}/{instance.id}")
         node["status"]["volumesAttached"] = _volumes(volumes)
+        _set_ready(node, instance.id not in self.not_ready)
         node["status"]["nodeInfo"] = {  # every field: the typed clients require them all
             "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
             "osImage": "clmgit sandbox node", "kernelVersion": "simulated",
@@ -338,9 +353,34 @@ class Kubelet:
             obj["status"] = status
             self.server.seed(obj)
 
+    def _slow_pods(self) -> bool:
+        """`:slow` pods whose time has come become ready; True while some are still waiting."""
+        waiting = False
+        for pod in self.server.objects("v1", "Pod"):
+            at = (pod["metadata"].get("annotations") or {}).get(READY_AT)
+            if at is None or _pod_ready(pod):
+                continue
+            if float(at) <= self.clock():
+                pod["status"] = _running(pod)
+                self.server.seed(pod)
+            else:
+                waiting = True
+        return waiting
+
     def _pod(self, owner: Obj, node: str) -> Obj:
         template = owner["spec"].get("template") or {}
         meta = owner["metadata"]
+        pod = self._plain_pod(owner, node, template, meta)
+        tags = [str(c.get("image", "")).rpartition(":")[2]
+                for c in pod["spec"].get("containers") or ()]
+        if "broken" in tags:
+            pod["status"] = _crash_looping(pod)
+        elif "slow" in tags:
+            pod["metadata"]["annotations"] = {READY_AT: str(self.clock() + self.slow_seconds)}
+            pod["status"] = _starting(pod)
+        return pod
+
+    def _plain_pod(self, owner: Obj, node: str, template: Obj, meta: Obj) -> Obj:
         return {
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"{meta['name']}-{secrets.token_hex(3)}",
@@ -351,6 +391,47 @@ class Kubelet:
             "spec": {**(template.get("spec") or {}), "nodeName": node},
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
         }
+
+
+READY_AT = "sandbox.clmgit.dev/ready-at"
+
+
+def _container_statuses(pod: Obj, state: Obj, *, ready: bool, restarts: int = 0) -> list[Obj]:
+    return [{"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "",
+             "ready": ready, "started": ready, "restartCount": restarts, "state": state}
+            for c in pod["spec"].get("containers") or ()]
+
+
+def _crash_looping(pod: Obj) -> Obj:
+    """A pod whose container exits at once, again and again (an image tagged `:broken`)."""
+    waiting = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting "
+                           "failed container"}}
+    return {"phase": "Running", "conditions": [{"type": "Ready", "status": "False",
+                                                "reason": "ContainersNotReady"}],
+            "containerStatuses": _container_statuses(pod, waiting, ready=False, restarts=5)}
+
+
+def _starting(pod: Obj) -> Obj:
+    return {"phase": "Running", "conditions": [{"type": "Ready", "status": "False",
+                                                "reason": "ContainersNotReady"}],
+            "containerStatuses": _container_statuses(
+                pod, {"running": {"startedAt": "1970-01-01T00:00:00Z"}}, ready=False)}
+
+
+def _running(pod: Obj) -> Obj:
+    return {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": _container_statuses(
+                pod, {"running": {"startedAt": "1970-01-01T00:00:00Z"}}, ready=True)}
+
+
+def _set_ready(node: Obj, ready: bool) -> None:
+    conditions = [c for c in node["status"].get("conditions") or ()
+                  if c.get("type") != "Ready"]
+    conditions.append({"type": "Ready", "status": "True" if ready else "False",
+                       "reason": "KubeletReady" if ready else "KubeletNotReady",
+                       "message": "kubelet is posting ready status" if ready
+                       else "container runtime is down"})
+    node["status"]["conditions"] = conditions
 
 
 def _pod_ready(pod: Obj) -> bool:

@@ -39,6 +39,9 @@ def test_status_json_states(fleet: Fleet) -> None:
         "applied_sha",
         "state",
         "reason",
+        "health",
+        "health_since",
+        "health_reason",
     }
     assert states["dev-1"]["state"] == "in-sync"
     assert states["dev-1"]["pinned_sha"] == states["dev-1"]["applied_sha"] == fleet.c3
@@ -71,6 +74,7 @@ def test_status_failed_and_table(fleet: Fleet) -> None:
         "pinned",
         "applied",
         "state",
+        "health",
     ]
     assert len(lines) == 3 and "failed (stack failed)" in lines[1]
     assert lines[2] == "1 cluster: 1 failed"

@@ -107,7 +107,9 @@ def test_a_changed_config_item_alone_triggers_an_update(sandbox):
     record = sandbox.records[0]
     record["config_items"] = {**record["config_items"], "log_level": "debug"}
     record["lifecycle_status"] = "ready"
-    record["status"] = sandbox.registry.clusters()[0].status.__dict__ | {"problems": []}
+    from clmgit.model import status_to_dict
+
+    record["status"] = status_to_dict(sandbox.registry.clusters()[0].status) | {"problems": []}
     from clmgit.registry.file import clusters_yaml
 
     # The file registry is the working tree's clusters.yaml: an operator edits it there.

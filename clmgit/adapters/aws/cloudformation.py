@@ -155,7 +155,7 @@ class CloudFormationStacks:
             pages = self._cf.get_paginator("describe_stacks").paginate()
             stacks = [_Stack.from_api(raw) for page in pages for raw in page["Stacks"]]
         return [
-            StackInfo(s.name, s.tags)
+            StackInfo(s.name, s.tags, s.status, s.reason)
             for s in stacks
             if s.status != "DELETE_COMPLETE" and all(s.tags.get(k) == v for k, v in tags.items())
         ]

@@ -1,7 +1,8 @@
 """The registry server's contract as pydantic models: CLM's Cluster Registry API
 (docs/cluster-registry.yaml of cluster-lifecycle-manager, the spec CLM generates its client from)
 with its types, patterns, int32 bounds and required fields, plus clmgit's additions (leases,
-`owner`, `status.applied_at`). The served OpenAPI document is generated from these models.
+`owner`, `status.applied_at`, `status.health`). The served OpenAPI document is generated from
+these models.
 
 Where clmgit is stricter than CLM's spec, it is so on purpose: unknown fields are refused (a
 typo must not be dropped silently), a cluster id must match the path pattern (else the record
@@ -98,6 +99,16 @@ class StatusProblem(BaseModel):
     instance: SafeStr = None  # type: ignore[assignment]
 
 
+class HealthVerdict(Strict):
+    """clmgit's addition: the last health verdict of a cluster (clmgit/healthstate.py)."""
+
+    state: Literal["healthy", "unhealthy", "unknown", "pending", "failed"]
+    version: SafeStr
+    observed_at: SafeStr
+    healthy_since: SafeStr = None  # type: ignore[assignment]
+    reasons: list[SafeStr] = None  # type: ignore[assignment]
+
+
 class ClusterStatus(Strict):
     current_version: SafeStr = None  # type: ignore[assignment]
     last_version: SafeStr = None  # type: ignore[assignment]
@@ -105,6 +116,8 @@ class ClusterStatus(Strict):
     problems: list[StatusProblem] = None  # type: ignore[assignment]
     #: clmgit's addition: when current_version was applied (the soak gate reads it).
     applied_at: SafeStr = None  # type: ignore[assignment]
+    #: clmgit's addition: the last health verdict (the healthy_in_source gate reads it).
+    health: HealthVerdict = None  # type: ignore[assignment]
 
 
 class _PoolSizes(Strict):

@@ -1,0 +1,68 @@
+"""`clmgit health`: look at clusters' health now, record the verdicts, show them. Option parsing
+and output only; the work is in `clmgit.reconcile.health`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from clmgit.cli.common import Format, OutputOpt, settings
+from clmgit.cli.reconcile import Kubeconfig, Token, TokenFile, bearer_token
+
+HELP = """Observe the health of clusters now and record the verdict in the registry.
+
+A cluster is healthy only if its record shows no update under way and no problem; every
+CloudFormation stack of it is *_COMPLETE and not a rollback; its nodes are Ready, not outdated
+and not cordoned (except by clmgit's rolling update); the Deployments, StatefulSets and
+DaemonSets in the namespaces its manifests touch are rolled out as `kubectl rollout status`
+judges, with no pod in CrashLoopBackOff or ImagePullBackOff; and the optional checks of
+`gates.healthy_in_source.checks` pass (http, prometheus, job).
+
+States: healthy; pending (applied, not judged yet or still converging, within its deadline);
+unhealthy (a check failed, within its deadline); failed (not healthy by the progress deadline
+after its apply); unknown (unreachable, no data: never healthy).
+
+The verdict is recorded as status.health {state, version, observed_at, healthy_since, reasons}
+and is bound to the version the cluster runs; `healthy_since` restarts whenever the cluster was
+seen unhealthy. `promote` reads these verdicts for the healthy_in_source gate."""
+
+
+def health(
+    ctx: typer.Context,
+    channel: Annotated[str | None, typer.Option(help="Only clusters of this channel.")] = None,
+    cluster: Annotated[list[str], typer.Option(
+        "--cluster", "-c", help="Only this cluster (id or alias; repeatable).")
+    ] = [],  # noqa: B006 - typer reads the default, never mutates it
+    no_record: Annotated[bool, typer.Option(
+        "--no-record", help="Show the verdicts; write nothing to the registry.")] = False,
+    token: Token = None,
+    token_file: TokenFile = None,
+    kubeconfig: Kubeconfig = None,
+    out: OutputOpt = Format.table,
+) -> None:
+    from clmgit import views
+    from clmgit.reconcile.health import (
+        Observer,
+        aws_health_backends,
+        observe_fleet,
+        select_running,
+        workspace_gates,
+    )
+    from clmgit.reconcile.preflight import check_access
+
+    ws = settings(ctx).ws
+    clusters = select_running(ws, channel=channel, names=cluster)
+    token = bearer_token(token, token_file)
+    if clusters:
+        check_access(token=token, kubeconfig=kubeconfig)
+    observer = Observer(aws_health_backends(token=token, kubeconfig=kubeconfig,
+                                            layout=ws.layout),
+                        workspace_gates(ws), layout=ws.layout)
+    views.health_rows(observe_fleet(ws, observer, clusters, record=not no_record), fmt=out)
+
+
+health.__doc__ = HELP
+
+COMMANDS: dict[str, Callable[..., None]] = {"health": health}

@@ -1,0 +1,164 @@
+"""Observing health and recording the verdict (issue #31): `clmgit health`, and `reconcile`
+right after each apply.
+
+A verdict is recorded with `Registry.record_health` (no lease: observing never keeps a reconciler
+away) and bound to the version the cluster runs; `healthy_since` carries over only while the
+cluster stays healthy on that version (clmgit.healthstate.next_verdict).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from clmgit.engine.clock import Backoff, Clock
+from clmgit.engine.health import HealthBackends, observe
+from clmgit.engine.probes import Fetch, http_fetch
+from clmgit.errors import ClmgitError
+from clmgit.healthstate import (
+    UNKNOWN,
+    ClusterGate,
+    Judgement,
+    Observation,
+    gate_for,
+    judge,
+    next_verdict,
+)
+from clmgit.layout import DEFAULT, Layout
+from clmgit.model import DECOMMISSIONED, REQUESTED, Cluster, Health
+from clmgit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from clmgit.reconcile.session import Options
+
+log = logging.getLogger(__name__)
+
+#: A look at health must not wait a minute for an API server that is down: that is `unknown`.
+HEALTH_BACKOFF = Backoff(initial=0.2, factor=2, maximum=1, timeout=2)
+
+HealthBackendFactory = Callable[[Cluster], HealthBackends]
+
+
+def health_backends(options: Options, layout: Layout = DEFAULT) -> HealthBackendFactory:
+    """The run's own backends when it was given some (tests, the demo), else the real ones."""
+    given = options.backends
+    if given is None:
+        return aws_health_backends(token=options.token, kubeconfig=options.kubeconfig,
+                                   clock=options.clock, layout=layout)
+
+    def make(cluster: Cluster) -> HealthBackends:
+        b = given(cluster)
+        return HealthBackends(b.stacks, b.pools, b.kube)
+
+    return make
+
+
+def aws_health_backends(*, token: str | None = None, kubeconfig: str | None = None,
+                        clock: Clock | None = None, layout: Layout = DEFAULT
+                        ) -> HealthBackendFactory:
+    """Real backends for a look at health: no network values, short retries."""
+
+    def make(cluster: Cluster) -> HealthBackends:
+        from clmgit.adapters.aws.autoscaling import AutoScalingPools
+        from clmgit.adapters.aws.cloudformation import CloudFormationStacks
+        from clmgit.adapters.aws.session import session_for
+        from clmgit.adapters.kube import connect
+
+        session = session_for(cluster)
+        return HealthBackends(
+            stacks=CloudFormationStacks(session, clock=clock),
+            pools=AutoScalingPools(session, clock=clock, layout=layout),
+            kube=connect(cluster, token=token, kubeconfig=kubeconfig, clock=clock,
+                         backoff=HEALTH_BACKOFF),
+        )
+
+    return make
+
+
+@dataclass
+class Observer:
+    """Looks at a cluster and makes the verdict to record."""
+
+    backends: HealthBackendFactory
+    gates: Callable[[Cluster], ClusterGate]
+    layout: Layout = DEFAULT
+    fetch: Fetch = http_fetch
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def look(self, cluster: Cluster) -> Observation:
+        gate = self.gates(cluster)
+        try:
+            backends = self.backends(cluster)
+        except ClmgitError as e:
+            return Observation(UNKNOWN, (f"cannot reach the cluster: {_line(e)}",))
+        return observe(cluster, backends, gate, layout=self.layout, fetch=self.fetch)
+
+    def verdict(self, cluster: Cluster) -> Health:
+        """The verdict of one look at `cluster`, its status as the record has it now."""
+        observation = self.look(cluster)
+        return next_verdict(cluster.status, observation,
+                            deadline=self.gates(cluster).progress_deadline, now=self.now())
+
+
+def _line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def workspace_gates(ws: Workspace) -> Callable[[Cluster], ClusterGate]:
+    channels = list(ws.channels.values())
+    return lambda cluster: gate_for(channels, cluster.channel)
+
+
+@dataclass(frozen=True)
+class HealthRow:
+    """A cluster's health as `clmgit health` shows it."""
+
+    id: str
+    alias: str
+    channel: str
+    version: str
+    state: str
+    since: str
+    observed_at: str
+    reasons: tuple[str, ...]
+    recorded: bool
+
+
+def observe_fleet(ws: Workspace, observer: Observer, clusters: Sequence[Cluster], *,
+                  record: bool = True) -> list[HealthRow]:
+    """Look at each cluster, record its verdict, and judge it as the gate would now."""
+    rows = []
+    for cluster in clusters:
+        health = observer.verdict(cluster)
+        recorded = False
+        if record:
+            try:
+                ws.registry.record_health(cluster.id, health)
+                recorded = True
+            except ClmgitError as e:
+                log.warning("cannot record the health of %s: %s", cluster.id, e)
+        status = replace(cluster.status, health=health)
+        judged = judge(status, deadline=observer.gates(cluster).progress_deadline,
+                       now=observer.now())
+        rows.append(_row(cluster, health, judged, recorded))
+    return rows
+
+
+def _row(cluster: Cluster, health: Health, judged: Judgement, recorded: bool) -> HealthRow:
+    return HealthRow(cluster.id, cluster.alias, cluster.channel, health.version, judged.state,
+                     judged.since, health.observed_at, judged.reasons, recorded)
+
+
+def select_running(ws: Workspace, *, channel: str | None = None,
+                   names: Sequence[str] = ()) -> list[Cluster]:
+    """The clusters `clmgit health` looks at: running ones, of `channel` or named."""
+    if channel:
+        ws.channel(channel)  # an unknown channel is an error, not an empty table
+    if names:
+        return [ws.cluster(n) for n in dict.fromkeys(names)]
+    return [c for c in ws.clusters
+            if c.lifecycle_status not in (REQUESTED, DECOMMISSIONED)
+            and (channel is None or c.channel == channel)]

@@ -1,0 +1,42 @@
+"""reconcile looks at a cluster's health right after each apply (issue #31) and records the
+verdict with the applied version; a look that fails never undoes the apply."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from clmgit.healthstate import PENDING, Observation, next_verdict
+from clmgit.model import Cluster, Health, desired_version
+from tests.helpers.reconcile import SHA, FakeEngine, make_registry, record, run
+
+NOW = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+
+
+def test_the_verdict_of_a_look_after_the_apply_is_recorded_with_the_version(tmp_path) -> None:
+    reg = make_registry(tmp_path, [record("a")])
+    seen: list[Cluster] = []
+
+    def observe(cluster: Cluster) -> Health:
+        seen.append(cluster)
+        return next_verdict(cluster.status, Observation(PENDING, ("rolling out",)),
+                            deadline=timedelta(minutes=30), now=NOW)
+
+    [result] = run(reg, FakeEngine(), observe=observe)
+    assert result.outcome == "applied"
+    [c] = reg.clusters()
+    # The look saw the record as the apply leaves it: the new version, applied just now.
+    assert seen[0].status.current_version == desired_version(SHA, c) and seen[0].status.applied_at
+    assert c.status.health == Health(PENDING, desired_version(SHA, c), "2026-11-20T10:00:00Z",
+                                     "", ("rolling out",))
+
+
+def test_a_look_that_fails_leaves_the_apply_recorded_without_a_verdict(tmp_path) -> None:
+    reg = make_registry(tmp_path, [record("a")])
+
+    def observe(cluster: Cluster) -> Health:
+        raise RuntimeError("the observer broke")
+
+    [result] = run(reg, FakeEngine(), observe=observe)
+    assert result.outcome == "applied"
+    [c] = reg.clusters()
+    assert c.status.current_version == desired_version(SHA, c) and c.status.health is None
