@@ -62,9 +62,10 @@ def test_every_command_with_output_is_listed() -> None:
 
     with_output = walk(typer.main.get_command(app), ())
     listed = {name.split(" --")[0] for name in ANSWERS}
-    # reconcile, provision, decommission and convert need clouds or a CLM repo: their
+    # reconcile, provision, decommission, health and convert need clouds or a CLM repo: their
     # envelopes are asserted by the end-to-end and convert tests.
-    assert with_output - listed == {"reconcile", "provision", "decommission", "convert"}
+    assert with_output - listed == {"reconcile", "provision", "decommission", "health",
+                                    "convert"}
 
 
 def test_status_carries_its_summary(fleet: Fleet) -> None:

@@ -133,12 +133,12 @@ def test_a_rolled_back_stack_and_outdated_nodes(world, kube, cluster) -> None:
 
 
 def test_an_api_server_that_does_not_answer_is_unknown(world, cluster, server,
-                                                       kubeconfig_path) -> None:
+                                                       kubeconfig) -> None:
     from kubernetes import config
 
     backends, _ = world
     server.stop()
-    api = config.new_client_from_config(str(kubeconfig_path), context="sandbox")
+    api = config.new_client_from_config(str(kubeconfig), context="sandbox")
     clock = FakeClock()
     dead = KubeAPI(api, clock=clock, backoff=Backoff(initial=1, factor=1, maximum=1, timeout=2))
     seen = observe(cluster, HealthBackends(backends.stacks, backends.pools, dead), GATE)

@@ -172,7 +172,7 @@ def test_status_shows_the_health_column_and_json_carries_it(fleet: Fleet) -> Non
     assert r.code == 0 and "unhealthy" in r.out and "CrashLoopBackOff" in r.out
     import json
 
-    [row] = json.loads(fleet.cli("status", "--channel", "dev", "-o", "json").out)
+    [row] = json.loads(fleet.cli("status", "--channel", "dev", "-o", "json").out)["items"]
     assert (row["health"], row["health_reason"]) == ("unhealthy", CRASH)
 
 

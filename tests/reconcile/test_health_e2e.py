@@ -48,7 +48,7 @@ def test_a_crash_loop_blocks_promote_until_fixed_and_stable(sandbox) -> None:
     looked = sandbox.cli("health", "--channel", "dev", "--kubeconfig", str(sandbox.kubeconfig),
                          "-o", "json")
     assert looked.code == 0, looked.err
-    [row] = json.loads(looked.out)
+    [row] = json.loads(looked.out)["items"]
     assert row["state"] == UNHEALTHY and "CrashLoopBackOff" in " ".join(row["reasons"])
     refused = sandbox.cli("promote", "dev", "alpha")
     assert refused.code == 1
