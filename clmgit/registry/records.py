@@ -248,11 +248,16 @@ def collection_paused(*, keep: bool = False) -> Iterator[None]:
     collections that the next allocations trigger walk the records again and again — a third of
     `reconcile`'s time with 10,000 clusters in sync. Records carry no cycles, so reference
     counting still frees them; the next registry read first hands what an earlier one froze back
-    to the collector (`gc.unfreeze`), so nothing stays out of its sight longer than a read."""
+    to the collector (`gc.unfreeze`) and collects it once, so nothing stays out of its sight
+    longer than a read and no garbage frozen with the records outlives it."""
+    if keep and gc.get_freeze_count():
+        # Cyclic garbage alive at the last freeze (a finished command's repository objects,
+        # each holding a git process's pipes) was frozen with the records: collect it now, or
+        # a long-running process that reads the registry every round would never free it.
+        gc.unfreeze()
+        gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
-    if keep:
-        gc.unfreeze()
     try:
         yield
     finally:

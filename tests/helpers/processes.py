@@ -14,11 +14,12 @@ def read_until(process: subprocess.Popen[bytes], marker: str, timeout: float) ->
     from `select`."""
     assert process.stdout is not None
     fd, seen, deadline = process.stdout.fileno(), b"", time.monotonic() + timeout
+    poller = select.poll()  # not select(): a long test session's descriptors may pass 1024
+    poller.register(fd, select.POLLIN)
     while marker.encode() not in seen:
         remaining = deadline - time.monotonic()
         assert remaining > 0, f"no {marker!r} within {timeout} s; output so far:\n{seen!r}"
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if ready:
+        if poller.poll(remaining * 1000):
             chunk = os.read(fd, 65536)
             assert chunk, f"the process ended early:\n{seen.decode()}"
             seen += chunk
