@@ -11,3 +11,35 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def process_namespace() -> str:
+    """`<boot id>:<PID namespace inode>` of this process, or "" where /proc does not tell. Two
+    processes with the same value see the same process ids: one can ask whether the other's
+    pid is alive. The host name alone does not say so (containers with host networking)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
+    except OSError:
+        return ""
+    inode = namespace.partition("[")[2].rstrip("]")
+    if not boot or not inode.isdigit():
+        return ""
+    return f"{boot}:{inode}"
+
+
+def process_is_gone(pid: int, namespace: str) -> bool:
+    """Whether process `pid`, started where `process_namespace()` said `namespace`, is known to
+    have ended: only a process of this boot and PID namespace can be judged, never one of
+    another (or one that did not say)."""
+    here = process_namespace()
+    if not here or namespace != here:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False

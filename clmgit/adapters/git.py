@@ -26,6 +26,7 @@ import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
+from clmgit.machine import process_is_gone, process_namespace
 from clmgit.redact import redact
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
@@ -549,33 +550,16 @@ def trailers(message_body: str) -> dict[str, str]:
     return dict(trailer_pairs(message_body))
 
 
-def _boot_id() -> str:
-    """This boot and PID namespace: a pid means the same process only where both agree."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        return f"{boot}/{os.readlink('/proc/self/ns/pid')}".replace(" ", "")
-    except OSError:
-        return ""
-
-
 def _lock_marker(pid: int) -> bytes:
-    return f"clmgit-lock pid={pid} boot={_boot_id()}\n".encode()
+    return f"clmgit-lock pid={pid} ns={process_namespace()}\n".encode()
 
 
 def _left_by_dead_clmgit(lock: Path) -> bool:
-    """Whether `lock` was made by a clmgit process of this boot that no longer runs. Only a
-    process in this PID namespace can be judged: its pid names no other process here."""
+    """Whether `lock` was made by a clmgit process that is known to have ended (see
+    `process_is_gone`: of this boot and PID namespace only)."""
     try:
         text = lock.read_bytes()[:200].decode("ascii")
     except (OSError, UnicodeDecodeError):
         return False
-    match = re.fullmatch(r"clmgit-lock pid=(\d+) boot=(\S*)\n", text)
-    if match is None or not match.group(2) or match.group(2) != _boot_id():
-        return False
-    try:
-        os.kill(int(match.group(1)), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
+    match = re.fullmatch(r"clmgit-lock pid=(\d+) ns=(\S*)\n", text)
+    return match is not None and process_is_gone(int(match.group(1)), match.group(2))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from clmgit.errors import RegistryError
+from clmgit.machine import process_is_gone, process_namespace
 from clmgit.model import Cluster, ClusterStatus, Health
 
 #: How long a lease lasts unless renewed; reconcile renews it while it works on a cluster.
@@ -99,42 +100,13 @@ def new_holder() -> str:
     return f"{holder}/{identity}" if identity else holder
 
 
-def process_namespace() -> str:
-    """`<boot id>:<PID namespace inode>` of this process, or "" where /proc does not tell. Two
-    processes with the same value see the same process ids: one can ask whether the other's
-    pid is alive. The host name alone does not say so (containers with host networking)."""
-    import os
-
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            boot = f.read().strip()
-        namespace = os.readlink("/proc/self/ns/pid")  # pid:[4026531836]
-    except OSError:
-        return ""
-    inode = namespace.partition("[")[2].rstrip("]")
-    if not boot or not inode.isdigit():
-        return ""
-    return f"{boot}:{inode}"
-
-
 def holder_is_dead(holder: str) -> bool:
     """Whether `holder` names a process that is known to be gone: one started since this
     machine booted, in this PID namespace, whose pid no longer exists (killed runs leave their
     leases behind; there is no need to wait for those to expire). A holder of another boot or
     namespace, or one that does not say (older clmgit), is never judged dead here: its lease
     is taken only when it expires."""
-    import os
-
     parts = holder.split("/")
     if len(parts) != 4 or not parts[1].isdigit():
         return False
-    identity = process_namespace()
-    if not identity or parts[3] != identity:
-        return False
-    try:
-        os.kill(int(parts[1]), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return process_is_gone(int(parts[1]), parts[3])

@@ -197,7 +197,7 @@ def test_other_locks_are_left_alone(fleet: Fleet, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(gitmod, "INDEX_LOCK_WAIT", 0.2)
     data = {"git": b"DIRC\x00\x00\x00\x02", "live": gitmod._lock_marker(os.getpid()),
-            "other boot": gitmod._lock_marker(_dead_pid()).replace(b"boot=", b"boot=x")}[content]
+            "other boot": gitmod._lock_marker(_dead_pid()).replace(b"ns=", b"ns=x")}[content]
     lock = fleet.path / ".git" / "index.lock"
     lock.write_bytes(data)
     write_status(fleet, DEV, f"{fleet.c3}#abc")
