@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 
@@ -26,6 +27,12 @@ from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
 from tests.helpers.fleet import Fleet, make_fleet
 from tests.helpers.kube import CONTEXT, RawCall
 from tests.helpers.registry import BACKENDS, TOKEN, MakeRegistry
+
+# Property tests judge what an example does, never how fast: on a busy CI machine hypothesis's
+# default 200 ms deadline per example failed a yamledit round trip once. Speed is measured in
+# bench/.
+settings.register_profile("clmgit", deadline=None)
+settings.load_profile("clmgit")
 
 
 @pytest.fixture(autouse=True, scope="session")
