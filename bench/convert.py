@@ -26,12 +26,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from clmgit_sandbox.corpus import corpus_bundle
+
 from clmgit.convert.clmdata import sample_clusters, tree_profiles
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import cluster_to_dict
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.corpus import corpus_bundle
 
 BUNDLE = corpus_bundle()
 RUNS = 5

@@ -16,11 +16,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit_sandbox.corpus import corpus_bundle
+
 from bench.promotion import promote_and_status
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
-from clmgit.sandbox.corpus import corpus_bundle
 
 PROJECT = Path(__file__).resolve().parents[1]
 BUNDLE = corpus_bundle()

@@ -13,13 +13,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from clmgit.model import desired_version, parse_cluster
-from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import (
+from clmgit_sandbox.configrepo import (
     ConfigRepoBuilder,
     cluster_record,
     example_channels,
 )
+
+from clmgit.model import desired_version, parse_cluster
+from clmgit.registry.file import clusters_yaml
 
 COMMITS = 20_000
 CLUSTERS = 1_000

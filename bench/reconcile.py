@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 import yaml
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+from clmgit_sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 
 from bench.render import change, commit, make_cluster, synthetic_config
 from clmgit.config.values import placeholder_values
@@ -33,8 +35,6 @@ from clmgit.machine import usable_cores
 from clmgit.model import Cluster, cluster_to_dict, desired_version
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
-from clmgit.sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 from clmgit.workspace import Workspace, open_workspace
 
 CLUSTERS = 1_000

@@ -1,7 +1,7 @@
 """[7/8]: the registry server on PostgreSQL: listing 5,000 clusters with node pools and config
 items through the client, and 1,000 status PATCHes from 8 threads.
 
-A throw-away PostgreSQL server on 127.0.0.1 (clmgit.sandbox.localpg); the registry
+A throw-away PostgreSQL server on 127.0.0.1 (clmgit_sandbox.localpg); the registry
 server runs in this process, the client talks HTTP to it, as a reconciler would.
 """
 
@@ -12,11 +12,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from clmgit_sandbox.configrepo import cluster_record
+from clmgit_sandbox.localpg import LocalPostgres
+
 from clmgit.model import ClusterStatus, parse_cluster
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.configrepo import cluster_record
-from clmgit.sandbox.localpg import LocalPostgres
 
 CLUSTERS = 5_000
 PATCHES = 1_000

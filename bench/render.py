@@ -29,13 +29,14 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+
 from clmgit.adapters.git import GitRepo
 from clmgit.config.compiled import use_compile_cache_dir
 from clmgit.config.render import render_cluster
 from clmgit.config.source import GitConfigSource
 from clmgit.config.templates import make_environment
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 
 COMPONENTS, FILES_PER_COMPONENT = 50, 5
 DEFAULT_LINES = 1_000

@@ -2,7 +2,7 @@
 
 Each replica is a process of its own that runs controller rounds (`reconcile` of the whole
 fleet, as `clmgit controller` does, with its own lease holder) until a round finds nothing to
-do. The engine runs on in-memory backends (`clmgit.sandbox.memorycloud`) with the sandbox's
+do. The engine runs on in-memory backends (`clmgit_sandbox.memorycloud`) with the sandbox's
 `cluster/` tree rendered in full, and every apply waits `WAIT` seconds, as a real one waits on
 CloudFormation: what is measured is how well the replicas share the fleet through the leases.
 Every row checks that each cluster was applied exactly once, by all replicas together.
@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.localpg import LocalPostgres
+from clmgit_sandbox.memorycloud import memory_backends
 
 from clmgit.engine.cluster import Backends
 from clmgit.model import Cluster, parse_cluster
@@ -25,10 +29,6 @@ from clmgit.reconcile.session import Options, reconcile
 from clmgit.registry import new_holder
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.localpg import LocalPostgres
-from clmgit.sandbox.memorycloud import memory_backends
 from clmgit.workspace import open_workspace
 
 CLUSTERS = 60

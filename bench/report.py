@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
+
 from bench.promotion import fast_import
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 
 COMMITS = 400
 SIZES = (1_000, 10_000)
@@ -123,7 +124,7 @@ def in_browser(driver: Any, page: Path) -> tuple[float, float]:
 
 
 def run() -> list[dict[str, object]]:
-    from clmgit.sandbox.browser import headless_chromium, missing
+    from clmgit_sandbox.browser import headless_chromium, missing
 
     rows: list[dict[str, object]] = []
     pages = []

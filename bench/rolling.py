@@ -18,6 +18,10 @@ import uuid
 from pathlib import Path
 
 import boto3
+from clmgit_sandbox.aws import ACCOUNT, REGION, moto_server
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_pdb, make_replicaset
+from clmgit_sandbox.kubelet import Kubelet
 from kubernetes import config
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
@@ -27,10 +31,6 @@ from clmgit.engine.clock import Backoff, SystemClock
 from clmgit.engine.rolling import roll_node_pool
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.aws import ACCOUNT, REGION, moto_server
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_replicaset
-from clmgit.sandbox.kubelet import Kubelet
 
 NODES, SURGE, RUNS = 30, 3, 3
 FAST = Backoff(initial=0.05, factor=1.5, maximum=0.5, timeout=120)

@@ -31,8 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+
 from bench import promotion, reconcile
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 
 SIZES = (10_000, 100_000)
 RUNS = 7
@@ -134,11 +135,12 @@ def in_sync(tmp: Path, clusters: int) -> Timing:
 
 def registry_list(clusters: int) -> Timing:
     """A client listing `clusters` records from the registry server on PostgreSQL."""
+    from clmgit_sandbox.localpg import LocalPostgres
+
     from bench import registry as reg
     from clmgit.model import parse_cluster
     from clmgit.registry.http import HttpRegistry
     from clmgit.registry.server.httpd import RegistryServer
-    from clmgit.sandbox.localpg import LocalPostgres
 
     with LocalPostgres() as pg, RegistryServer(pg.create_database("scale"),
                                                tokens=[reg.TOKEN]) as s:

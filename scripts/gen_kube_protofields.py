@@ -1,4 +1,4 @@
-"""Regenerate `clmgit/sandbox/kubeapi/protofields.json` from Kubernetes' generated.proto files.
+"""Regenerate `sandbox/clmgit_sandbox/kubeapi/protofields.json` from Kubernetes' generated.proto files.
 
     python scripts/gen_kube_protofields.py API_CHECKOUT APIMACHINERY_CHECKOUT
 
@@ -24,7 +24,7 @@ APIMACHINERY = (
     "pkg/apis/meta/v1", "pkg/runtime", "pkg/util/intstr", "pkg/api/resource",
     "pkg/runtime/schema",
 )
-OUTPUT = Path(__file__).resolve().parent.parent / "clmgit/sandbox/kubeapi/protofields.json"
+OUTPUT = Path(__file__).resolve().parent.parent / "sandbox/clmgit_sandbox/kubeapi/protofields.json"
 
 _PACKAGE = re.compile(r"^package\s+([\w.]+);", re.M)
 _MESSAGE = re.compile(r"^message\s+(\w+)\s*\{(.*?)^\}", re.M | re.S)

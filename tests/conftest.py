@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clmgit_sandbox.aws import moto_server
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.localpg import LocalPostgres, find_pg_ctl
 from hypothesis import settings
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
@@ -21,9 +24,6 @@ from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.aws import moto_server
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
 from tests.helpers.fleet import Fleet, make_fleet
 from tests.helpers.kube import CONTEXT, RawCall
 from tests.helpers.registry import BACKENDS, TOKEN, MakeRegistry

@@ -4,11 +4,11 @@ and used by `render` and `diff` (reconcile's use is in tests/reconcile/test_clm_
 from __future__ import annotations
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 
 from clmgit.errors import ConfigError
 from clmgit.layout import CLM, CLMGIT, DEFAULT, Layout, parse_settings
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 from tests.helpers.cli import run_cli
 
 CLM_TREE = {

@@ -16,7 +16,7 @@ and `NodePool`.
   masking and never logged.
 
 Everything the account tells goes through a `ClmAccount` (the seam: `clmgit.adapters.aws.
-clmaccount.ClmAccount` on AWS, `clmgit.sandbox.doubles.MemoryClmAccount` in memory). Without
+clmaccount.ClmAccount` on AWS, `clmgit_sandbox.doubles.MemoryClmAccount` in memory). Without
 an account (offline render) the network comes from clmgit's `values`, nothing is decrypted and
 instance types are unknown. Generated files are never uploaded while rendering: their S3 path
 is computed (it is a digest of the rendered `files.yaml`, as in CLM) and the upload is recorded

@@ -1,7 +1,7 @@
 """Time for the engine: one `Clock` seam, and waiting for a condition with exponential backoff.
 
 Everything that waits (stack operations, instances coming into service, drains) reads the time
-and sleeps through a `Clock`, so tests run against a `FakeClock` (clmgit.sandbox.doubles) and
+and sleeps through a `Clock`, so tests run against a `FakeClock` (clmgit_sandbox.doubles) and
 never sleep for real.
 """
 

@@ -3,7 +3,7 @@
 The engine needs little of the API: resolve a kind (as deletions name it, `deployment` or
 `Deployment`) to a served resource; get, list (label and field selectors), JSON-merge-patch and
 delete objects; apply one object server-side as field manager `clmgit`; evict a pod. The real
-client is `clmgit.adapters.kube.KubeAPI`. `FakeKube` (clmgit.sandbox.doubles) is enough for
+client is `clmgit.adapters.kube.KubeAPI`. `FakeKube` (clmgit_sandbox.doubles) is enough for
 unit tests of the engine's logic; behaviour that depends on the real API (server-side apply,
 PodDisruptionBudgets) is tested against the emulator.
 """

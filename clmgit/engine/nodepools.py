@@ -5,7 +5,7 @@ An instance is outdated when its launch template id or version, or its instance 
 from what its group launches now; a dry run also counts those whose launch template the stack
 update will change (`PoolState.outdated_after`). The cloud side is behind the
 `NodePoolBackend` seam: `clmgit.adapters.aws.autoscaling.AutoScalingPools` is the real one,
-`FakeNodePools` (clmgit.sandbox.doubles) the in-memory one.
+`FakeNodePools` (clmgit_sandbox.doubles) the in-memory one.
 A pool's groups are the Auto Scaling groups of its stack, `nodepool-<pool>-<local_id>`. Groups on
 launch configurations instead of launch templates are never reported outdated.
 """

@@ -3,7 +3,7 @@ order, with which tags, and what is deleted.
 
 The cloud side is behind the `StackBackend` seam:
 `clmgit.adapters.aws.cloudformation.CloudFormationStacks` is the real one, `FakeStacks`
-(clmgit.sandbox.doubles) the in-memory one for unit tests.
+(clmgit_sandbox.doubles) the in-memory one for unit tests.
 
 Order of `apply_stacks`: `cf-deletions.yaml` pre_apply, the main stack (name = `local_id`), the
 `cf-manifests` stacks by name, the node-pool stacks (`nodepool-<pool>-<local_id>`), the stacks of

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
 
 from clmgit.model import Cluster
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from tests.helpers.configrepo import BASE_FILES, ConfigRepo, cluster
 
 

@@ -11,6 +11,7 @@ import json
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import ACCOUNT, publish_image
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -22,7 +23,6 @@ from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HelperError
 from clmgit.config.templates import make_environment
 from clmgit.errors import ApplyError
-from clmgit.sandbox.aws import ACCOUNT, publish_image
 
 F = clm_functions()
 

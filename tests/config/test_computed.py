@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from clmgit_sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
 
 from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
 from clmgit.config.computed import (
@@ -30,7 +31,6 @@ from clmgit.config.source import ConfigTree, StaticConfigSource
 from clmgit.config.values import placeholder_values
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool
-from clmgit.sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
 from tests.helpers.aws import all_objects
 from tests.helpers.certs import self_signed
 from tests.helpers.configrepo import cluster

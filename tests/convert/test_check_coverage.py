@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
 
 from clmgit.convert.compared import Item, compared_items, field_items
 from clmgit.convert.parser import parse
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from tests.helpers.cli import Result, run_cli
 
 DEFAULTS = (

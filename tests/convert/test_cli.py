@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 from clmgit.adapters.git import GitRepo, run_git
 from clmgit.config.source import GitConfigSource
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
 from tests.helpers.cli import Result, run_cli
 from tests.helpers.clm_files import CLM_FILES
 

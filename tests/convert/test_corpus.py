@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.corpus import corpus_bundle
 
 from clmgit.config.templates import make_environment
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
-from clmgit.sandbox.corpus import corpus_bundle
 
 BUNDLE = corpus_bundle()
 if not BUNDLE.exists():

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.corpus import corpus_bundle
 
-from clmgit.sandbox.corpus import corpus_bundle
 from tests.helpers.cli import run_cli
 
 BUNDLE = corpus_bundle()

@@ -9,12 +9,12 @@ from typing import Any
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import ACCOUNT, REGION
+from clmgit_sandbox.doubles import FakeClock
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.aws import ACCOUNT, REGION
-from clmgit.sandbox.doubles import FakeClock
 from tests.helpers.aws import FAST
 
 

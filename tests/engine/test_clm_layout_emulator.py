@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock, FakeNodePools, FakeStacks
+from clmgit_sandbox.kubeapi import KubeAPIServer
 from kubernetes import client
 
 from clmgit.adapters.kube import KubeAPI
@@ -17,8 +19,6 @@ from clmgit.engine.cluster import Backends, Engine
 from clmgit.engine.karpenter import remove_orphans
 from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeClock, FakeNodePools, FakeStacks
-from clmgit.sandbox.kubeapi import KubeAPIServer
 from tests.helpers.clm_layout import TREE, clm_cluster
 
 SHA = "b" * 40

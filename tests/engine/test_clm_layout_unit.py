@@ -9,6 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from clmgit_sandbox.clmaccount import MemoryClmAccount
+from clmgit_sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStack, FakeStacks
 
 from clmgit.config.source import StaticConfigSource
 from clmgit.config.values import placeholder_values
@@ -17,8 +19,6 @@ from clmgit.engine.cluster import Backends, Engine
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.layout import CLM_LAYOUT, DEFAULT, Layout
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.clmaccount import MemoryClmAccount
-from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStack, FakeStacks
 from tests.helpers.clm_layout import TREE, clm_cluster
 
 SHA = "a" * 40

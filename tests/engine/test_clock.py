@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock
 
 from clmgit.engine.clock import Backoff, TimedOut, wait_until
-from clmgit.sandbox.doubles import FakeClock
 
 
 def test_backoff_grows_by_its_factor_up_to_its_maximum() -> None:

@@ -1,4 +1,4 @@
-"""The in-memory doubles of clmgit.sandbox.doubles against the real backends they stand in for:
+"""The in-memory doubles of clmgit_sandbox.doubles against the real backends they stand in for:
 every test here runs on both, so a unit test on a double means what it would on the real thing.
 
 - `Clock`: `FakeClock` and `SystemClock`;
@@ -17,6 +17,15 @@ from typing import Any
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import ACCOUNT, REGION
+from clmgit_sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStacks
+from clmgit_sandbox.kubeapi.fixtures import (
+    make_namespace,
+    make_node,
+    make_pdb,
+    make_pod,
+    make_replicaset,
+)
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
@@ -33,15 +42,6 @@ from clmgit.engine.stacks import (
 )
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.aws import ACCOUNT, REGION
-from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStacks
-from clmgit.sandbox.kubeapi.fixtures import (
-    make_namespace,
-    make_node,
-    make_pdb,
-    make_pod,
-    make_replicaset,
-)
 from clmgit.stacknames import node_pool_stack_name
 from tests.helpers import cfn_templates as t
 

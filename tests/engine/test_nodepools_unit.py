@@ -5,10 +5,10 @@ contract: tests/engine/test_doubles_contract.py."""
 from __future__ import annotations
 
 import pytest
+from clmgit_sandbox.doubles import FakeNodePools
 
 from clmgit.engine.nodepools import ASG, is_outdated
 from clmgit.model import Cluster
-from clmgit.sandbox.doubles import FakeNodePools
 
 CLUSTER = Cluster(id="c1", local_id="kube-1")
 GROUP = ASG(name="asg-1", min_size=0, max_size=4, desired_capacity=2, launch_template_id="lt-1",

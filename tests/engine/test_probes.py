@@ -11,11 +11,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from clmgit_sandbox.doubles import FakeKube
 
 from clmgit.engine.probes import run_check
 from clmgit.healthstate import UNHEALTHY, UNKNOWN, Check, parse_gate
 from clmgit.model import Cluster
-from clmgit.sandbox.doubles import FakeKube
 
 ANSWERS = {
     "up == 1": {"status": "success", "data": {"resultType": "vector",

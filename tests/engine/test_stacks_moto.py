@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock
 
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.config.deletions import Deletion
@@ -28,7 +29,6 @@ from clmgit.engine.stacks import (
 )
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
-from clmgit.sandbox.doubles import FakeClock
 from tests.helpers import cfn_templates as t
 from tests.helpers.aws import all_instances, all_objects, all_stacks
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from clmgit_sandbox.doubles import FakeStack, FakeStacks
 
 from clmgit.config.deletions import Deletion
 from clmgit.engine.stacks import (
@@ -26,7 +27,6 @@ from clmgit.engine.stacks import (
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster
-from clmgit.sandbox.doubles import FakeStack, FakeStacks
 
 CLUSTER = Cluster(id="aws:1:eu-central-1:kube-1", local_id="kube-1", region="eu-central-1")
 QUEUE = "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from clmgit_sandbox.github import GitHubStandIn
 
-from clmgit.sandbox.github import GitHubStandIn
 from tests.helpers.fleet import Fleet
 from tests.helpers.github import REPOSITORY, TOKEN
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import urllib3
+from clmgit_sandbox.github import GitHubStandIn
 
 from clmgit.adapters.github import BODY_LIMIT, GitHub, GitHubError, resolve_repository
 from clmgit.promotion.pr import cut_body
-from clmgit.sandbox.github import GitHubStandIn
 
 REPO = "acme/config"
 TOKEN = "ghs_clientTestToken42"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clmgit_sandbox.github import GitHubStandIn
 
-from clmgit.sandbox.github import GitHubStandIn
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.github import REPOSITORY, TOKEN
 from tests.helpers.promotion import applied

@@ -3,7 +3,7 @@ group on a launch template.
 
 The group uses launch template version `$Latest` unless told `version=` (kubernetes-on-aws
 writes `!GetAtt LaunchTemplate.LatestVersionNumber`, which the sandbox's moto follows as AWS
-does: `clmgit/sandbox/moto_shims.py`, 10).
+does: `sandbox/clmgit_sandbox/moto_shims.py`, 10).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ no stack, only `provisioners.yaml`, and the manifests install Karpenter's CRDs.
 
 from __future__ import annotations
 
+from clmgit_sandbox.aws import ACCOUNT, REGION
+
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.aws import ACCOUNT, REGION
 
 
 def queue(logical_id: str, *, metadata: str = "") -> str:

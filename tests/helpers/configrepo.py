@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+
 from clmgit.adapters.git import GitRepo
 from clmgit.config.source import GitConfigSource
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 
 BASE_FILES = {
     "cluster/config-defaults.yaml": (

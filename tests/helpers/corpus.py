@@ -12,6 +12,8 @@ from typing import Any
 
 import jinja2
 import pytest
+from clmgit_sandbox.clmaccount import MemoryClmAccount, certificate
+from clmgit_sandbox.corpus import corpus_bundle
 
 from clmgit.adapters.aws.clmaccount import Vpc
 from clmgit.config.clmfuncs import clm_functions
@@ -23,8 +25,6 @@ from clmgit.convert.clmdata import registry_items
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import Cluster
-from clmgit.sandbox.clmaccount import MemoryClmAccount, certificate
-from clmgit.sandbox.corpus import corpus_bundle
 from tests.helpers.configrepo import cluster
 
 BUNDLE = corpus_bundle()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
+
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 from tests.helpers.cli import Result, run_cli
 
 

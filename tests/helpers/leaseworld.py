@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.memorycloud import memory_backends
 
 from clmgit.engine.cluster import Backends, Engine
 from clmgit.model import Cluster, desired_version
 from clmgit.reconcile.run import Result
 from clmgit.reconcile.session import Options, reconcile
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.memorycloud import memory_backends
 from clmgit.workspace import Workspace, open_workspace
 
 

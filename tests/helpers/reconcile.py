@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import cluster_record
+
 from clmgit.errors import ApplyError
 from clmgit.model import Cluster
 from clmgit.reconcile.plan import plan
 from clmgit.reconcile.run import Reconciler
 from clmgit.registry.file import FileRegistry, clusters_yaml
-from clmgit.sandbox.configrepo import cluster_record
 
 SHA = "c" * 40
 OLD = "b" * 40

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clmgit.sandbox.configrepo import cluster_record
+from clmgit_sandbox.configrepo import cluster_record
 
 BACKENDS = ("file", "sqlite", "postgresql")
 TOKEN = "test-registry-token"

@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, example_records, init_example_repo
+from clmgit_sandbox.configtree import cluster_tree
+
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_records, init_example_repo
-from clmgit.sandbox.configtree import cluster_tree
 from clmgit.timestamps import format_timestamp
 from tests.helpers.cli import run_cli
 

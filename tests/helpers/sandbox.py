@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from clmgit_sandbox.aws import REGION
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.model import Cluster
 from clmgit.registry import Registry, open_registry
-from clmgit.sandbox.aws import REGION
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.fleet import LocalFleet
 from tests.helpers.aws import all_stacks
 from tests.helpers.cli import Result, run_cli
 

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 
 CHANNELS = {
     "channels/dev.yaml": "channel: dev\nbranch: dev\n",

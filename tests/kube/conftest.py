@@ -11,6 +11,10 @@ from typing import Any
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import ACCOUNT, REGION
+from clmgit_sandbox.doubles import FakeClock
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubelet import Kubelet
 from kubernetes import config
 from kubernetes.dynamic import DynamicClient
 
@@ -18,10 +22,6 @@ from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.adapters.kube import KubeAPI
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.aws import ACCOUNT, REGION
-from clmgit.sandbox.doubles import FakeClock
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubelet import Kubelet
 from tests.helpers.aws import FAST
 from tests.helpers.kube import CONTEXT
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_node, make_pdb, make_pod, make_replicaset
 
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.drain import (
@@ -21,9 +24,6 @@ from clmgit.engine.drain import (
 )
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeClock
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_node, make_pdb, make_pod, make_replicaset
 
 OTHER = drain_settings(Cluster(id="c"), "default")  # the "other" column: grace 2h, pods 8h
 

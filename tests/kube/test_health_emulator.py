@@ -8,6 +8,9 @@ import uuid
 from typing import Any
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock, FakeNodePools, FakeStack, FakeStacks
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubelet import Kubelet
 
 from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.clock import Backoff
@@ -15,9 +18,6 @@ from clmgit.engine.health import HealthBackends, observe
 from clmgit.engine.stacks import TAG_CLUSTER
 from clmgit.healthstate import HEALTHY, PENDING, UNHEALTHY, UNKNOWN, ClusterGate
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeClock, FakeNodePools, FakeStack, FakeStacks
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubelet import Kubelet
 from tests.helpers.kube_pools import GROUP_TEMPLATE
 
 GATE = ClusterGate()

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_crd, make_pdb, make_pod
 
 from clmgit.adapters.kube import KubeAPI, connect
 from clmgit.engine.kube import PODS
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_crd, make_pdb, make_pod
 
 
 def test_connect_by_context_named_after_the_id_or_alias_or_by_token(

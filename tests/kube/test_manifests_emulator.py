@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_crd, make_deployment, make_pod, make_replicaset
 
 from clmgit.adapters.kube import KubeAPI
 from clmgit.config.deletions import Deletion
@@ -18,8 +20,6 @@ from clmgit.engine.manifests import (
     ordered,
 )
 from clmgit.errors import ApplyError
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_crd, make_deployment, make_pod, make_replicaset
 
 
 def component(name: str, *objects: dict[str, Any]) -> Component:

@@ -8,6 +8,10 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_pdb, make_replicaset
+from clmgit_sandbox.kubelet import Kubelet, node_name
 
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
@@ -15,10 +19,6 @@ from clmgit.adapters.kube import KubeAPI
 from clmgit.engine.drain import DRAIN_START, DRAINING, LIFECYCLE_LABEL
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeClock
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_replicaset
-from clmgit.sandbox.kubelet import Kubelet, node_name
 from tests.helpers.kube_pools import apply_pool
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator and real git

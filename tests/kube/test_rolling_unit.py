@@ -4,6 +4,7 @@ for nodes with volumes, and nodes released when they no longer need replacing.""
 from __future__ import annotations
 
 import pytest
+from clmgit_sandbox.doubles import FakeClock, FakeKube, FakeNodePools
 
 from clmgit.engine.clock import TimedOut
 from clmgit.engine.drain import LIFECYCLE_LABEL, TAINT
@@ -11,7 +12,6 @@ from clmgit.engine.kube import NODES
 from clmgit.engine.nodepools import ASG
 from clmgit.engine.rolling import roll_node_pool
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeClock, FakeKube, FakeNodePools
 
 GROUP = ASG("asg", 0, 8, 4, "lt-1", "1", ("t3.micro",), ("a", "b"))
 

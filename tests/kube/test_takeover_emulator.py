@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_deployment
 from kubernetes import client
 
 from clmgit.adapters.kube import KubeAPI
@@ -16,8 +18,6 @@ from clmgit.config.render import Component, ManifestObject
 from clmgit.engine.kube import KubeConflict
 from clmgit.engine.manifests import ObjectChange, apply_manifests
 from clmgit.engine.takeover import CSA_MANAGER, LAST_APPLIED
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_deployment
 from tests.helpers.kube import RawCall
 
 SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap",

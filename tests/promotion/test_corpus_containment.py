@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.corpus import corpus_bundle
 
 from clmgit.adapters.git import GitRepo
 from clmgit.promotion.content import contains
-from clmgit.sandbox.corpus import corpus_bundle
 from tests.helpers.cli import run_cli
 
 BUNDLE = corpus_bundle()

@@ -8,9 +8,9 @@ import base64
 import json
 
 import pytest
+from clmgit_sandbox.configrepo import cluster_record
 
 from clmgit.promotion.preview import format_report, preview
-from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
 from tests.helpers.fleet import Fleet
 

@@ -50,7 +50,7 @@ def test_secrets_are_masked_in_derived_forms(fleet: Fleet) -> None:
     import base64
     from urllib.parse import quote
 
-    from clmgit.sandbox.configrepo import cluster_record
+    from clmgit_sandbox.configrepo import cluster_record
 
     fleet.set_clusters([cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev",
                                        config_items={"db_password": SECRET,

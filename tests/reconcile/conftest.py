@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, example_channels
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_channels
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.fleet import LocalFleet
 from tests.helpers.sandbox import Sandbox, make_records
 
 

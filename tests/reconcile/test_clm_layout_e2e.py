@@ -10,14 +10,14 @@ from pathlib import Path
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import REGION
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, example_channels
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.layout import CLM_LAYOUT
 from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.aws import REGION
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, example_channels
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.fleet import LocalFleet
 from tests.helpers.aws import all_objects, all_stacks
 from tests.helpers.cli import run_cli
 from tests.helpers.sandbox import make_records

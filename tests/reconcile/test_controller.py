@@ -9,10 +9,10 @@ import sys
 import time
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 from clmgit.model import desired_version, parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
 

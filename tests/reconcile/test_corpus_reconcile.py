@@ -21,6 +21,10 @@ from pathlib import Path
 
 import boto3
 import pytest
+from clmgit_sandbox.aws import REGION, publish_image
+from clmgit_sandbox.configrepo import example_channels
+from clmgit_sandbox.corpus import corpus_bundle
+from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.adapters.git import GitRepo
@@ -33,10 +37,6 @@ from clmgit.layout import CLM_LAYOUT
 from clmgit.model import Cluster, cluster_to_dict
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.records import parse_file
-from clmgit.sandbox.aws import REGION, publish_image
-from clmgit.sandbox.configrepo import example_channels
-from clmgit.sandbox.corpus import corpus_bundle
-from clmgit.sandbox.fleet import LocalFleet
 from clmgit.stacknames import node_pool_stack_name
 from tests.helpers.aws import all_groups, all_objects, all_stack_summaries
 from tests.helpers.certs import self_signed

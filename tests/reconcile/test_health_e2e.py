@@ -9,6 +9,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from clmgit_sandbox.configtree import cluster_tree
 
 from clmgit.errors import RefusedError
 from clmgit.healthstate import HEALTHY, UNHEALTHY, UNKNOWN
@@ -19,7 +20,6 @@ from clmgit.reconcile.health import (
     observe_fleet,
     workspace_gates,
 )
-from clmgit.sandbox.configtree import cluster_tree
 from clmgit.workspace import open_workspace
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, the node simulator

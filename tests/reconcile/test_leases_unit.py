@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.doubles import FakeClock
 
 from clmgit.config.source import StaticConfigSource
 from clmgit.engine.cluster import Engine
@@ -20,8 +22,6 @@ from clmgit.reconcile.plan import plan
 from clmgit.reconcile.run import Reconciler
 from clmgit.registry import RegistryUnavailable
 from clmgit.registry.file import FileRegistry, clusters_yaml
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.doubles import FakeClock
 from tests.helpers.leaseworld import World, records
 
 SHA = "a" * 40

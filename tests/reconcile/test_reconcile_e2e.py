@@ -8,9 +8,9 @@ import threading
 import boto3
 import botocore.client
 import pytest
+from clmgit_sandbox.aws import REGION
 
 from clmgit.model import desired_version
-from clmgit.sandbox.aws import REGION
 from tests.helpers.aws import all_groups
 
 pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator
@@ -186,7 +186,7 @@ def test_decommission_deletes_every_stack_and_marks_the_cluster(sandbox):
 
 
 def test_provision_applies_a_working_tree_without_git(sandbox, tmp_path):
-    from clmgit.sandbox.configtree import cluster_tree
+    from clmgit_sandbox.configtree import cluster_tree
 
     work = tmp_path / "work"
     for path, text in cluster_tree(2).items():
@@ -212,7 +212,7 @@ def test_provision_applies_a_working_tree_without_git(sandbox, tmp_path):
 
 
 def test_a_stack_that_fails_records_the_stack_reason_and_not_the_version(sandbox):
-    from clmgit.sandbox.configtree import cluster_tree
+    from clmgit_sandbox.configtree import cluster_tree
 
     assert sandbox.reconcile().code == 0
     [cluster] = sandbox.clusters().values()
@@ -232,7 +232,7 @@ def test_a_stack_that_fails_records_the_stack_reason_and_not_the_version(sandbox
 
 def test_decommission_scales_kube_system_down_first(sandbox):
     assert sandbox.reconcile().code == 0
-    from clmgit.sandbox.kubeapi.fixtures import make_deployment
+    from clmgit_sandbox.kubeapi.fixtures import make_deployment
 
     alias = sandbox.records[0]["alias"]
     server = sandbox.fleet.server(alias)
@@ -248,7 +248,7 @@ def test_decommission_scales_kube_system_down_first(sandbox):
 def test_decommission_refuses_a_cluster_not_marked_for_it_before_any_cloud_call(
         sandbox, aws_calls):
     """Issue 15, case 7: a `ready` cluster is not taken down by a typo in --cluster."""
-    from clmgit.sandbox.kubeapi.fixtures import make_deployment
+    from clmgit_sandbox.kubeapi.fixtures import make_deployment
 
     assert sandbox.reconcile().code == 0
     [cluster] = sandbox.clusters().values()

@@ -22,9 +22,9 @@ import time
 import boto3
 import pytest
 import yaml
+from clmgit_sandbox.aws import REGION
 
 from clmgit.model import desired_version
-from clmgit.sandbox.aws import REGION
 from tests.helpers.aws import all_groups
 
 pytestmark = pytest.mark.slow  # end to end: real processes, moto and the emulator

@@ -8,11 +8,11 @@ import threading
 import time
 
 import pytest
+from clmgit_sandbox.localpg import LocalPostgres, find_pg_ctl
 
 from clmgit.model import parse_cluster
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
-from clmgit.sandbox.localpg import LocalPostgres, find_pg_ctl
 from tests.helpers.leaseworld import World, record_applies, records
 from tests.helpers.registry import TOKEN
 

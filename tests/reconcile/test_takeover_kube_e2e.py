@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
 from kubernetes import client, config
 
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
 from tests.helpers.sandbox import Sandbox
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, a reconcile per step

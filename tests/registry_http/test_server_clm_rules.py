@@ -12,10 +12,10 @@ from urllib.parse import quote
 
 import pytest
 import requests
+from clmgit_sandbox.configrepo import cluster_record
 
 from clmgit.model import Problem
 from clmgit.registry.http import HttpRegistry
-from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.registry import TOKEN, MakeRegistry, records
 
 C0 = "aws:123456789012:eu-central-1:c0"

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clmgit_sandbox.browser import headless_chromium, missing
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 
 from clmgit.registry.file import clusters_yaml
-from clmgit.sandbox.browser import headless_chromium, missing
-from clmgit.sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 from tests.helpers.cli import run_cli
 from tests.helpers.fleet import default_records
 from tests.helpers.report import demo_world, record_applied

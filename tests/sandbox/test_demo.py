@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
+from clmgit_sandbox.demo import Demo
 
-from clmgit.sandbox.demo import Demo
 from tests.helpers.fleet import Fleet
 
 
@@ -35,7 +35,7 @@ def test_the_printed_lines_run_the_same_command(fleet: Fleet, tmp_path,
 
 def test_the_printed_duration_counts_from_the_process_start() -> None:
     """`Done in N s` includes Python starting and importing, not only the story."""
-    script = ("import time; time.sleep(1.5); from clmgit.sandbox.demo import started_at; "
+    script = ("import time; time.sleep(1.5); from clmgit_sandbox.demo import started_at; "
               "print(time.monotonic() - started_at())")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -44,7 +44,7 @@ def test_the_printed_duration_counts_from_the_process_start() -> None:
 
 def test_the_demo_ends_with_the_report_and_its_path(fleet: Fleet, tmp_path, monkeypatch,
                                                     capfd: pytest.CaptureFixture[str]) -> None:
-    from clmgit.sandbox import demo as demo_module
+    from clmgit_sandbox import demo as demo_module
 
     monkeypatch.setattr(demo_module, "REPORT", tmp_path / "out" / "demo-report.html")
     demo = Demo({"CLMGIT_REPO": str(fleet.path), "CLMGIT_CACHE_DIR": str(tmp_path / "cache")})

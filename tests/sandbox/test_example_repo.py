@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from clmgit_sandbox.configrepo import GIT_ENV, ConfigRepoBuilder, example_records
+from clmgit_sandbox.configtree import EXAMPLE_REPO, example_files
 
-from clmgit.sandbox.configrepo import GIT_ENV, ConfigRepoBuilder, example_records
-from clmgit.sandbox.configtree import EXAMPLE_REPO, example_files
 from tests.helpers.cli import run_cli
 
 INIT = EXAMPLE_REPO / "init.sh"

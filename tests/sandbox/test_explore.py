@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    process = subprocess.Popen([sys.executable, "-m", "clmgit.sandbox.explore"],
+    process = subprocess.Popen([sys.executable, "-m", "clmgit_sandbox.explore"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         out = read_until(process, "Ctrl-C here stops", timeout=180)

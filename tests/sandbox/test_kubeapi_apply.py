@@ -10,11 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_crd, make_deployment
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_crd, make_deployment
 
 APPLY = "application/apply-patch+yaml"
 MANIFEST = make_deployment(

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from kubernetes import client
-from kubernetes.dynamic import DynamicClient
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import (
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import (
     make_namespace,
     make_pod,
     make_replicaset,
     owner_reference,
 )
+from kubernetes import client
+from kubernetes.dynamic import DynamicClient
 
 
 def configmap(name: str, namespace: str = "default", **meta: object) -> dict:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from clmgit_sandbox.kubeapi.fixtures import make_crd
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
-
-from clmgit.sandbox.kubeapi.fixtures import make_crd
 
 BUILTIN_KINDS = [
     ("v1", "Namespace", False),

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_pdb, make_pod, make_replicaset
 from kubernetes import client
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_pdb, make_pod, make_replicaset
 
 
 def evict(

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.kubeconfig import kubeconfig, write_kubeconfig
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.kubeconfig import kubeconfig, write_kubeconfig
 
 
 def configmap(name: str, data: dict[str, str] | None = None) -> dict:

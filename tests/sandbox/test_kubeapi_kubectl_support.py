@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_pod
+from clmgit_sandbox.kubeapi.openapi_pb import document as pb_document
+from clmgit_sandbox.kubeapi.protobuf import MAGIC, decode
 from kubernetes import client, watch
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_pod
-from clmgit.sandbox.kubeapi.openapi_pb import document as pb_document
-from clmgit.sandbox.kubeapi.protobuf import MAGIC, decode
 
 
 def deployment(name: str = "web", replicas: int = 2) -> dict:

@@ -1,4 +1,4 @@
-"""`python -m clmgit.sandbox.kubeapi`: standalone, with a kubeconfig, stopped by SIGTERM."""
+"""`python -m clmgit_sandbox.kubeapi`: standalone, with a kubeconfig, stopped by SIGTERM."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def test_standalone_server_writes_a_kubeconfig_and_serves(tmp_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "clmgit.sandbox.kubeapi",
+            "clmgit_sandbox.kubeapi",
             "--port",
             "0",
             "--kubeconfig",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_deployment
 from kubernetes import client
 
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_deployment
 from tests.helpers.kube import RawCall
 
 APPLY = "application/apply-patch+yaml"

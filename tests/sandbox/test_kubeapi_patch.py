@@ -7,14 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_crd, make_deployment, make_node
+from clmgit_sandbox.kubeapi.patch import merge_patch
 from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_crd, make_deployment, make_node
-from clmgit.sandbox.kubeapi.patch import merge_patch
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

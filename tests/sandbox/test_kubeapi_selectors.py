@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubeapi.fixtures import make_namespace, make_node, make_pod
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
-
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubeapi.fixtures import make_namespace, make_node, make_pod
 
 
 @pytest.fixture

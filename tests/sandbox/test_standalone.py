@@ -1,5 +1,5 @@
 """The sandbox's parts run by hand, as a user builds a world without `make sandbox`:
-`python -m clmgit.sandbox.aws` (moto with clmgit's patches), `python -m clmgit.sandbox.kubeapi
+`python -m clmgit_sandbox.aws` (moto with clmgit's patches), `python -m clmgit_sandbox.kubeapi
 --nodes` (an emulator with the node simulator), kubeconfigs that merge, and `clmgit reconcile`
 creating a cluster, node pool included, against them."""
 
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configrepo import init_example_repo
 from kubernetes import client, config
 
-from clmgit.sandbox.configrepo import init_example_repo
 from tests.helpers.processes import read_until, stop
 
 pytestmark = pytest.mark.slow
@@ -29,9 +29,9 @@ def _start(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 @pytest.fixture
 def aws_env() -> Iterator[dict[str, str]]:
-    """`python -m clmgit.sandbox.aws` running; the environment its banner says to export."""
+    """`python -m clmgit_sandbox.aws` running; the environment its banner says to export."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "KUBECONFIG"))}
-    moto = _start("clmgit.sandbox.aws", "--port", "0", env=env)
+    moto = _start("clmgit_sandbox.aws", "--port", "0", env=env)
     try:
         banner = read_until(moto, "AWS_DEFAULT_REGION=", timeout=60)
         exports = re.search(r"^export (.+)$", banner, re.M)
@@ -46,7 +46,7 @@ def test_reconcile_creates_a_cluster_on_the_standalone_processes(tmp_path: Path,
                                                                  aws_env: dict[str, str]) -> None:
     repo = init_example_repo(tmp_path / "config").path
     kubeconfig = tmp_path / "dev-1.kubeconfig"
-    emulator = _start("clmgit.sandbox.kubeapi", "--kubeconfig", str(kubeconfig), "--context",
+    emulator = _start("clmgit_sandbox.kubeapi", "--kubeconfig", str(kubeconfig), "--context",
                       "dev-1", "--nodes", str(repo / "clusters.yaml"), env=aws_env)
     try:
         assert "nodes of dev-1 simulated" in read_until(emulator, "\n", timeout=60)
@@ -67,7 +67,7 @@ def test_reconcile_creates_a_cluster_on_the_standalone_processes(tmp_path: Path,
 def test_kubeconfigs_of_two_emulators_merge(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     paths = [tmp_path / f"{name}.kubeconfig" for name in ("a", "b")]
-    emulators = [_start("clmgit.sandbox.kubeapi", "--kubeconfig", str(path), "--context",
+    emulators = [_start("clmgit_sandbox.kubeapi", "--kubeconfig", str(path), "--context",
                         path.stem, env=env) for path in paths]
     try:
         for emulator in emulators:

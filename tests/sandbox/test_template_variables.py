@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clmgit_sandbox.configrepo import GIT_ENV
+from clmgit_sandbox.configtree import EXAMPLE_REPO
 
 from clmgit.config.templates import TemplateSet
-from clmgit.sandbox.configrepo import GIT_ENV
-from clmgit.sandbox.configtree import EXAMPLE_REPO
 from tests.helpers.cli import run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"

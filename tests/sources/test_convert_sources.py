@@ -6,8 +6,9 @@ nothing in any."""
 
 from __future__ import annotations
 
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
+
 from clmgit.adapters.git import run_git
-from clmgit.sandbox.configrepo import ConfigRepoBuilder
 from tests.helpers.cli import run_cli
 from tests.helpers.clm_files import CLM_FILES
 from tests.helpers.sources import TwoSources, two_sources

@@ -5,8 +5,8 @@ promotion, `--sha source=sha` picks one source's commit."""
 from __future__ import annotations
 
 import yaml
+from clmgit_sandbox.configrepo import cluster_record
 
-from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
 from tests.helpers.sources import TwoSources, two_sources
 

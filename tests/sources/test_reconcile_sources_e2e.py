@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from clmgit_sandbox.configtree import cluster_tree
+from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.model import cluster_hash, parse_cluster, with_lifecycle
-from clmgit.sandbox.configtree import cluster_tree
-from clmgit.sandbox.fleet import LocalFleet
 from tests.helpers.cli import run_cli
 from tests.helpers.sandbox import make_records
 from tests.helpers.sources import two_sources

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import shutil
 
+from clmgit_sandbox.configrepo import cluster_record
+
 from clmgit.reconcile.session import Options, reconcile
-from clmgit.sandbox.configrepo import cluster_record
 from clmgit.workspace import open_workspace
 from tests.helpers.cli import run_cli
 from tests.helpers.sources import two_sources

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import yaml
+from clmgit_sandbox.configrepo import cluster_record
 
 from clmgit.model import desired_version, parse_cluster
-from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
 from tests.helpers.sources import TwoSources, two_sources
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from clmgit_sandbox.configrepo import cluster_record
 
 from clmgit.config.composed import ComposedRenderer
 from clmgit.config.source import StaticConfigSource
@@ -19,7 +20,6 @@ from clmgit.model import (
     parse_cluster,
     split_config_version,
 )
-from clmgit.sandbox.configrepo import cluster_record
 
 A, B = "a" * 40, "b" * 40
 TWO = Sources((Source(MAIN), Source("addons", "/x")), declared=True)

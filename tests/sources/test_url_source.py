@@ -5,8 +5,9 @@ is pushed anywhere."""
 
 from __future__ import annotations
 
+from clmgit_sandbox.configrepo import cluster_record
+
 from clmgit.adapters.git import run_git
-from clmgit.sandbox.configrepo import cluster_record
 from tests.helpers.cli import run_cli
 from tests.helpers.sources import two_sources
 

@@ -7,7 +7,8 @@ cluster's region, with botocore's "standard" retry mode: throttling and transien
 retried there, with its own backoff, and nowhere else. Waiting for stacks and instances goes
 through the engine's `Clock`. Every `ClientError` leaves this package as an `ApplyError`.
 
-moto gaps (moto 5.2), worked around in the sandbox, not here (`clmgit/sandbox/moto_shims.py`):
+moto gaps (moto 5.2), worked around in the sandbox, not here
+(`sandbox/clmgit_sandbox/moto_shims.py`):
 moto computes no outputs for a stack changed through a change set; has no
 UpdateTerminationProtection and deletes protected stacks; accepts unknown resource types; raises
 resource failures out of ExecuteChangeSet instead of failing the stack (no CREATE_FAILED events,

@@ -8,5 +8,5 @@
   the schema's migrations.
 - `httpd`: `RegistryServer`, uvicorn in this process (a thread, or the foreground).
 
-A throw-away PostgreSQL for tests and benchmarks is `clmgit.sandbox.localpg`.
+A throw-away PostgreSQL for tests and benchmarks is `clmgit_sandbox.localpg`.
 """
