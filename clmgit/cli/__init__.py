@@ -1,5 +1,7 @@
-"""The command line: the Typer app in `main`, one module per command group, option parsing and
-result rendering only; the work is in the library packages."""
+"""The command line: the Typer app (`main`: common options, and the one place where errors become
+exit codes), one module per command group, option parsing and output through `clmgit.views`.
+The work is in the library packages, which neither import Typer nor print (`convert` still does
+part of its own here)."""
 
 from clmgit.cli.main import app, main
 

@@ -1,12 +1,7 @@
-"""The configuration half of the engine (DESIGN.md §5–§7): `cluster/` at a SHA, per cluster.
-
-- `source`: the `cluster/` tree at a SHA, read straight from the git object database and cached
-  per SHA (or from a directory, for `provision --directory`).
-- `templates`, `helpers`, `quantity`: the one sandboxed Jinja2 environment and its helpers.
-- `defaults`: `config-defaults.yaml` rendered and merged under the registry's config items.
-- `deletions`: the models of `manifests/deletions.yaml` and `cf-deletions.yaml`.
-- `values`: the `values` of the template context, and the placeholders used offline.
-- `render`: every stack, node-pool stack, manifest and deletion list of one cluster.
-- `composed`: the same from several config sources, composed as CLM's `CombinedSource`.
-- `output`, `secrets`, `diff`: rendered files on disk or stdout, masked; the rendered diff.
+"""A cluster's configuration at a SHA (DESIGN.md §2, §6 steps 1–3, §7): `cluster/` read from git
+objects or a directory (`source`; `composed` for several sources), rendered in the one sandboxed
+Jinja environment (`templates`, `helpers`, CLM's `clmfuncs` and `computed`, `offline` without
+AWS) into every stack, node-pool stack, manifest and deletion list (`render`), and shown
+masked (`output`, `diff`, `secrets`). Applying it is `clmgit.engine`'s; AWS is asked only through
+the `ClmAccount` and `Ec2Info` ports.
 """

@@ -1,2 +1,5 @@
-"""Bringing a CLM repository over: Go text/template parsed (`parser`), emitted as Jinja2
-(`emitter`), evaluated with Go's semantics (`evaluator`) to prove both render alike."""
+"""`clmgit convert`: a CLM repository's Go text/template `cluster/` brought over to Jinja2
+(`parser`, `emitter`, `tree`, `migrate`, `sources`), and the proof that both render alike
+(`check`, `evaluator` with Go's semantics, `variants`, `clmdata`, `compared`). It renders through
+`clmgit.config` and changes no cluster; the converted repository is then promoted and reconciled
+like any other."""

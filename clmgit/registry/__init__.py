@@ -1,20 +1,8 @@
-"""The cluster registry seam: where clusters are listed and what was applied to them is recorded.
-
-Two kinds stand behind `Registry`: a `clusters.yaml` file (`clmgit.registry.file`) and CLM's HTTP
-Cluster Registry API (`clmgit.registry.http`). Reconcile uses them the same way (DESIGN.md §5):
-
-1. `clusters()` lists every record; clusters already at their desired version are skipped here
-   with no further call (the cheap no-op path).
-2. `acquire(id, holder, ttl)` takes the cluster's lease — free, expired, or already `holder`'s —
-   and returns the record as it is now (another reconciler may have just finished it), or None
-   when someone else holds an unexpired lease. Taking is a compare-and-set: of many callers at
-   once, exactly one wins.
-3. `record_health(id, health)` writes the health verdict alone (`status.health`), without a
-   lease: observing health must never keep a reconciler away, and the rest of the record is
-   kept as it is at the moment of the write.
-4. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds the
-   lease, and with `release=True` gives the lease up in the same write. A holder whose lease
-   was taken over meanwhile gets `LeaseLost` and nothing is written.
+"""The cluster registry (DESIGN.md §8): the `Registry` seam, through which reconcile lists
+clusters and records what it applied under a lease per cluster; its two kinds, a `clusters.yaml`
+(`file`, `filedoc`; `records` reads and checks records as CLM does) and CLM's HTTP Cluster
+Registry API (`http`); and the server of that API (`server`). Records are `clmgit.model` values;
+what to apply to them is reconcile's.
 """
 
 from __future__ import annotations
@@ -40,7 +28,24 @@ class RegistryUnavailable(RegistryError):
 
 
 class Registry(Protocol):
-    """Lists clusters; records what was applied to them, under a lease per cluster."""
+    """Lists clusters; records what was applied to them, under a lease per cluster.
+
+    A `clusters.yaml` file (`clmgit.registry.file`) and CLM's HTTP Cluster Registry API
+    (`clmgit.registry.http`) stand behind it, and reconcile uses both the same way (DESIGN.md §5):
+
+    1. `clusters()` lists every record; clusters already at their desired version are skipped
+       here with no further call (the cheap no-op path).
+    2. `acquire(id, holder, ttl)` takes the cluster's lease — free, expired, or already
+       `holder`'s — and returns the record as it is now (another reconciler may have just
+       finished it), or None when someone else holds an unexpired lease. Taking is a
+       compare-and-set: of many callers at once, exactly one wins.
+    3. `record_health(id, health)` writes the health verdict alone (`status.health`), without a
+       lease: observing health must never keep a reconciler away, and the rest of the record is
+       kept as it is at the moment of the write.
+    4. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds
+       the lease, and with `release=True` gives the lease up in the same write. A holder whose
+       lease was taken over meanwhile gets `LeaseLost` and nothing is written.
+    """
 
     #: Where the registry is, for messages (a path or a URL without credentials).
     location: str

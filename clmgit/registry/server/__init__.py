@@ -1,12 +1,7 @@
-"""The Cluster Registry server (`clmgit registry serve`): CLM's HTTP API over SQLite or PostgreSQL.
-
-- `models`: the contract (CLM's spec plus leases) as pydantic models; OpenAPI is generated.
-- `limits`: every bound a request meets (size, depth, strings, integers, TTL, timeouts).
-- `app`: the FastAPI application: routes, tokens, problem+json errors.
-- `api`: the handlers, HTTP-free; leases, ETags and `If-Match` are explained there.
-- `validate`, `rows`, `db`: normalised records, their stored form, the two databases and
-  the schema's migrations.
-- `httpd`: `RegistryServer`, uvicorn in this process (a thread, or the foreground).
-
-A throw-away PostgreSQL for tests and benchmarks is `clmgit_sandbox.localpg`.
+"""`clmgit registry serve`: CLM's Cluster Registry API, with leases, over SQLite or PostgreSQL.
+`models` is the contract (pydantic; OpenAPI generated), `limits` every bound, `app` the FastAPI
+routes and tokens, `problems` the error answers, `api` the handlers without HTTP (leases, ETags,
+`If-Match`), `validate`, `rows` and `db` records, rows, databases and migrations, `httpd`
+uvicorn in this process. The client is `clmgit.registry.http`; a PostgreSQL for tests is
+`clmgit_sandbox.localpg`.
 """
