@@ -79,13 +79,18 @@ def _files(root: Path) -> dict[str, Path]:
 def _defines(path: Path, name: str) -> bool:
     if path.suffix != ".py" or not _NAME.fullmatch(name):
         return False
-    body: list[ast.stmt] = ast.parse(path.read_text(), str(path)).body
+    body = _module(path)
     for part in name.split("."):
         node = _defined(body, part)
         if node is None:
             return False
         body = node.body if isinstance(node, ast.ClassDef) else []
     return True
+
+
+@cache
+def _module(path: Path) -> list[ast.stmt]:
+    return ast.parse(path.read_text(), str(path)).body
 
 
 def _defined(body: list[ast.stmt], name: str) -> ast.stmt | None:
