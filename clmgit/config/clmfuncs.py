@@ -34,27 +34,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.accounts import Ec2Info
 from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
 OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
-
-
-class Ec2Info(Protocol):
-    """What the EC2-asking functions ask: `clmgit.adapters.aws.ec2info.Ec2Info` (or anything
-    answering the same, such as a session's `ClmAccount`)."""
-
-    def ami_id(self, name: str, owner: str) -> str: ...
-    def instance_info(self, instance_type: str) -> InstanceInfo: ...
 
 
 _EC2: ContextVar[Ec2Info | None] = ContextVar("clmgit_clm_ec2", default=None)

@@ -15,8 +15,9 @@ and `NodePool`.
   merged, before node pools inherit); the plaintexts are kept in `ClmSession.secrets` for
   masking and never logged.
 
-Everything the account tells goes through a `ClmAccount` (the seam: `clmgit.adapters.aws.
-clmaccount.ClmAccount` on AWS, `clmgit_sandbox.doubles.MemoryClmAccount` in memory). Without
+Everything the account tells goes through a `ClmAccount` (the seam, `clmgit.accounts`:
+`clmgit.adapters.aws.clmaccount.ClmAccount` on AWS, `clmgit.config.offline.OfflineAccount`
+without it, `clmgit_sandbox.clmaccount.MemoryClmAccount` in memory). Without
 an account (offline render) the network comes from clmgit's `values`, nothing is decrypted and
 instance types are unknown. Generated files are never uploaded while rendering: their S3 path
 is computed (it is a digest of the rendered `files.yaml`, as in CLM) and the upload is recorded
@@ -36,12 +37,11 @@ import threading
 import zlib
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
-from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
 from clmgit.config.helpers import HelperError
@@ -68,22 +68,6 @@ ROLE_TAGS = {"nodes": "kubernetes.io/role/node", "lb": "kubernetes.io/role/elb",
 _TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 #: Files keys of the main stack's outputs, by the kind of pool the files are for.
 FILES_KEY_OUTPUTS = {"master": "MasterFilesEncryptionKey", "worker": "WorkerFilesEncryptionKey"}
-
-
-class ClmAccount(Protocol):
-    """What CLM asks the cluster's account; see `clmgit.adapters.aws.clmaccount`."""
-
-    def ami_id(self, name: str, owner: str) -> str: ...
-    def instance_info(self, instance_type: str) -> InstanceInfo: ...
-    def default_vpc(self) -> Vpc: ...
-    def vpc(self, vpc_id: str) -> Vpc: ...
-    def subnets(self, vpc_id: str) -> Sequence[Subnet]: ...
-    def key_arn(self, key_id: str) -> str: ...
-    def decrypt(self, ciphertext: bytes, *, what: str) -> bytes: ...
-    def encrypt(self, key_id: str, plaintext: bytes, *, what: str) -> bytes: ...
-    def certificates(self) -> Sequence[Certificate]: ...
-    def put_object(self, bucket: str, key: str, body: bytes) -> None: ...
-    def get_object(self, bucket: str, key: str) -> bytes | None: ...
 
 
 class ConfigItems(GoMap):

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmAccount, ClmSession
+from clmgit.config.computed import ClmSession
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree

@@ -14,7 +14,8 @@ import boto3
 import pytest
 from clmgit_sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
 
-from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
+from clmgit.accounts import Subnet, Vpc
+from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.config.computed import (
     ClmInstance,
     Requirement,
