@@ -44,6 +44,7 @@ from clmgit.accounts import Ec2Info
 from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
+from clmgit.model import KARPENTER_PROFILE, is_karpenter, is_master
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
 OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
@@ -553,7 +554,7 @@ def _pool_groups(node_pools: Sequence[Any]) -> dict[str, list[Any]]:
     form the default group, `""`."""
     groups: dict[str, list[Any]] = {}
     for pool in node_pools or ():
-        if _profile(pool).startswith("master"):
+        if is_master(_profile(pool), prefix=True):
             continue
         group = _labels(pool).get("dedicated", "")
         if group:
@@ -570,7 +571,7 @@ def _distributed(group: str, pools: list[Any]) -> bool:
             return False
         if "availability_zones" in items:
             return False
-        if _profile(pool) not in ("worker-splitaz", "worker-karpenter"):
+        if _profile(pool) != "worker-splitaz" and not is_karpenter(_profile(pool)):
             return False
     return bool(pools)
 
@@ -582,7 +583,7 @@ def zone_distributed_node_pool_groups(node_pools: Sequence[Any]) -> dict[str, bo
             if _distributed(group, pools)}
 
 
-_PROVIDERS = {"worker-karpenter": "karpenter", "worker-combined": "zalando",
+_PROVIDERS = {KARPENTER_PROFILE: "karpenter", "worker-combined": "zalando",
               "worker-splitaz": "zalando"}
 
 

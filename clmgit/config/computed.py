@@ -52,8 +52,9 @@ from clmgit.config.values import (
     placeholder_values,
 )
 from clmgit.errors import ConfigError
-from clmgit.model import Cluster, NodePool
+from clmgit.model import Cluster, NodePool, is_karpenter, is_master
 from clmgit.redact import Masker
+from clmgit.urls import url_host
 
 KMS_PREFIX = "aws:kms:"
 ALL_ZONES = "*"
@@ -61,7 +62,6 @@ NODE_POOLS_DIR = "cluster/node-pools"
 ETCD_DIR = "cluster/etcd"
 ETCD_KMS_ALIAS = "alias/etcd-cluster"
 BUCKET_PATTERN = "cluster-lifecycle-manager-{account}-{region}"
-KARPENTER_PROFILE = "worker-karpenter"
 CUSTOM_SUBNET_TAG = "zalando.org/custom-subnet"
 ROLE_TAGS = {"nodes": "kubernetes.io/role/node", "lb": "kubernetes.io/role/elb",
              "internal_nodes": "kubernetes.io/role/internal-node", "pods": "kubernetes.io/role/pod"}
@@ -210,8 +210,8 @@ def clm_pool(pool: NodePool) -> GoStruct:
         "MinSize": Int64(pool.min_size), "MaxSize": Int64(pool.max_size),
         "ConfigItems": ConfigItems(pool.config_items),
         "IsSpot": pool.discount_strategy in ("spot", "spot_max_price"),
-        "IsMaster": "master" in pool.profile,
-        "IsKarpenter": pool.profile == KARPENTER_PROFILE,
+        "IsMaster": is_master(pool.profile),
+        "IsKarpenter": is_karpenter(pool.profile),
         "Taints": taints(pool.config_items),
         "KarpenterRequirements": karpenter_requirements(pool.config_items),
         "KarpenterInstanceTypeStrategy": strategy,
@@ -473,7 +473,6 @@ class ClmSession:
         else:
             net = self.network()
             host = hosted_zone(cluster.api_server_url)
-            api_host = cluster.api_server_url.split("://", 1)[-1].split("/", 1)[0]
             base = {
                 "subnets": net.nodes.by_zone(), "availability_zones": net.nodes.zones(),
                 "subnet_ipv6_cidrs": ",".join(net.nodes.ipv6_cidrs()),
@@ -481,7 +480,7 @@ class ClmSession:
                     net.internal_nodes.by_zone(), "pod_subnets": net.pods.by_zone(),
                 "hosted_zone": host,
                 "load_balancer_certificate": best_certificate(self.account.certificates(),
-                                                              api_host.split(":")[0]),
+                                                              url_host(cluster.api_server_url)),
                 "vpc_ipv4_cidr": net.vpc.cidr, "vpc_ipv6_cidrs": list(net.vpc.ipv6_cidrs),
             }
             etcd_key = ""
@@ -512,7 +511,7 @@ class ClmSession:
             if key in self._pools:
                 return self._pools[key]
         pool_values = self.values(values, tree=tree, render=render)
-        karpenter = pool.profile == KARPENTER_PROFILE
+        karpenter = is_karpenter(pool.profile)
         if not karpenter:
             pool_values["supports_t2_unlimited"] = all(t.startswith("t2.")
                                                        for t in pool.instance_types)
@@ -536,7 +535,7 @@ class ClmSession:
         data = {"Cluster": self.cluster_data(), "Values": pool_values,
                 "NodePool": self.pool_data(pool)}
         if f"{directory}/files.yaml" in tree:
-            kind = "master" if "master" in pool.profile else "worker"
+            kind = "master" if is_master(pool.profile) else "worker"
             placeholders = isinstance(outputs, PlaceholderOutputs)
             kms_key = "" if placeholders else str(outputs.get(FILES_KEY_OUTPUTS[kind], ""))
             text = render(f"{directory}/files.yaml", data)

@@ -35,7 +35,7 @@ from clmgit.config.templates import template_set
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, placeholder_values
 from clmgit.errors import ConfigError
 from clmgit.layout import DEFAULT, Layout
-from clmgit.model import Cluster, NodePool, cluster_to_dict
+from clmgit.model import Cluster, NodePool, cluster_to_dict, is_karpenter, is_master
 from clmgit.stacknames import (
     etcd_stack_name,
     extra_stack_name,
@@ -169,14 +169,14 @@ class ClusterRenderer:
         pools = self.cluster.node_pools
         if not self.layout.clm:
             return list(pools)
-        masters = [p for p in pools if "master" in p.profile] if (
+        masters = [p for p in pools if is_master(p.profile)] if (
             self.cluster.provider == ZALANDO_AWS) else []
-        workers = [p for p in pools if "master" not in p.profile and not _karpenter(p)]
+        workers = [p for p in pools if not is_master(p.profile) and not is_karpenter(p.profile)]
         return [*masters, *workers]
 
     def karpenter_pools(self) -> list[NodePool]:
         """CLM's Karpenter pools (profile `worker-karpenter`); none in clmgit's layout."""
-        return [p for p in self.cluster.node_pools if self.layout.clm and _karpenter(p)]
+        return [p for p in self.cluster.node_pools if self.layout.clm and is_karpenter(p.profile)]
 
     def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
         text = _checked_stack(self._render(path, self._variables(values)), path)
@@ -299,10 +299,6 @@ def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
                    account: ClmAccount | None = None) -> RenderedCluster:
     """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
     return cluster_renderer(source, sha, cluster, layout, account=account).render_all(values)
-
-
-def _karpenter(pool: NodePool) -> bool:
-    return pool.profile == "worker-karpenter"
 
 
 def _named_in_template(text: str, path: str) -> str:
