@@ -27,7 +27,7 @@ from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmSession
+from clmgit.config.computed import ClmSession, PlaceholderAccount
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -124,7 +124,9 @@ class ClusterRenderer:
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
         self._pools = {p["name"]: p for p in self._context["node_pools"]}
-        self.clm = ClmSession(self.cluster, account)  # CLM's `Cluster`, `Values`, `NodePool`
+        # CLM's `Cluster`, `Values`, `NodePool`
+        self.clm = ClmSession(self.cluster, PlaceholderAccount(self.cluster) if account is None
+                              else account)
 
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         values = self._values(values)

@@ -18,6 +18,7 @@ from clmgit.accounts import Subnet, Vpc
 from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.config.computed import (
     ClmInstance,
+    PlaceholderAccount,
     Requirement,
     Taint,
     best_certificate,
@@ -294,6 +295,9 @@ def test_offline_the_network_comes_from_the_placeholders() -> None:
                             "*": "subnet-placeholder-eu-central-1b"})
     with pytest.raises(TemplateError, match="InstanceInfo asks AWS"):
         r.render_node_pool_stack("spot")
+    assert isinstance(r.clm.account, PlaceholderAccount)  # never None
+    with pytest.raises(ConfigError, match="can only be uploaded with an AWS account"):
+        r.clm.publish()
 
 
 # -- every AWS path once, on moto ------------------------------------------------------------
