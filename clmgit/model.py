@@ -37,6 +37,21 @@ TOO_MANY_PROBLEMS = "https://cluster-lifecycle-manager.zalando.org/problems/too-
 #: The lifecycle values CLM's controller acts on; anything else it refuses to process.
 CLM_LIFECYCLE = frozenset({REQUESTED, READY, DECOMMISSION_REQUESTED, DECOMMISSIONED})
 
+#: Pools of this profile are Karpenter's (CLM's layout): no stack, `provisioners.yaml` applied to
+#: the cluster, no instance types needed.
+KARPENTER_PROFILE = "worker-karpenter"
+
+
+def is_karpenter(profile: str) -> bool:
+    """CLM's `NodePool.IsKarpenter`: the pool's profile is `worker-karpenter`."""
+    return profile == KARPENTER_PROFILE
+
+
+def is_master(profile: str, *, prefix: bool = False) -> bool:
+    """CLM's `NodePool.IsMaster`: the pool's profile contains `master`; with `prefix`, starts
+    with it, the rule CLM's template functions (`zoneDistributedNodePoolGroups`...) use."""
+    return profile.startswith("master") if prefix else "master" in profile
+
 
 @dataclass(frozen=True)
 class NodePool:

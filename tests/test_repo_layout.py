@@ -4,23 +4,13 @@ and used by `render` and `diff` (reconcile's use is in tests/reconcile/test_clm_
 from __future__ import annotations
 
 import pytest
-from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
+from clmgit_sandbox.configrepo import cluster_record
 
 from clmgit.errors import ConfigError
 from clmgit.layout import CLM, CLMGIT, DEFAULT, Layout, parse_settings
-from clmgit.registry.file import clusters_yaml
 from tests.helpers.cli import run_cli
-
-CLM_TREE = {
-    "cluster/cluster.yaml": "Resources:\n  Main:\n    Type: AWS::SQS::Queue\n",
-    "cluster/etcd/stack.yaml": "Resources:\n  Etcd:\n    Type: AWS::SQS::Queue\n",
-    "cluster/cf-manifests/x.yaml": (
-        "Metadata:\n  StackName: x-{{ cluster.local_id }}\n"
-        "Resources:\n  X:\n    Type: AWS::SQS::Queue\n"),
-    "cluster/node-pools/worker-default/stack.yaml": "Resources:\n  P:\n    Type: AWS::SQS::Queue\n",
-    "cluster/manifests/a/cm.yaml": (
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n"),
-}
+from tests.helpers.clm_layout import SMALL_TREE as CLM_TREE
+from tests.helpers.clm_layout import clm_repo
 
 
 @pytest.mark.parametrize(("text", "layout"), [
@@ -50,19 +40,6 @@ def test_a_malformed_setting_is_one_sentence_naming_file_and_key(text: bytes,
         parse_settings(text)
     assert str(e.value).startswith(message)
     assert "\n" not in str(e.value)
-
-
-def clm_repo(tmp_path, *, setting: str | None = "layout: clm\n") -> ConfigRepoBuilder:
-    builder = ConfigRepoBuilder(tmp_path / "config")
-    builder.commit("dev", CLM_TREE, "CLM layout")
-    for channel in ("alpha", "beta", "stable"):
-        builder.git("branch", channel, "dev")
-    record = cluster_record("aws:123456789012:eu-central-1:kube-1", channel="alpha")
-    files = {**example_channels(), "clusters.yaml": clusters_yaml([record])}
-    if setting is not None:
-        files["clmgit.yaml"] = setting
-    builder.commit("main", files, "Channels and clusters")
-    return builder
 
 
 def test_render_follows_the_repositorys_layout(tmp_path) -> None:

@@ -1,28 +1,21 @@
 """`convert`: bring a CLM repository's `cluster/` (Go text/template) over to clmgit's Jinja2, as
 one commit on a new branch or into a directory, optionally proven to render byte-identically.
-Option parsing and output only; the work is in `clmgit.convert.migrate`."""
+Option parsing and output only; the work is in `clmgit.convert.run`."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clmgit import output
 from clmgit.cli.common import Format, OutputOpt, settings
+from clmgit.convert.ec2 import Ec2Source
 from clmgit.errors import RefusedError
 
 if TYPE_CHECKING:
-    from clmgit.convert.migrate import Migration, Source
-    from clmgit.model import Cluster
-
-
-class Ec2Source(StrEnum):
-    auto = "auto"
-    aws = "aws"
-    offline = "offline"
+    from clmgit.convert.migrate import Migration
 
 
 def convert(
@@ -59,8 +52,8 @@ def convert(
     fmt: OutputOpt = Format.table,
 ) -> None:
     """Convert a CLM repository's cluster/ from Go templates to clmgit's Jinja2."""
-    from clmgit.adapters.git import GitRepo
-    from clmgit.convert import migrate
+    from clmgit.convert import run
+    from clmgit.convert.migrate import ALL_CHANNELS
 
     opts = settings(ctx)
     if all_channels == (source is not None):
@@ -73,126 +66,14 @@ def convert(
         raise typer.BadParameter("--all-channels writes each channel onto <channel>-jinja; "
                                  "drop --onto (or convert one channel with --from)",
                                  param_hint="'--onto'")
-    refs = list(migrate.ALL_CHANNELS) if all_channels else [source or ""]
-    if all_sources:
-        from clmgit.cli.convert_sources import convert_sources
-
-        convert_sources(opts.ws, refs=refs, onto=onto, out=out, check=check,
-                        registry=registry or opts.registry, ec2=_ec2(ec2) if check else None,
-                        allow_uncovered=allow_uncovered, dry_run=dry_run, fmt=fmt)
-        return
-    sources = [migrate.read_source(opts.repo, ref) for ref in refs]
-    migrations = _convert_all(sources)
-    repo = None
-    if out is None:
-        repo = GitRepo(opts.repo)
-        for m in migrations:
-            if m.source.sha is None and onto is None:
-                raise RefusedError(f"{m.source.label} is a directory: pass --out DIR, or --onto "
-                                   "BRANCH to commit it on top of the repo's HEAD")
-            m.onto = onto or migrate.branch_for(m.source.label)
-        migrate.refuse_existing(repo, [m.onto for m in migrations if m.onto])
-    else:
-        for m in migrations:
-            m.out = str(out / m.source.label) if all_channels else str(out)
-    if check:
-        _check_all(migrations, registry or opts.registry, ec2)
-    passed = all(m.check is None or m.check.passes(allow_uncovered=allow_uncovered)
-                 for m in migrations)
-    if passed and not dry_run:
-        _write(repo, migrations)
-    refused = refusal(migrations, allow_uncovered=allow_uncovered)
-    _report(migrations, fmt, dry_run=dry_run, refusal=refused)
-    if refused:
-        raise RefusedError(refused)
-
-
-def refusal(migrations: list[Migration], *, allow_uncovered: bool) -> str | None:
-    """Why the check refuses the conversion (differences, or uncovered files), or None."""
-    passed = all(m.check is None or m.check.passes(allow_uncovered=allow_uncovered)
-                 for m in migrations)
-    checks = [m.check for m in migrations if m.check is not None]
-    if differing := sum(len(c.differences) for c in checks):
-        return (f"{differing} rendered file(s) differ between the Go original and the "
-                "conversion (first differing lines above); nothing was written")
-    if not passed:
-        count = sum(len(c.uncovered) for c in checks)
-        return (f"{count} template(s) rendered nothing but comments for every "
-                "cluster checked, so the check proves only the `if` around them "
-                "(listed above as uncovered, in --output json under "
-                "check.coverage.uncovered); pass --allow-uncovered to accept that; "
-                "nothing was written")
-    return None
-
-
-def _convert_all(sources: list[Source]) -> list[Migration]:
-    from clmgit.convert import migrate
-
-    migrations, refused = [], []
-    for s in sources:
-        try:
-            migrations.append(migrate.Migration(s, migrate.convert(s)))
-        except RefusedError as e:
-            refused.append(str(e))
-    if refused:
-        raise RefusedError(" | ".join(refused))
-    return migrations
-
-
-def _check_all(migrations: list[Migration], registry: str | None, ec2: Ec2Source) -> None:
-    from clmgit.convert import migrate
-    from clmgit.convert.clmdata import describe_sample, sample_clusters, tree_profiles
-
-    listed: list[Cluster] | None = None
-    if registry:
-        from clmgit.registry import open_registry
-
-        listed = open_registry(registry, default_dir=None).clusters()
-    answers = _ec2(ec2)
-    for m in migrations:
-        if listed is None:
-            clusters = sample_clusters(m.source.label, tree_profiles(m.conversion.files))
-            m.check_sample = describe_sample(clusters)
-        else:
-            clusters = listed
-        m.check = migrate.check(m.source, m.conversion, clusters, ec2=answers)
-
-
-def _ec2(choice: Ec2Source) -> Any:
-    """The EC2 answers both renderings get: AWS's (credentials and region from boto3's chain)
-    or the offline stand-in."""
-    import boto3
-
-    from clmgit.adapters.aws.ec2info import Ec2Info
-    from clmgit.config.offline import OfflineEc2
-
-    if choice is Ec2Source.offline:
-        return OfflineEc2()
-    session = boto3.Session()
-    configured = session.get_credentials() is not None and session.region_name
-    if choice is Ec2Source.aws or configured:
-        return Ec2Info(session)
-    return OfflineEc2()
-
-
-def _write(repo: Any, migrations: list[Migration]) -> None:
-    from clmgit.convert import migrate
-
-    if repo is None:
-        for m in migrations:
-            migrate.write_directory(Path(m.out or ""), m.conversion)
-            m.written = True
-        return
-    commits = {}
-    for m in migrations:
-        parent = m.source.sha or repo.rev("HEAD")
-        if parent is None:
-            raise RefusedError(f"{repo.location} has no commit at HEAD to put the conversion on")
-        m.commit = migrate.commit_conversion(repo, m, parent=parent)
-        commits[m.onto or ""] = m.commit
-    migrate.create_branches(repo, commits)
-    for m in migrations:
-        m.written = True
+    refs = list(ALL_CHANNELS) if all_channels else [source or ""]
+    options = run.Options(onto=onto, out=out, check=check, registry=registry or opts.registry,
+                          ec2=ec2, allow_uncovered=allow_uncovered, dry_run=dry_run)
+    outcome = (run.convert_sources(opts.ws, refs, options) if all_sources else
+               run.convert_refs(opts.repo, refs, options))
+    _report(outcome.migrations, fmt, dry_run=dry_run, refusal=outcome.refusal)
+    if outcome.refusal:
+        raise RefusedError(outcome.refusal)
 
 
 def _report(migrations: list[Migration], fmt: Format, *, dry_run: bool,

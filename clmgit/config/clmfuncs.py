@@ -34,27 +34,20 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.accounts import Ec2Info
 from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
+from clmgit.model import KARPENTER_PROFILE, is_karpenter, is_master
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
 OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
-
-
-class Ec2Info(Protocol):
-    """What the EC2-asking functions ask: `clmgit.adapters.aws.ec2info.Ec2Info` (or anything
-    answering the same, such as a session's `ClmAccount`)."""
-
-    def ami_id(self, name: str, owner: str) -> str: ...
-    def instance_info(self, instance_type: str) -> InstanceInfo: ...
 
 
 _EC2: ContextVar[Ec2Info | None] = ContextVar("clmgit_clm_ec2", default=None)
@@ -561,7 +554,7 @@ def _pool_groups(node_pools: Sequence[Any]) -> dict[str, list[Any]]:
     form the default group, `""`."""
     groups: dict[str, list[Any]] = {}
     for pool in node_pools or ():
-        if _profile(pool).startswith("master"):
+        if is_master(_profile(pool), prefix=True):
             continue
         group = _labels(pool).get("dedicated", "")
         if group:
@@ -578,7 +571,7 @@ def _distributed(group: str, pools: list[Any]) -> bool:
             return False
         if "availability_zones" in items:
             return False
-        if _profile(pool) not in ("worker-splitaz", "worker-karpenter"):
+        if _profile(pool) != "worker-splitaz" and not is_karpenter(_profile(pool)):
             return False
     return bool(pools)
 
@@ -590,7 +583,7 @@ def zone_distributed_node_pool_groups(node_pools: Sequence[Any]) -> dict[str, bo
             if _distributed(group, pools)}
 
 
-_PROVIDERS = {"worker-karpenter": "karpenter", "worker-combined": "zalando",
+_PROVIDERS = {KARPENTER_PROFILE: "karpenter", "worker-combined": "zalando",
               "worker-splitaz": "zalando"}
 
 

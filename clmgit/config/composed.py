@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from clmgit.accounts import ClmAccount
 from clmgit.adapters.git import GitRepo
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmAccount
 from clmgit.config.defaults import render_defaults
 from clmgit.config.deletions import Deletions
 from clmgit.config.render import (

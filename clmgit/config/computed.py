@@ -15,12 +15,14 @@ and `NodePool`.
   merged, before node pools inherit); the plaintexts are kept in `ClmSession.secrets` for
   masking and never logged.
 
-Everything the account tells goes through a `ClmAccount` (the seam: `clmgit.adapters.aws.
-clmaccount.ClmAccount` on AWS, `clmgit_sandbox.doubles.MemoryClmAccount` in memory). Without
-an account (offline render) the network comes from clmgit's `values`, nothing is decrypted and
-instance types are unknown. Generated files are never uploaded while rendering: their S3 path
-is computed (it is a digest of the rendered `files.yaml`, as in CLM) and the upload is recorded
-in `ClmSession.generated`; `publish` uploads them when the engine applies (a dry run does not).
+Everything the account tells goes through a `ClmAccount` (the seam, `clmgit.accounts`:
+`clmgit.adapters.aws.clmaccount.ClmAccount` on AWS, `clmgit.config.offline.OfflineAccount`
+without it, `clmgit_sandbox.clmaccount.MemoryClmAccount` in memory). A render without one
+(clmgit's layout) has a `PlaceholderAccount`: the network comes from clmgit's `values`, nothing
+is decrypted and instance types are unknown. Generated files are never uploaded while
+rendering: their S3 path is computed (it is a digest of the rendered `files.yaml`, as in CLM)
+and the upload is recorded in `ClmSession.generated`; `publish` uploads them when the engine
+applies (a dry run does not).
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ import threading
 import zlib
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
-from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
 from clmgit.config.helpers import HelperError
@@ -52,8 +53,9 @@ from clmgit.config.values import (
     placeholder_values,
 )
 from clmgit.errors import ConfigError
-from clmgit.model import Cluster, NodePool
+from clmgit.model import Cluster, NodePool, is_karpenter, is_master
 from clmgit.redact import Masker
+from clmgit.urls import url_host
 
 KMS_PREFIX = "aws:kms:"
 ALL_ZONES = "*"
@@ -61,29 +63,12 @@ NODE_POOLS_DIR = "cluster/node-pools"
 ETCD_DIR = "cluster/etcd"
 ETCD_KMS_ALIAS = "alias/etcd-cluster"
 BUCKET_PATTERN = "cluster-lifecycle-manager-{account}-{region}"
-KARPENTER_PROFILE = "worker-karpenter"
 CUSTOM_SUBNET_TAG = "zalando.org/custom-subnet"
 ROLE_TAGS = {"nodes": "kubernetes.io/role/node", "lb": "kubernetes.io/role/elb",
              "internal_nodes": "kubernetes.io/role/internal-node", "pods": "kubernetes.io/role/pod"}
 _TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 #: Files keys of the main stack's outputs, by the kind of pool the files are for.
 FILES_KEY_OUTPUTS = {"master": "MasterFilesEncryptionKey", "worker": "WorkerFilesEncryptionKey"}
-
-
-class ClmAccount(Protocol):
-    """What CLM asks the cluster's account; see `clmgit.adapters.aws.clmaccount`."""
-
-    def ami_id(self, name: str, owner: str) -> str: ...
-    def instance_info(self, instance_type: str) -> InstanceInfo: ...
-    def default_vpc(self) -> Vpc: ...
-    def vpc(self, vpc_id: str) -> Vpc: ...
-    def subnets(self, vpc_id: str) -> Sequence[Subnet]: ...
-    def key_arn(self, key_id: str) -> str: ...
-    def decrypt(self, ciphertext: bytes, *, what: str) -> bytes: ...
-    def encrypt(self, key_id: str, plaintext: bytes, *, what: str) -> bytes: ...
-    def certificates(self) -> Sequence[Certificate]: ...
-    def put_object(self, bucket: str, key: str, body: bytes) -> None: ...
-    def get_object(self, bucket: str, key: str) -> bytes | None: ...
 
 
 class ConfigItems(GoMap):
@@ -226,8 +211,8 @@ def clm_pool(pool: NodePool) -> GoStruct:
         "MinSize": Int64(pool.min_size), "MaxSize": Int64(pool.max_size),
         "ConfigItems": ConfigItems(pool.config_items),
         "IsSpot": pool.discount_strategy in ("spot", "spot_max_price"),
-        "IsMaster": "master" in pool.profile,
-        "IsKarpenter": pool.profile == KARPENTER_PROFILE,
+        "IsMaster": is_master(pool.profile),
+        "IsKarpenter": is_karpenter(pool.profile),
         "Taints": taints(pool.config_items),
         "KarpenterRequirements": karpenter_requirements(pool.config_items),
         "KarpenterInstanceTypeStrategy": strategy,
@@ -365,26 +350,150 @@ class GeneratedFiles:
         return f"s3://{self.bucket}/{self.key}"
 
 
+class PlaceholderAccount:
+    """The account of a render that has none (clmgit's layout, which asks AWS nothing for
+    CLM's values): CLM's `Values` are made from clmgit's `values` (placeholders offline),
+    `vpc_id` and `subnets` are stand-ins, nothing is decrypted, an instance type or an AMI is
+    not known (`NeedsAws`), the etcd key is its alias's ARN, and nothing is uploaded."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def items(self, items: ConfigItems, secrets: set[str]) -> list[str]:
+        """Fills in `items` as CLM would; the keys decrypted (none)."""
+        items.setdefault("vpc_id", "vpc-placeholder")
+        items.setdefault("subnets", placeholder_values(self.cluster)["subnets"][ALL_ZONES])
+        return []
+
+    def network_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        subnets = dict(values.get("subnets", {}))
+        return {
+            "subnets": subnets, "availability_zones": list(values.get("availability_zones", [])),
+            "subnet_ipv6_cidrs": "", "lb_subnets": subnets, "internal_node_subnets": subnets,
+            "pod_subnets": subnets, "hosted_zone": values.get("hosted_zone", ""),
+            "load_balancer_certificate": values.get("load_balancer_certificate", ""),
+            "vpc_ipv4_cidr": values.get("vpc_ipv4_cidr", ""), "vpc_ipv6_cidrs": [],
+        }
+
+    def etcd_key(self) -> str:
+        cluster = self.cluster
+        return (f"arn:aws:kms:{cluster.region}:"
+                f"{cluster.infrastructure_account.removeprefix('aws:')}:{ETCD_KMS_ALIAS}")
+
+    def etcd_instance(self, etcd_type: str) -> ClmInstance | None:
+        return None
+
+    def instance(self, instance_types: Sequence[str]) -> Any:
+        return NeedsAws("Values.InstanceInfo")
+
+    def pool_zones(self, zones: Sequence[str],
+                   subnets: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """A pool's subnets by zone (and `*`) and zones, those of `zones` among `subnets`."""
+        wanted = [z for z in zones if z in subnets]
+        by_zone = {z: subnets[z] for z in sorted(wanted)}
+        if by_zone:
+            by_zone[ALL_ZONES] = ",".join(by_zone.values())
+        return by_zone, sorted(wanted)
+
+    def uploads(self) -> ClmAccount:
+        raise ConfigError("generated files can only be uploaded with an AWS account")
+
+
+class _Discovered:
+    """CLM's account facts asked of a `ClmAccount` (AWS's, the offline one, a double): the
+    network discovered, `aws:kms:` items decrypted, instance types described."""
+
+    def __init__(self, cluster: Cluster, account: ClmAccount) -> None:
+        self.cluster = cluster
+        self.account = account
+        self._network: _Network | None = None
+        self._lock = threading.Lock()
+
+    def network(self) -> _Network:
+        """VPC and subnets as CLM chooses them."""
+        with self._lock:
+            if self._network is None:
+                self._network = _discover(self.account, self.cluster.config_items)
+            return self._network
+
+    def items(self, items: ConfigItems, secrets: set[str]) -> list[str]:
+        decrypted = []
+        for key, value in items.items():
+            if value.startswith(KMS_PREFIX):
+                items[key] = self._decrypt(key, value, secrets)
+                decrypted.append(key)
+        network = self.network()
+        items.setdefault("vpc_id", network.vpc.id)
+        items.setdefault("subnets", network.nodes.by_zone().get(ALL_ZONES, ""))
+        return decrypted
+
+    def _decrypt(self, key: str, value: str, secrets: set[str]) -> str:
+        try:
+            blob = base64.b64decode(value.removeprefix(KMS_PREFIX), validate=True)
+        except binascii.Error:
+            raise ConfigError(f"config item {key}: {KMS_PREFIX} value is not base64") from None
+        text = self.account.decrypt(blob, what=f"config item {key}").decode("utf-8",
+                                                                         "surrogateescape")
+        if text:
+            secrets.add(text)
+        return text
+
+    def network_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        net, url = self.network(), self.cluster.api_server_url
+        return {
+            "subnets": net.nodes.by_zone(), "availability_zones": net.nodes.zones(),
+            "subnet_ipv6_cidrs": ",".join(net.nodes.ipv6_cidrs()),
+            "lb_subnets": net.lb.by_zone(), "internal_node_subnets": net.internal_nodes.by_zone(),
+            "pod_subnets": net.pods.by_zone(), "hosted_zone": hosted_zone(url),
+            "load_balancer_certificate": best_certificate(self.account.certificates(),
+                                                          url_host(url)),
+            "vpc_ipv4_cidr": net.vpc.cidr, "vpc_ipv6_cidrs": list(net.vpc.ipv6_cidrs),
+        }
+
+    def etcd_key(self) -> str:
+        return self.account.key_arn(ETCD_KMS_ALIAS)
+
+    def etcd_instance(self, etcd_type: str) -> ClmInstance | None:
+        return ClmInstance.of(self.account.instance_info(etcd_type)) if etcd_type else None
+
+    def instance(self, instance_types: Sequence[str]) -> Any:
+        return synthetic_instance([self.account.instance_info(t) for t in instance_types])
+
+    def pool_zones(self, zones: Sequence[str],
+                   subnets: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        restricted = self.network().nodes.restrict(zones)
+        return restricted.by_zone(), restricted.zones()
+
+    def uploads(self) -> ClmAccount:
+        return self.account
+
+
 @dataclass
 class ClmSession:
     """One cluster's CLM data for one render session: discovery, decryption and each pool's
-    values are computed once and kept."""
+    values are computed once and kept. `account` answers what CLM asks the cluster's account:
+    a `ClmAccount` (AWS's, `OfflineAccount`, a double), or a `PlaceholderAccount` for a render
+    that has none."""
 
     cluster: Cluster  # the registry record with the defaults merged in
-    account: ClmAccount | None = None
+    account: ClmAccount | PlaceholderAccount
     secrets: set[str] = field(default_factory=set)  # decrypted plaintexts, for masking
     generated: dict[str, GeneratedFiles] = field(default_factory=dict)  # by S3 path
     _published: set[GeneratedFiles] = field(default_factory=set)  # uploaded
     #: The files rendered to compute values (files.yaml, userdata.yaml), by (path, pool name).
     rendered: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _items: ConfigItems | None = None
-    _network: _Network | None = None
     _cluster_data: dict[str, Any] | None = None
     _pool_data: dict[str, dict[str, Any]] = field(default_factory=dict)
     _decrypted: list[str] = field(default_factory=list)  # keys of decrypted items
     _base: dict[str, Any] | None = None
     _pools: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _facts: PlaceholderAccount | _Discovered = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._facts = (self.account if isinstance(self.account, PlaceholderAccount)
+                       else _Discovered(self.cluster, self.account))
 
     def masker(self) -> Masker:
         """Hides the decrypted config items (and their derived forms) in what is printed."""
@@ -402,40 +511,9 @@ class ClmSession:
         with self._lock:
             if self._items is None:
                 items = ConfigItems(self.cluster.config_items)
-                if self.account is not None:
-                    for key, value in items.items():
-                        if value.startswith(KMS_PREFIX):
-                            items[key] = self._decrypt(key, value)
-                            self._decrypted.append(key)
-                    network = self.network()
-                    items.setdefault("vpc_id", network.vpc.id)
-                    items.setdefault("subnets", network.nodes.by_zone().get(ALL_ZONES, ""))
-                else:  # offline: stand-ins, as clmgit's placeholder values are
-                    items.setdefault("vpc_id", "vpc-placeholder")
-                    items.setdefault("subnets",
-                                     placeholder_values(self.cluster)["subnets"][ALL_ZONES])
+                self._decrypted += self._facts.items(items, self.secrets)
                 self._items = items
             return self._items
-
-    def _decrypt(self, key: str, value: str) -> str:
-        assert self.account is not None
-        try:
-            blob = base64.b64decode(value.removeprefix(KMS_PREFIX), validate=True)
-        except binascii.Error:
-            raise ConfigError(f"config item {key}: {KMS_PREFIX} value is not base64") from None
-        text = self.account.decrypt(blob, what=f"config item {key}").decode("utf-8",
-                                                                         "surrogateescape")
-        if text:
-            self.secrets.add(text)
-        return text
-
-    def network(self) -> _Network:
-        """VPC and subnets as CLM chooses them (needs the account)."""
-        assert self.account is not None
-        with self._lock:
-            if self._network is None:
-                self._network = _discover(self.account, self.cluster.config_items)
-            return self._network
 
     def cluster_data(self) -> dict[str, Any]:
         """`Cluster`, built once per session (templates only read it)."""
@@ -474,42 +552,14 @@ class ClmSession:
     def _base_values(self, values: Mapping[str, Any], tree: Container[str],
                      render: Render | None) -> dict[str, Any]:
         cluster = self.cluster
-        if self.account is None:
-            subnets = dict(values.get("subnets", {}))
-            base: dict[str, Any] = {
-                "subnets": subnets, "availability_zones": list(values.get("availability_zones",
-                                                                         [])),
-                "subnet_ipv6_cidrs": "", "lb_subnets": subnets, "internal_node_subnets": subnets,
-                "pod_subnets": subnets, "hosted_zone": values.get("hosted_zone", ""),
-                "load_balancer_certificate": values.get("load_balancer_certificate", ""),
-                "vpc_ipv4_cidr": values.get("vpc_ipv4_cidr", ""), "vpc_ipv6_cidrs": [],
-            }
-            etcd_key = (f"arn:aws:kms:{cluster.region}:"
-                        f"{cluster.infrastructure_account.removeprefix('aws:')}:{ETCD_KMS_ALIAS}")
-        else:
-            net = self.network()
-            host = hosted_zone(cluster.api_server_url)
-            api_host = cluster.api_server_url.split("://", 1)[-1].split("/", 1)[0]
-            base = {
-                "subnets": net.nodes.by_zone(), "availability_zones": net.nodes.zones(),
-                "subnet_ipv6_cidrs": ",".join(net.nodes.ipv6_cidrs()),
-                "lb_subnets": net.lb.by_zone(), "internal_node_subnets":
-                    net.internal_nodes.by_zone(), "pod_subnets": net.pods.by_zone(),
-                "hosted_zone": host,
-                "load_balancer_certificate": best_certificate(self.account.certificates(),
-                                                              api_host.split(":")[0]),
-                "vpc_ipv4_cidr": net.vpc.cidr, "vpc_ipv6_cidrs": list(net.vpc.ipv6_cidrs),
-            }
-            etcd_key = ""
+        base = self._facts.network_values(values)
         etcd_files = f"{ETCD_DIR}/files.yaml"
         if cluster.provider == "zalando-aws" and f"{ETCD_DIR}/stack.yaml" in tree:
-            if self.account is not None:
-                etcd_key = self.account.key_arn(ETCD_KMS_ALIAS)
+            etcd_key = self._facts.etcd_key()
             base["etcd_kms_key_arn"] = etcd_key
-            etcd_type = self.items().get("etcd_instance_type", "")
-            if self.account is not None and etcd_type:
-                base["etcd_instance_type_info"] = ClmInstance.of(
-                    self.account.instance_info(etcd_type))
+            info = self._facts.etcd_instance(self.items().get("etcd_instance_type", ""))
+            if info is not None:
+                base["etcd_instance_type_info"] = info
             if etcd_files in tree and render is not None:
                 data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": None}
                 text = self.rendered[etcd_files, None] = render(etcd_files, data)
@@ -528,31 +578,20 @@ class ClmSession:
             if key in self._pools:
                 return self._pools[key]
         pool_values = self.values(values, tree=tree, render=render)
-        karpenter = pool.profile == KARPENTER_PROFILE
+        karpenter = is_karpenter(pool.profile)
         if not karpenter:
             pool_values["supports_t2_unlimited"] = all(t.startswith("t2.")
                                                        for t in pool.instance_types)
-            pool_values["InstanceInfo"] = (
-                NeedsAws("Values.InstanceInfo") if self.account is None else
-                synthetic_instance([self.account.instance_info(t) for t in pool.instance_types]))
+            pool_values["InstanceInfo"] = self._facts.instance(pool.instance_types)
             zones = pool.config_items.get("availability_zones")
             if zones is not None:
-                if self.account is not None:
-                    restricted = self.network().nodes.restrict(zones.split(","))
-                    pool_values["subnets"] = restricted.by_zone()
-                    pool_values["availability_zones"] = restricted.zones()
-                else:
-                    wanted = [z for z in zones.split(",") if z in pool_values["subnets"]]
-                    subnets = {z: pool_values["subnets"][z] for z in sorted(wanted)}
-                    if subnets:
-                        subnets[ALL_ZONES] = ",".join(subnets.values())
-                    pool_values["subnets"] = subnets
-                    pool_values["availability_zones"] = sorted(wanted)
+                pool_values["subnets"], pool_values["availability_zones"] = (
+                    self._facts.pool_zones(zones.split(","), pool_values["subnets"]))
         directory = f"{NODE_POOLS_DIR}/{pool.profile}"
         data = {"Cluster": self.cluster_data(), "Values": pool_values,
                 "NodePool": self.pool_data(pool)}
         if f"{directory}/files.yaml" in tree:
-            kind = "master" if "master" in pool.profile else "worker"
+            kind = "master" if is_master(pool.profile) else "worker"
             placeholders = isinstance(outputs, PlaceholderOutputs)
             kms_key = "" if placeholders else str(outputs.get(FILES_KEY_OUTPUTS[kind], ""))
             text = render(f"{directory}/files.yaml", data)
@@ -583,16 +622,15 @@ class ClmSession:
         """Upload the recorded sets of generated files not uploaded yet (the engine's apply
         step; a dry run does not call it); an archive already at the key that holds the same
         files (CLM's, after a takeover) stays. Returns the S3 paths uploaded now."""
-        if self.account is None:
-            raise ConfigError("generated files can only be uploaded with an AWS account")
+        account = self._facts.uploads()
         uploaded = []
         for files in self.generated.values():
             if files in self._published:
                 continue
-            there = self.account.get_object(files.bucket, files.key)
-            if there is None or not archive_holds(there, files.text, self.account):
-                body = files_archive(files.text, files.kms_key, self.account)
-                self.account.put_object(files.bucket, files.key, body)
+            there = account.get_object(files.bucket, files.key)
+            if there is None or not archive_holds(there, files.text, account):
+                body = files_archive(files.text, files.kms_key, account)
+                account.put_object(files.bucket, files.key, body)
                 uploaded.append(files.s3_path)
             self._published.add(files)
         return uploaded

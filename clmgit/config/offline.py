@@ -14,9 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
-from clmgit.adapters.aws.ec2info import InstanceInfo
-from clmgit.config.clmfuncs import Ec2Info
+from clmgit.accounts import Certificate, Ec2Info, InstanceInfo, Subnet, Vpc
 from clmgit.config.computed import KMS_PREFIX
 from clmgit.config.values import hosted_zone
 from clmgit.errors import ConfigError
@@ -75,7 +73,7 @@ _ZONES = "abc"
 
 @dataclass(frozen=True)
 class OfflineAccount:
-    """The account CLM would ask about `cluster` (`clmgit.config.computed.ClmAccount`), made up
+    """The account CLM would ask about `cluster` (`clmgit.accounts.ClmAccount`), made up
     from the record, for a render that may ask EC2 (`ec2`) and nothing else: the registry's VPC
     or one; a subnet per zone (those the `subnets` item lists, else one in each of the region's
     zones a, b, c); a certificate for the API server's zone; KMS keys by their alias. There is no

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmAccount, ClmSession
+from clmgit.config.computed import ClmSession, PlaceholderAccount
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -34,7 +35,7 @@ from clmgit.config.templates import template_set
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs, placeholder_values
 from clmgit.errors import ConfigError
 from clmgit.layout import DEFAULT, Layout
-from clmgit.model import Cluster, NodePool, cluster_to_dict
+from clmgit.model import Cluster, NodePool, cluster_to_dict, is_karpenter, is_master
 from clmgit.stacknames import (
     etcd_stack_name,
     extra_stack_name,
@@ -123,7 +124,9 @@ class ClusterRenderer:
         # Templates see plain dicts: the sandbox reads dict keys much faster than attributes.
         self._context = cluster_to_dict(self.cluster)
         self._pools = {p["name"]: p for p in self._context["node_pools"]}
-        self.clm = ClmSession(self.cluster, account)  # CLM's `Cluster`, `Values`, `NodePool`
+        # CLM's `Cluster`, `Values`, `NodePool`
+        self.clm = ClmSession(self.cluster, PlaceholderAccount(self.cluster) if account is None
+                              else account)
 
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         values = self._values(values)
@@ -168,14 +171,14 @@ class ClusterRenderer:
         pools = self.cluster.node_pools
         if not self.layout.clm:
             return list(pools)
-        masters = [p for p in pools if "master" in p.profile] if (
+        masters = [p for p in pools if is_master(p.profile)] if (
             self.cluster.provider == ZALANDO_AWS) else []
-        workers = [p for p in pools if "master" not in p.profile and not _karpenter(p)]
+        workers = [p for p in pools if not is_master(p.profile) and not is_karpenter(p.profile)]
         return [*masters, *workers]
 
     def karpenter_pools(self) -> list[NodePool]:
         """CLM's Karpenter pools (profile `worker-karpenter`); none in clmgit's layout."""
-        return [p for p in self.cluster.node_pools if self.layout.clm and _karpenter(p)]
+        return [p for p in self.cluster.node_pools if self.layout.clm and is_karpenter(p.profile)]
 
     def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> RenderedStack:
         text = _checked_stack(self._render(path, self._variables(values)), path)
@@ -298,10 +301,6 @@ def render_cluster(source: ConfigSource, sha: str, cluster: Cluster, *,
                    account: ClmAccount | None = None) -> RenderedCluster:
     """Every stack, node-pool stack, manifest and deletion list of `cluster` at `sha`."""
     return cluster_renderer(source, sha, cluster, layout, account=account).render_all(values)
-
-
-def _karpenter(pool: NodePool) -> bool:
-    return pool.profile == "worker-karpenter"
 
 
 def _named_in_template(text: str, path: str) -> str:

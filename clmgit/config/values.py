@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from clmgit.config.helpers import ALL_ZONES
 from clmgit.model import Cluster
+from clmgit.urls import url_host
 
 STACK_OUTPUTS = "stack_outputs"
 
@@ -80,8 +80,7 @@ def cloud_values(cluster: Cluster, *, zones: Sequence[str], subnets: Mapping[str
 
 def hosted_zone(api_server_url: str) -> str:
     """The DNS zone of the API server: its host without the first label."""
-    host = urlsplit(api_server_url).hostname or ""
-    return host.partition(".")[2]
+    return url_host(api_server_url).partition(".")[2]
 
 
 def with_outputs(values: Mapping[str, Any], outputs: Mapping[str, str]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clmgit.adapters.aws.ec2info import Ec2Info
+from clmgit.accounts import Ec2Info
 from clmgit.config.clmfuncs import aws_session, clm_functions
 from clmgit.config.computed import ClmSession, defaults_data
 from clmgit.config.defaults import parse_defaults, with_defaults
@@ -126,7 +126,7 @@ class Checker:
     clusters rendered."""
 
     def __init__(self, original: Mapping[str, str], converted: Mapping[str, str], *,
-                 ec2: Ec2Info | Any, parsed: Mapping[str, Parsed] | None = None) -> None:
+                 ec2: Ec2Info, parsed: Mapping[str, Parsed] | None = None) -> None:
         """`parsed`: syntax trees of the originals already made (by the conversion)."""
         self.ec2 = ec2
         self.paths = sorted(p for p in original if p.endswith(TEMPLATE_SUFFIXES))

@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 from collections.abc import Iterable
 
-from clmgit.model import Cluster, NodePool
+from clmgit.model import Cluster, NodePool, is_karpenter, is_master
 
 # -- sample clusters ------------------------------------------------------------------------------
 
@@ -31,8 +31,8 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
     for every other profile of the tree, and a spot pool when no spot pool is left."""
     pools = _with_other_profiles([p for p in SAMPLE_POOLS
                                   if profiles is None or p.profile in profiles], profiles)
-    workers = [p for p in pools if not p.profile.startswith("master")
-               and p.profile != "worker-karpenter"]
+    workers = [p for p in pools if not is_master(p.profile, prefix=True)
+               and not is_karpenter(p.profile)]
     if workers and not any(p.discount_strategy == "spot" for p in pools):
         pools.append(NodePool("spot", workers[0].profile, ("m5.xlarge", "m6g.large"), "spot",
                               0, 3, {}))

@@ -35,8 +35,6 @@ NODE_POOL_TAG = "kubernetes.io/node-pool"
 NODE_POOL_TAG_LEGACY = "NodePool"
 NODE_POOL_PROFILE_TAG = "kubernetes.io/node-pool/profile"
 ETCD_TAGS = {"application": "kubernetes", "component": "etcd-cluster"}
-#: Pools of this profile are Karpenter's: no stack, `provisioners.yaml` applied to the cluster.
-KARPENTER_PROFILE = "worker-karpenter"
 
 ETCD_STACK_POLICY = json.dumps({"Statement": [
     {"Effect": "Allow", "Action": ["Update:*"], "Principal": "*", "Resource": ["*"]},
@@ -45,15 +43,6 @@ ETCD_STACK_POLICY = json.dumps({"Statement": [
      "Condition": {"StringEquals": {"ResourceType": [
          "AWS::AutoScaling::AutoScalingGroup", "AWS::S3::Bucket", "AWS::IAM::Role"]}}},
 ]}, separators=(",", ":"))
-
-
-def is_master(profile: str) -> bool:
-    """CLM's test for a master pool: its profile contains `master`."""
-    return "master" in profile
-
-
-def is_karpenter(profile: str) -> bool:
-    return profile == KARPENTER_PROFILE
 
 
 def cluster_tag(cluster: Cluster) -> dict[str, str]:

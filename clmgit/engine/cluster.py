@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clmgit.config.computed import ClmAccount
+from clmgit.accounts import ClmAccount
 from clmgit.config.deletions import Deletion, Deletions
 from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource

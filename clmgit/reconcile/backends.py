@@ -4,7 +4,7 @@ and the `values` the account's network gives the templates."""
 
 from __future__ import annotations
 
-from clmgit.config.computed import ClmAccount
+from clmgit.accounts import ClmAccount
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory, Backends
 from clmgit.layout import DEFAULT, Layout

@@ -26,10 +26,10 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol
 
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
+from clmgit.engine.port import ClusterEngine
 from clmgit.errors import ClmgitError
 from clmgit.model import (
     MAX_PROBLEMS,
@@ -65,16 +65,6 @@ STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kep
 LEASE_HELD = "another reconciler holds its lease"
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
-
-
-class ClusterEngine(Protocol):
-    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> _Report: ...
-
-    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> _Report: ...
-
-
-class _Report(Protocol):
-    changes: list[str]
 
 
 @dataclass(frozen=True)

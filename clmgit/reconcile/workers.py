@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
-from typing import Any, Protocol
+from typing import Any
 
+from clmgit.engine.port import ChangeReport, ClusterEngine
 from clmgit.errors import ApplyError, ClmgitError
 from clmgit.model import Cluster
 
@@ -39,18 +40,9 @@ log = logging.getLogger(__name__)
 _POLL = 0.1  # seconds: how often a worker checks its parent, and the parent its workers
 
 
-class Report(Protocol):
-    changes: list[str]
-
-
-class Engine(Protocol):
-    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report: ...
-
-    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report: ...
-
-
 @contextmanager
-def engine_workers(engine: Engine, *, processes: int, threads: int) -> Iterator[Engine]:
+def engine_workers(engine: ClusterEngine, *, processes: int,
+                   threads: int) -> Iterator[ClusterEngine]:
     """`engine` itself for one process; else a stand-in whose calls run in `processes` forked
     workers of `threads` threads each, stopped when the block ends."""
     if processes <= 1:
@@ -67,7 +59,7 @@ class _Pool:
     """The parent's side: sends calls to the workers, and one thread hands their answers to the
     callers waiting for them."""
 
-    def __init__(self, engine: Engine, *, processes: int, threads: int) -> None:
+    def __init__(self, engine: ClusterEngine, *, processes: int, threads: int) -> None:
         context = multiprocessing.get_context("fork")
         self._tasks: Any = context.Queue()
         self._answers: Any = context.Queue()
@@ -88,10 +80,10 @@ class _Pool:
                                           daemon=True)
         self._receiver.start()
 
-    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> ChangeReport:
         return self._call("apply", cluster, sha, dry_run=dry_run)
 
-    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
+    def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> ChangeReport:
         return self._call("decommission", cluster, dry_run=dry_run)
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -147,7 +139,7 @@ class _Pool:
         self._answers.close()
 
 
-def _serve(engine: Engine, tasks: Any, answers: Any, threads: int, parent: int) -> None:
+def _serve(engine: ClusterEngine, tasks: Any, answers: Any, threads: int, parent: int) -> None:
     """A worker: `threads` threads take calls until a stop sign; the worker exits at once when
     its parent is gone."""
     # Ctrl-C reaches the whole process group: the parent alone decides, and stops the work
@@ -164,7 +156,7 @@ def _serve(engine: Engine, tasks: Any, answers: Any, threads: int, parent: int) 
         alive[0].join(timeout=_POLL)
 
 
-def _work(engine: Engine, tasks: Any, answers: Any) -> None:
+def _work(engine: ClusterEngine, tasks: Any, answers: Any) -> None:
     while (task := tasks.get()) is not None:
         call, method, args, kwargs = task
         try:

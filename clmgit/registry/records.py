@@ -30,7 +30,8 @@ import yaml
 
 from clmgit.cache import memo_json, memo_pickle
 from clmgit.errors import RegistryError
-from clmgit.model import Cluster, Scalar, parse_cluster
+from clmgit.model import Cluster, Scalar, is_karpenter, parse_cluster
+from clmgit.urls import url_host
 
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
@@ -299,31 +300,15 @@ def check_names(clusters: list[Cluster], name: str) -> None:
 def check_record(cluster: Cluster, name: str) -> None:
     """What CLM's file registry refuses when it lists a record, with CLM's reason."""
     for pool in cluster.node_pools:
-        if not pool.instance_types and pool.profile != "worker-karpenter":
+        if not pool.instance_types and not is_karpenter(pool.profile):
             raise RegistryError(
                 f"{name}: no instance types for cluster {cluster.id}, pool {pool.name} "
                 "(field node_pools[].instance_types)")
     provider = cluster.provider if cluster.written_provider is None else cluster.written_provider
-    if provider != "zalando-eks" and len(_host(cluster.api_server_url).split(".")) < 2:
+    if provider != "zalando-eks" and "." not in url_host(cluster.api_server_url, port=True):
         raise RegistryError(
             f"{name}: cluster {cluster.id}: can't derive hosted zone from URL "
             f"{cluster.api_server_url!r} (field api_server_url needs a dotted host)")
-
-
-#: An http(s) URL of printable ASCII whose host[:port] holds no brackets or userinfo: what
-#: nearly every record has, and for which urlsplit's netloc is simply the first group.
-_PLAIN_URL = re.compile(r"https?://([A-Za-z0-9.:-]*)(?:[/?#][!-~]*)?")
-
-
-def _host(url: str) -> str:
-    """The host[:port] part of a URL as Go's url.Parse finds it ("" when there is none)."""
-    plain = _PLAIN_URL.fullmatch(url)
-    if plain:
-        return plain[1]
-    try:
-        return urlsplit(url).netloc.rpartition("@")[2]
-    except ValueError:
-        return ""
 
 
 #: An http(s) URL as nearly every record writes it: scheme, a plain host, a port, a path.

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from clmgit.adapters.github import repository_from_url
+from clmgit.urls import url_host
 from clmgit.workspace import Workspace
 
 GITHUB = "https://github.com"
@@ -27,11 +27,11 @@ def forge_commit_url(remote: str, env: Mapping[str, str]) -> str | None:
     if repository is None or host is None:
         return None
     for server in (env.get("GITHUB_SERVER_URL", "").rstrip("/"), GITHUB):
-        if server and urlsplit(server).hostname == host:
+        if server and url_host(server) == host:
             return f"{server}/{repository}/commit/"
     return None
 
 
 def _host(remote: str) -> str | None:
     scp = re.match(r"^[\w.-]+@(?P<host>[\w.-]+):[^/]", remote)
-    return scp["host"].lower() if scp else urlsplit(remote).hostname
+    return scp["host"].lower() if scp else url_host(remote) or None

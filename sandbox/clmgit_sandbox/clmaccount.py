@@ -14,8 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from clmgit.adapters.aws.clmaccount import Certificate, Subnet, Vpc
-from clmgit.adapters.aws.ec2info import InstanceInfo
+from clmgit.accounts import Certificate, InstanceInfo, Subnet, Vpc
 from clmgit.errors import ApplyError
 
 _MIB = 2**20

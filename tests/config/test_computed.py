@@ -14,9 +14,11 @@ import boto3
 import pytest
 from clmgit_sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
 
-from clmgit.adapters.aws.clmaccount import ClmAccount, Subnet, Vpc
+from clmgit.accounts import Subnet, Vpc
+from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.config.computed import (
     ClmInstance,
+    PlaceholderAccount,
     Requirement,
     Taint,
     best_certificate,
@@ -293,6 +295,9 @@ def test_offline_the_network_comes_from_the_placeholders() -> None:
                             "*": "subnet-placeholder-eu-central-1b"})
     with pytest.raises(TemplateError, match="InstanceInfo asks AWS"):
         r.render_node_pool_stack("spot")
+    assert isinstance(r.clm.account, PlaceholderAccount)  # never None
+    with pytest.raises(ConfigError, match="can only be uploaded with an AWS account"):
+        r.clm.publish()
 
 
 # -- every AWS path once, on moto ------------------------------------------------------------

@@ -6,9 +6,13 @@ no stack, only `provisioners.yaml`, and the manifests install Karpenter's CRDs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from clmgit_sandbox.aws import ACCOUNT, REGION
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 
 from clmgit.model import Cluster, NodePool
+from clmgit.registry.file import clusters_yaml
 
 
 def queue(logical_id: str, *, metadata: str = "") -> str:
@@ -83,3 +87,32 @@ def clm_cluster(local_id: str, *, karpenter: tuple[str, ...] = ("karp",)) -> Clu
             *(NodePool(name=name, profile="worker-karpenter") for name in karpenter),
         ),
     )
+
+
+#: The smallest CLM tree `render` and `diff` read: a main, an etcd, an extra and a pool stack,
+#: and one manifest.
+SMALL_TREE: dict[str, str] = {
+    "cluster/cluster.yaml": "Resources:\n  Main:\n    Type: AWS::SQS::Queue\n",
+    "cluster/etcd/stack.yaml": "Resources:\n  Etcd:\n    Type: AWS::SQS::Queue\n",
+    "cluster/cf-manifests/x.yaml": (
+        "Metadata:\n  StackName: x-{{ cluster.local_id }}\n"
+        "Resources:\n  X:\n    Type: AWS::SQS::Queue\n"),
+    "cluster/node-pools/worker-default/stack.yaml": "Resources:\n  P:\n    Type: AWS::SQS::Queue\n",
+    "cluster/manifests/a/cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n"),
+}
+
+
+def clm_repo(tmp_path: Path, *, setting: str | None = "layout: clm\n") -> ConfigRepoBuilder:
+    """A config repo of `SMALL_TREE` on every channel branch with `clmgit.yaml` set to `setting`
+    and one cluster, kube-1, on alpha."""
+    builder = ConfigRepoBuilder(tmp_path / "config")
+    builder.commit("dev", SMALL_TREE, "CLM layout")
+    for channel in ("alpha", "beta", "stable"):
+        builder.git("branch", channel, "dev")
+    record = cluster_record("aws:123456789012:eu-central-1:kube-1", channel="alpha")
+    files = {**example_channels(), "clusters.yaml": clusters_yaml([record])}
+    if setting is not None:
+        files["clmgit.yaml"] = setting
+    builder.commit("main", files, "Channels and clusters")
+    return builder

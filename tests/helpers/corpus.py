@@ -15,7 +15,7 @@ import pytest
 from clmgit_sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit_sandbox.corpus import corpus_bundle
 
-from clmgit.adapters.aws.clmaccount import Vpc
+from clmgit.accounts import Vpc
 from clmgit.config.clmfuncs import clm_functions
 from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults

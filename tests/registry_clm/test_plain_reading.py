@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from clmgit.errors import ClmgitError
 from clmgit.model import _Irregular, _plain_cluster, cluster_to_dict, parse_cluster
-from clmgit.registry.records import _host
+from clmgit.urls import url_host
 
 ODD = st.one_of(
     st.none(),
@@ -149,4 +149,4 @@ def _general_host(url: str) -> str:
        st.text("ab.:/?#@[]-%_ \t\nä1é", max_size=12))
 def test_the_plain_host_of_a_url_is_urlsplits(scheme: str, rest: str) -> None:
     """check_record's host (a dotted one is needed, as CLM derives the hosted zone from it)."""
-    assert _host(scheme + rest) == _general_host(scheme + rest)
+    assert url_host(scheme + rest, port=True) == _general_host(scheme + rest)

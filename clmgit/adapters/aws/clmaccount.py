@@ -12,37 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
 
-from clmgit.adapters.aws.ec2info import Ec2Info, InstanceInfo
+from clmgit.accounts import Certificate, InstanceInfo, Subnet, Vpc
+from clmgit.adapters.aws.ec2info import Ec2Info
 from clmgit.adapters.aws.session import aws_errors, make_client
 from clmgit.errors import ApplyError
-
-
-@dataclass(frozen=True)
-class Vpc:
-    id: str
-    cidr: str
-    ipv6_cidrs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Subnet:
-    id: str
-    zone: str
-    tags: Mapping[str, str] = field(default_factory=dict)
-    ipv6_cidrs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Certificate:
-    arn: str
-    names: tuple[str, ...]  # the domain name and the alternative names
-    not_after: dt.datetime
 
 
 class ClmAccount:

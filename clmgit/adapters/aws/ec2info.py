@@ -8,29 +8,17 @@ function called from many templates asks AWS once.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
 
+from clmgit.accounts import InstanceInfo
 from clmgit.adapters.aws.session import aws_errors, make_client
 from clmgit.errors import ApplyError
 
 _MEBIBYTE = 1024 * 1024
 _GIGABYTE = 1000 * 1000 * 1000
-
-
-@dataclass(frozen=True)
-class InstanceInfo:
-    """One EC2 instance type as CLM describes it (memory and storage in bytes)."""
-
-    instance_type: str
-    vcpu: int
-    memory: int
-    instance_storage_devices: int = 0
-    instance_storage_device_size: int = 0
-    architecture: str = "amd64"
 
 
 class Ec2Info:

@@ -333,9 +333,10 @@ def _iso(moment: datetime) -> str:
 
 
 def _pool(row: Row, name: str) -> dict[str, Any]:
-    for pool in row.doc["node_pools"]:
+    pools: list[dict[str, Any]] = row.doc["node_pools"]
+    for pool in pools:
         if pool["name"] == name:
-            return pool  # type: ignore[no-any-return]
+            return pool
     raise not_found(f"cluster {row.id} has no node pool {name}")
 
 

@@ -4,7 +4,8 @@ FastAPI (on Starlette) routes, checks bodies, paths and queries against `models`
 the OpenAPI document from them; uvicorn (`httpd`) speaks HTTP. Here: bearer tokens, the limits
 of `limits` that apply before a handler runs (body size, time to send the body, JSON depth and
 contents), and every error as `application/problem+json` carrying upstream's `Error` fields
-(`code`, `message`, `fields`) beside RFC 9457's, so CLM's generated client can read it too.
+(`code`, `message`, `fields`) beside RFC 9457's, so CLM's generated client can read it too. The
+operations are `routes`.
 """
 
 from __future__ import annotations
@@ -12,26 +13,22 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import re
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
-import yaml
-from fastapi import Body, FastAPI, Header, Path, Query
+from fastapi import FastAPI
 from fastapi import Request as FastAPIRequest
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
-from pydantic import BeforeValidator
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import Response as HTTPResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from clmgit.registry.server import limits, models, validate
-from clmgit.registry.server.api import Conditions, RegistryAPI, Response
-from clmgit.registry.server.db import SQLiteDatabase, Unavailable
-from clmgit.registry.server.problems import LEASE_HEADER, Problem, bad_request
+from clmgit.registry.server import limits, models
+from clmgit.registry.server.api import RegistryAPI
+from clmgit.registry.server.db import Unavailable
+from clmgit.registry.server.problems import Problem, bad_request
+from clmgit.registry.server.routes import Served, router
 
 log = logging.getLogger(__name__)
 
@@ -282,74 +279,18 @@ def _bounded(receive: Receive) -> Receive:
     return bounded
 
 
-class SafeRequest(FastAPIRequest):
-    """A request whose JSON body is decoded within the limits (depth, NUL, surrogates, ints)."""
-
-    async def json(self) -> Any:
-        if not hasattr(self, "_json"):
-            self._json = limits.parse_json(await self.body())
-        return self._json
+# --- the application ----------------------------------------------------------------------------
 
 
-class SafeRoute(APIRoute):
-    def get_route_handler(self) -> Callable[[FastAPIRequest], Coroutine[Any, Any, HTTPResponse]]:
-        handler = super().get_route_handler()
-        known = {param.alias for param in self.dependant.query_params}
+class RegistryApp(FastAPI):
+    """The application, its OpenAPI document `openapi_document`'s."""
 
-        async def safe(request: FastAPIRequest) -> HTTPResponse:
-            # A misspelt filter must not silently select everything.
-            unknown = sorted(set(request.query_params) - known)
-            if unknown:
-                raise bad_request(f"unknown query parameters: {', '.join(unknown)}")
-            return await handler(SafeRequest(request.scope, request.receive))
-
-        return safe
-
-
-# --- routes -------------------------------------------------------------------------------------
-
-ClusterId = Annotated[str, Path(pattern=models.CLUSTER_ID, max_length=253)]
-AccountId = Annotated[str, Path(pattern=models.ACCOUNT_ID, max_length=253)]
-PoolName = Annotated[str, Path(pattern=models.POOL_NAME, max_length=253)]
-ConfigKey = Annotated[str, Path(pattern=models.CONFIG_KEY, max_length=253)]
-#: Optional query parameters are declared without `| None` (and given a None default that the
-#: document leaves out), so the schema says "a string", as CLM's does, not "a string or null".
-Filter = Annotated[models.SafeStr, Query()]
-IfMatch = Annotated[str, Header(alias="If-Match")]
-Holder = Annotated[str, Header(alias=LEASE_HEADER)]
-Verbose = Annotated[bool, Query()]
-#: Query strings are text; an int32 there is parsed (bodies, unlike queries, are strict).
-def _decimal(value: object) -> object:
-    """An integer in a query as CLM's server reads one (Go's strconv.ParseInt, base 10): an
-    optional sign and ASCII digits, nothing else. pydantic alone takes `\f9`, ` 9`, `9_0` and
-    `9.0` as 9, 90 and 9 (found by the fuzz test)."""
-    if isinstance(value, str) and not re.fullmatch(r"[+-]?[0-9]+", value):
-        raise ValueError("an integer: digits with an optional sign")
-    return value
-
-
-Level = Annotated[
-    int,
-    BeforeValidator(_decimal),
-    Query(ge=limits.INT32_MIN, le=limits.INT32_MAX, json_schema_extra={"format": "int32"}),
-]
-
-
-def send(response: Response) -> HTTPResponse:
-    return HTTPResponse(
-        response.body,
-        status_code=response.status,
-        headers=response.headers,
-        media_type=response.content_type if response.status != 204 else None,
-    )
-
-
-def _set(model: Any) -> dict[str, Any]:
-    return dict(model.model_dump(mode="python", exclude_unset=True))
+    def openapi(self) -> dict[str, Any]:
+        return openapi_document(self)
 
 
 def create_app(api: RegistryAPI, *, tokens: Sequence[str]) -> FastAPI:
-    app = FastAPI(
+    app = RegistryApp(
         title="Cluster Registry",
         version="1.0.0",
         description="CLM's Cluster Registry API, served by clmgit, with leases.",
@@ -358,228 +299,14 @@ def create_app(api: RegistryAPI, *, tokens: Sequence[str]) -> FastAPI:
         redoc_url=None,
         separate_input_output_schemas=False,
         strict_content_type=False,
+        # The module's routes as they are (not `include_router`, which wraps them in one route
+        # that `_allowed` could not ask for its methods).
+        routes=router.routes,
     )
-    app.router.route_class = SafeRoute
+    app.state.registry = Served(api)
     install_error_handlers(app)
-    _routes(app, api)
-    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
-
-    @app.get("/openapi.yaml", include_in_schema=False)
-    def openapi_yaml() -> HTTPResponse:
-        text = yaml.safe_dump(app.openapi(), sort_keys=False)
-        return HTTPResponse(text, media_type="application/yaml")
-
     app.add_middleware(Guard, tokens=tokens)
     return app
-
-
-class _ListSlots:
-    """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
-    record (and then its JSON body) in memory, so many clients listing a large registry at
-    once would otherwise take as much memory as they like. The others wait their turn on the
-    event loop (not on a worker thread, which other requests need), and after
-    `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
-
-    def __init__(self) -> None:
-        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS)
-
-    async def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
-        try:
-            await asyncio.wait_for(self._slots.acquire(), timeout=limits.LIST_WAIT_SECONDS)
-        except TimeoutError:
-            raise Problem(503, "Service Unavailable", "too many lists are being built at "
-                          "once; try again shortly",
-                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
-        try:
-            return await run_in_threadpool(make)
-        finally:
-            self._slots.release()
-
-
-def _routes(app: FastAPI, api: RegistryAPI) -> None:
-    in_loop = isinstance(api.db, SQLiteDatabase)
-
-    async def run(call: Callable[[], Response]) -> HTTPResponse:
-        """SQLite is answered on the event loop: its writes are serialised anyway, and each
-        hand-over to a worker thread and back costs a scheduling delay (tens of milliseconds
-        on a loaded machine). PostgreSQL calls, which wait on the network, run on the thread
-        pool so that requests overlap."""
-        return send(call() if in_loop else await run_in_threadpool(call))
-
-    lists = _ListSlots()
-    clusters = "/kubernetes-clusters"
-    cluster = clusters + "/{cluster_id}"
-    pools = cluster + "/node-pools"
-    pool = pools + "/{node_pool_name}"
-    accounts = "/infrastructure-accounts"
-
-    @app.get(clusters, operation_id="listClusters", response_model=models.ClusterList)
-    async def list_clusters(
-        alias: Filter = None,  # type: ignore[assignment]
-        api_server_url: Filter = None,  # type: ignore[assignment]
-        channel: Filter = None,  # type: ignore[assignment]
-        criticality_level: Level = None,  # type: ignore[assignment]
-        environment: Filter = None,  # type: ignore[assignment]
-        infrastructure_account: Filter = None,  # type: ignore[assignment]
-        lifecycle_status: Annotated[models.ClusterLifecycleFilter, Query()] = None,  # type: ignore[assignment]
-        local_id: Filter = None,  # type: ignore[assignment]
-        provider: Filter = None,  # type: ignore[assignment]
-        region: Filter = None,  # type: ignore[assignment]
-        verbose: Verbose = True,
-        cost_center: Filter = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        given = locals()
-        where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
-        if in_loop:  # answered one at a time anyway
-            return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
-        return await lists.build(lambda: send(api.list_clusters(
-            where, verbose=verbose, cost_center=cost_center)))
-
-    @app.post(clusters, operation_id="createCluster", status_code=201,
-              response_model=models.ClusterOut)
-    async def create_cluster(body: Annotated[models.Cluster, Body()]) -> HTTPResponse:
-        return await run(lambda: api.create_cluster(_set(body)))
-
-    @app.get(cluster, operation_id="getCluster", response_model=models.ClusterOut)
-    async def get_cluster(cluster_id: ClusterId, verbose: Verbose = True) -> HTTPResponse:
-        return await run(lambda: api.get_cluster(cluster_id, verbose=verbose))
-
-    @app.patch(cluster, operation_id="updateCluster", response_model=models.ClusterOut)
-    async def update_cluster(
-        cluster_id: ClusterId,
-        body: Annotated[models.ClusterUpdate, Body()],
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.patch_cluster(cluster_id, _set(body), cond))
-
-    @app.delete(cluster, operation_id="deleteCluster", status_code=204)
-    async def delete_cluster(
-        cluster_id: ClusterId, if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        return await run(lambda: api.delete_cluster(cluster_id, Conditions(if_match, holder)))
-
-    item = cluster + "/config-items/{config_key}"
-
-    @app.put(item, operation_id="addOrUpdateConfigItem", response_model=models.ConfigValue)
-    async def put_item(
-        cluster_id: ClusterId,
-        config_key: ConfigKey,
-        body: Annotated[models.ConfigValue, Body()],
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.put_item(cluster_id, config_key, body.value, cond))
-
-    @app.delete(item, operation_id="deleteConfigItem", status_code=204)
-    async def delete_item(
-        cluster_id: ClusterId, config_key: ConfigKey, if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.delete_item(cluster_id, config_key, cond))
-
-    @app.get(pools, operation_id="listNodePools", response_model=models.NodePoolList)
-    async def list_pools(cluster_id: ClusterId) -> HTTPResponse:
-        return await run(lambda: api.list_pools(cluster_id))
-
-    @app.get(pool, operation_id="getNodePool", response_model=models.NodePool)
-    async def get_pool(cluster_id: ClusterId, node_pool_name: PoolName) -> HTTPResponse:
-        return await run(lambda: api.get_pool(cluster_id, node_pool_name))
-
-    @app.put(pool, operation_id="createOrUpdateNodePool", response_model=models.NodePool)
-    async def put_pool(
-        cluster_id: ClusterId,
-        node_pool_name: PoolName,
-        body: Annotated[models.NodePool, Body()],
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.put_pool(cluster_id, node_pool_name, _set(body), cond))
-
-    @app.patch(pool, operation_id="updateNodePool", response_model=models.NodePool)
-    async def patch_pool(
-        cluster_id: ClusterId,
-        node_pool_name: PoolName,
-        body: Annotated[models.NodePoolUpdate, Body()],
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.patch_pool(cluster_id, node_pool_name, _set(body), cond))
-
-    @app.delete(pool, operation_id="deleteNodePool", status_code=204)
-    async def delete_pool(
-        cluster_id: ClusterId, node_pool_name: PoolName, if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.delete_pool(cluster_id, node_pool_name, cond))
-
-    pool_item = pool + "/config-items/{config_key}"
-
-    @app.put(pool_item, operation_id="addOrUpdateNodePoolConfigItem",
-             response_model=models.ConfigValue)
-    async def put_pool_item(
-        cluster_id: ClusterId,
-        node_pool_name: PoolName,
-        config_key: ConfigKey,
-        body: Annotated[models.ConfigValue, Body()],
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(
-            lambda: api.put_pool_item(cluster_id, node_pool_name, config_key, body.value, cond)
-        )
-
-    @app.delete(pool_item, operation_id="deleteNodePoolConfigItem", status_code=204)
-    async def delete_pool_item(
-        cluster_id: ClusterId,
-        node_pool_name: PoolName,
-        config_key: ConfigKey,
-        if_match: IfMatch = None,  # type: ignore[assignment]
-        holder: Holder = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        cond = Conditions(if_match, holder)
-        return await run(lambda: api.delete_pool_item(cluster_id, node_pool_name, config_key, cond))
-
-    @app.get(accounts, operation_id="listInfrastructureAccounts",
-             response_model=models.InfrastructureAccountList)
-    async def list_accounts(
-        criticality_level: Level = None,  # type: ignore[assignment]
-        environment: Filter = None,  # type: ignore[assignment]
-        external_id: Filter = None,  # type: ignore[assignment]
-        lifecycle_status: Annotated[models.AccountLifecycle, Query()] = None,  # type: ignore[assignment]
-        name: Filter = None,  # type: ignore[assignment]
-        owner: Filter = None,  # type: ignore[assignment]
-        type: Filter = None,  # type: ignore[assignment]
-        cost_center: Filter = None,  # type: ignore[assignment]
-    ) -> HTTPResponse:
-        given = locals()
-        where = {k: given[k] for k in validate.ACCOUNT_FILTERS if given[k] is not None}
-        return await run(lambda: api.list_accounts(where))
-
-    @app.post(accounts, operation_id="createInfrastructureAccount", status_code=201,
-              response_model=models.InfrastructureAccount)
-    async def create_account(body: Annotated[models.InfrastructureAccount, Body()]) -> HTTPResponse:
-        return await run(lambda: api.create_account(_set(body)))
-
-    @app.get(accounts + "/{account_id}", operation_id="getInfrastructureAccount",
-             response_model=models.InfrastructureAccount)
-    async def get_account(account_id: AccountId) -> HTTPResponse:
-        return await run(lambda: api.get_account(account_id))
-
-    @app.patch(accounts + "/{account_id}", operation_id="updateInfrastructureAccount",
-               response_model=models.InfrastructureAccount)
-    async def patch_account(
-        account_id: AccountId, body: Annotated[models.InfrastructureAccountUpdate, Body()]
-    ) -> HTTPResponse:
-        return await run(lambda: api.patch_account(account_id, _set(body)))
 
 
 # --- the generated OpenAPI document -------------------------------------------------------------

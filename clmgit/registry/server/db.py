@@ -101,7 +101,8 @@ class Tx:
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         self.run(sql, params)
-        return self._cursor.fetchone()  # type: ignore[no-any-return]
+        row: tuple[Any, ...] | None = self._cursor.fetchone()
+        return row
 
 
 class Database(Protocol):

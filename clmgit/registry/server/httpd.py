@@ -49,6 +49,8 @@ class _TimedH11(H11Protocol):
     _order = itertools.count()
     authenticated = False
 
+    # uvicorn's H11Protocol narrows asyncio's BaseTransport to Transport (ignoring the same
+    # error itself); its subclass takes what it takes.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.opened = next(self._order)

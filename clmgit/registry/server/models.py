@@ -36,6 +36,11 @@ ACCOUNT_ID = CLUSTER_ID
 POOL_NAME = "^[a-z][a-z0-9-]*[a-z0-9]$"
 CONFIG_KEY = "^[a-z][a-z0-9_]*[a-z0-9]$"
 ALIAS = POOL_NAME
+#: The default of an optional field, query parameter or header: None, typed `Any` so that the
+#: declaration keeps its type. Such a value may be left out but is never null, and the schema
+#: must say "a string", as CLM's spec does; `X | None` would say "a string or null". Code that
+#: reads one tests it for None (or reads only the fields set: `exclude_unset`).
+ABSENT: Any = None
 
 
 def _safe(text: str) -> str:
@@ -90,13 +95,13 @@ class StatusProblem(BaseModel):
     """One problem of a cluster's status, as CLM writes it (extra members are strings)."""
 
     model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, SafeStr] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, SafeStr] = Field(init=False)
 
     type: SafeStr
     title: SafeStr
-    status: Int32 = None  # type: ignore[assignment]
-    detail: SafeStr = None  # type: ignore[assignment]
-    instance: SafeStr = None  # type: ignore[assignment]
+    status: Int32 = ABSENT
+    detail: SafeStr = ABSENT
+    instance: SafeStr = ABSENT
 
 
 class HealthVerdict(Strict):
@@ -105,19 +110,19 @@ class HealthVerdict(Strict):
     state: Literal["healthy", "unhealthy", "unknown", "pending", "failed"]
     version: SafeStr
     observed_at: SafeStr
-    healthy_since: SafeStr = None  # type: ignore[assignment]
-    reasons: list[SafeStr] = None  # type: ignore[assignment]
+    healthy_since: SafeStr = ABSENT
+    reasons: list[SafeStr] = ABSENT
 
 
 class ClusterStatus(Strict):
-    current_version: SafeStr = None  # type: ignore[assignment]
-    last_version: SafeStr = None  # type: ignore[assignment]
-    next_version: SafeStr = None  # type: ignore[assignment]
-    problems: list[StatusProblem] = None  # type: ignore[assignment]
+    current_version: SafeStr = ABSENT
+    last_version: SafeStr = ABSENT
+    next_version: SafeStr = ABSENT
+    problems: list[StatusProblem] = ABSENT
     #: clmgit's addition: when current_version was applied (the soak gate reads it).
-    applied_at: SafeStr = None  # type: ignore[assignment]
+    applied_at: SafeStr = ABSENT
     #: clmgit's addition: the last health verdict (the healthy_in_source gate reads it).
-    health: HealthVerdict = None  # type: ignore[assignment]
+    health: HealthVerdict = ABSENT
 
 
 class _PoolSizes(Strict):
@@ -136,17 +141,17 @@ class NodePool(_PoolSizes):
     discount_strategy: SafeStr
     min_size: Size
     max_size: Size
-    config_items: Items = None  # type: ignore[assignment]
+    config_items: Items = ABSENT
 
 
 class NodePoolUpdate(_PoolSizes):
-    name: Name = None  # type: ignore[assignment]
-    profile: SafeStr = None  # type: ignore[assignment]
-    instance_types: InstanceTypes = None  # type: ignore[assignment]
-    discount_strategy: SafeStr = None  # type: ignore[assignment]
-    min_size: Size = None  # type: ignore[assignment]
-    max_size: Size = None  # type: ignore[assignment]
-    config_items: Items = None  # type: ignore[assignment]
+    name: Name = ABSENT
+    profile: SafeStr = ABSENT
+    instance_types: InstanceTypes = ABSENT
+    discount_strategy: SafeStr = ABSENT
+    min_size: Size = ABSENT
+    max_size: Size = ABSENT
+    config_items: Items = ABSENT
 
 
 def _unique_pools(pools: list[NodePool]) -> list[NodePool]:
@@ -173,12 +178,12 @@ class Cluster(Strict):
     environment: SafeStr
     criticality_level: Int32
     lifecycle_status: ClusterLifecycle
-    status: ClusterStatus = None  # type: ignore[assignment]
-    config_items: Items = None  # type: ignore[assignment]
-    node_pools: NodePools = None  # type: ignore[assignment]
-    created_at: datetime = None  # type: ignore[assignment]
+    status: ClusterStatus = ABSENT
+    config_items: Items = ABSENT
+    node_pools: NodePools = ABSENT
+    created_at: datetime = ABSENT
     #: clmgit's addition: the team owning the cluster.
-    owner: SafeStr = None  # type: ignore[assignment]
+    owner: SafeStr = ABSENT
 
 
 class LeaseRequest(Strict):
@@ -188,31 +193,31 @@ class LeaseRequest(Strict):
     ttl_seconds: Annotated[
         StrictInt | StrictFloat, Field(ge=0, le=MAX_LEASE_TTL_SECONDS, allow_inf_nan=False)
     ]
-    take_over: Holder = None  # type: ignore[assignment]
+    take_over: Holder = ABSENT
 
 
 class ClusterUpdate(Strict):
     """A change to a cluster (`PATCH /kubernetes-clusters/{id}`): the fields it has replace the
     stored ones. `id`, if given, must be the path's."""
 
-    id: SafeStr = None  # type: ignore[assignment]
+    id: SafeStr = ABSENT
     #: CLM's spec has no pattern here, but one on Cluster.alias: kept, so what is stored
     #: always reads back as a valid Cluster.
-    alias: Annotated[StrictStr, Field(pattern=ALIAS, max_length=253)] = None  # type: ignore[assignment]
-    infrastructure_account: SafeStr = None  # type: ignore[assignment]
-    region: SafeStr = None  # type: ignore[assignment]
-    local_id: SafeStr = None  # type: ignore[assignment]
-    provider: SafeStr = None  # type: ignore[assignment]
-    api_server_url: ApiServerUrl = None  # type: ignore[assignment]
-    channel: SafeStr = None  # type: ignore[assignment]
-    environment: SafeStr = None  # type: ignore[assignment]
-    criticality_level: Int32 = None  # type: ignore[assignment]
-    lifecycle_status: ClusterLifecycle = None  # type: ignore[assignment]
-    status: ClusterStatus = None  # type: ignore[assignment]
-    config_items: Items = None  # type: ignore[assignment]
+    alias: Annotated[StrictStr, Field(pattern=ALIAS, max_length=253)] = ABSENT
+    infrastructure_account: SafeStr = ABSENT
+    region: SafeStr = ABSENT
+    local_id: SafeStr = ABSENT
+    provider: SafeStr = ABSENT
+    api_server_url: ApiServerUrl = ABSENT
+    channel: SafeStr = ABSENT
+    environment: SafeStr = ABSENT
+    criticality_level: Int32 = ABSENT
+    lifecycle_status: ClusterLifecycle = ABSENT
+    status: ClusterStatus = ABSENT
+    config_items: Items = ABSENT
     #: clmgit's additions: replace every node pool; the owner; the lease (null gives it up).
-    node_pools: NodePools = None  # type: ignore[assignment]
-    owner: SafeStr = None  # type: ignore[assignment]
+    node_pools: NodePools = ABSENT
+    owner: SafeStr = ABSENT
     lease: LeaseRequest | None = None
 
 
@@ -237,9 +242,9 @@ class ClusterOut(BaseModel):
     lifecycle_status: ClusterLifecycle
     owner: str
     status: ClusterStatus
-    config_items: Items = None  # type: ignore[assignment]
-    node_pools: list[NodePool] = None  # type: ignore[assignment]
-    created_at: datetime = None  # type: ignore[assignment]
+    config_items: Items = ABSENT
+    node_pools: list[NodePool] = ABSENT
+    created_at: datetime = ABSENT
     lease: Lease | None
 
 
@@ -268,15 +273,15 @@ class InfrastructureAccount(Strict):
 
 
 class InfrastructureAccountUpdate(Strict):
-    id: SafeStr = None  # type: ignore[assignment]
-    type: SafeStr = None  # type: ignore[assignment]
-    name: SafeStr = None  # type: ignore[assignment]
-    owner: SafeStr = None  # type: ignore[assignment]
-    cost_center: SafeStr = None  # type: ignore[assignment]
-    environment: SafeStr = None  # type: ignore[assignment]
-    criticality_level: Int32 = None  # type: ignore[assignment]
-    external_id: SafeStr = None  # type: ignore[assignment]
-    lifecycle_status: AccountLifecycle = None  # type: ignore[assignment]
+    id: SafeStr = ABSENT
+    type: SafeStr = ABSENT
+    name: SafeStr = ABSENT
+    owner: SafeStr = ABSENT
+    cost_center: SafeStr = ABSENT
+    environment: SafeStr = ABSENT
+    criticality_level: Int32 = ABSENT
+    external_id: SafeStr = ABSENT
+    lifecycle_status: AccountLifecycle = ABSENT
 
 
 class InfrastructureAccountList(BaseModel):
@@ -295,4 +300,4 @@ class Error(BaseModel):
     detail: str
     code: Int32
     message: str
-    fields: str = None  # type: ignore[assignment]
+    fields: str = ABSENT

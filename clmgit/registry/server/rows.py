@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from clmgit.registry.records import api_server_key
 from clmgit.registry.server import validate
 from clmgit.registry.server.db import Tx
+from clmgit.urls import url_host
 
 
 def dumps(value: Any) -> str:
@@ -156,11 +156,7 @@ def _server_host(url: str) -> str:
     key = api_server_key(url)
     if key is None:
         return ""
-    try:
-        host = urlsplit(key).hostname
-    except ValueError:
-        host = None
-    return host or key.lower()
+    return url_host(key) or key.lower()
 
 
 def _filter_values(doc: dict[str, Any]) -> list[Any]:
