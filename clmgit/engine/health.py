@@ -16,7 +16,7 @@ not be read), else pending (still converging), else healthy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from clmgit.engine import rollout
@@ -57,6 +57,7 @@ def observe(cluster: Cluster, backends: HealthBackends, gate: ClusterGate, *,
             layout: Layout = DEFAULT, fetch: Fetch = http_fetch) -> Observation:
     """Everything about `cluster` that keeps it from being healthy, summed up."""
     findings = record_findings(cluster)
+    look: Callable[[], list[Finding]]
     for what, look in (
         ("CloudFormation", lambda: stack_findings(backends.stacks, cluster, layout)),
         ("nodes", lambda: node_findings(backends.kube, backends.pools, cluster)),

@@ -20,7 +20,7 @@ import functools
 import gc
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
 
 
-class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]
+class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen at import
     """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
 
 
@@ -90,8 +90,9 @@ def _dump(value: Any) -> Any:
 
 
 _MARKERS = ("\0", "\0m")
-_LOADERS = {"datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
-            "value": lambda value: value}
+_LOADERS: dict[str, Callable[[Any], Any]] = {
+    "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
+    "value": lambda value: value}
 
 
 def _load(data: Any) -> Any:

@@ -488,4 +488,5 @@ def _schedule(nodes: list[Obj], load: dict[str, int]) -> str | None:
         soft = any(t.get("effect") == "PreferNoSchedule" for t in taints)
         return soft, load[node["metadata"]["name"]], node["metadata"]["name"]
 
-    return min(candidates, key=rank)["metadata"]["name"]
+    chosen: str = min(candidates, key=rank)["metadata"]["name"]
+    return chosen
