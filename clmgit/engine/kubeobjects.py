@@ -64,6 +64,14 @@ class LabelSelector(TypedDict, total=False):
     matchExpressions: list[LabelSelectorRequirement]
 
 
+class Metadata(TypedDict, total=False):
+    """Any object, read for its identity and metadata only; each kind below is one."""
+
+    apiVersion: str
+    kind: str
+    metadata: ObjectMeta
+
+
 # --- nodes ----------------------------------------------------------------------------------
 
 
@@ -84,10 +92,7 @@ class NodeStatus(TypedDict, total=False):
     volumesAttached: list[dict[str, str]]
 
 
-class Node(TypedDict, total=False):
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
+class Node(Metadata, total=False):
     spec: NodeSpec
     status: NodeStatus
 
@@ -122,10 +127,7 @@ class PodStatus(TypedDict, total=False):
     initContainerStatuses: list[ContainerStatus]
 
 
-class Pod(TypedDict, total=False):
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
+class Pod(Metadata, total=False):
     spec: PodSpec
     status: PodStatus
 
@@ -134,10 +136,7 @@ class PodDisruptionBudgetSpec(TypedDict, total=False):
     selector: LabelSelector
 
 
-class PodDisruptionBudget(TypedDict, total=False):
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
+class PodDisruptionBudget(Metadata, total=False):
     spec: PodDisruptionBudgetSpec
 
 
@@ -173,10 +172,7 @@ class WorkloadStatus(TypedDict, total=False):
     numberAvailable: int
 
 
-class Workload(TypedDict, total=False):
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
+class Workload(Metadata, total=False):
     spec: WorkloadSpec
     status: WorkloadStatus
 
@@ -189,16 +185,5 @@ class JobStatus(TypedDict, total=False):
     succeeded: int
 
 
-class Job(TypedDict, total=False):
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
+class Job(Metadata, total=False):
     status: JobStatus
-
-
-class Metadata(TypedDict, total=False):
-    """Any object, read for its identity and metadata only: every type above is one."""
-
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
