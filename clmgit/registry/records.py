@@ -40,7 +40,7 @@ class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen 
     """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
 
 
-def _keeping_text(tag: str) -> Any:
+def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
     construct = _BASE.yaml_constructors[f"tag:yaml.org,2002:{tag}"]
 
     def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
