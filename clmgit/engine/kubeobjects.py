@@ -10,7 +10,9 @@ the answer as the type below. Objects the engine builds or applies (manifests, p
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from clmgit.engine.fieldsv1 import FieldsV1
 
 
 class OwnerReference(TypedDict, total=False):
@@ -27,7 +29,7 @@ class ManagedFieldsEntry(TypedDict, total=False):
     apiVersion: str
     time: str
     fieldsType: str
-    fieldsV1: dict[str, Any]  # a tree of field paths (clmgit.engine.fieldsv1)
+    fieldsV1: FieldsV1
     subresource: str
 
 
