@@ -91,7 +91,7 @@ def main() -> None:
         old = rows.get(name)
         previous = f"{old['median']} (CPU check {old.get('CPU check', '?')})" if old else "—"
         rows[name] = {"benchmark": name, "target": str(r["target"]),
-                      "median": fmt(float(r["median_s"])), "CPU check": check,
+                      "median": fmt(float(str(r["median_s"]))), "CPU check": check,
                       "previous run": previous, "detail": str(r["detail"])}
     lines = [
         "# Benchmark results",

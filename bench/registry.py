@@ -29,7 +29,7 @@ TOKEN = "bench-token"
 def record(i: int) -> dict[str, Any]:
     r = cluster_record(f"aws:1234567890{i % 10:02d}:eu-central-1:c{i}", channel="beta")
     r["config_items"] = {f"item_{k}": f"value-{k}" for k in range(10)}
-    pool = dict(r["node_pools"][0])  # type: ignore[index]
+    pool = dict(r["node_pools"][0])
     pool["config_items"] = {"taints": "dedicated=x:NoSchedule", "labels": "a=b"}
     r["node_pools"] = [pool, {**pool, "name": "spot-worker", "discount_strategy": "spot"}]
     return r

@@ -369,5 +369,5 @@ def run() -> list[dict[str, object]]:
 
 if __name__ == "__main__":
     for row in run():
-        print(f"{row['benchmark']}: {row['median_s'] * 1000:.1f} ms ({row['target']}) "
+        print(f"{row['benchmark']}: {float(str(row['median_s'])) * 1000:.1f} ms ({row['target']}) "
               f"- {row['detail']}")

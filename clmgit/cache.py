@@ -13,11 +13,13 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from clmgit import yamledit
 
 KEEP = 16  # cached documents kept; older ones are pruned
+
+_T = TypeVar("_T")
 
 
 def cache_dir(kind: str) -> Path:
@@ -47,9 +49,9 @@ def memo_json(kind: str, text: bytes, make: Callable[[], Any], *,
     return data
 
 
-def memo_pickle(kind: str, text: bytes, make: Callable[[], Any], *,
-                dump: Callable[[Any], Any] = lambda data: data,
-                load: Callable[[Any], Any] = lambda data: data) -> Any:
+def memo_pickle(kind: str, text: bytes, make: Callable[[], _T], *,
+                dump: Callable[[_T], Any] = lambda data: data,
+                load: Callable[[Any], _T] = lambda data: data) -> _T:
     """`memo_json` for the project's own objects, pickled: a registry of 10,000 records loads
     as its objects in a third of the time its JSON takes to load and be read again. The
     directory is the user's own cache, as trusted as the installed code (the compiled

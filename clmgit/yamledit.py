@@ -198,7 +198,8 @@ def _walk(node: Any, path: Path) -> Any:
 
 
 def _last_scalar_key(node: CommentedMap) -> str | None:
-    scalar_keys = [k for k, v in node.items() if not isinstance(v, CommentedMap | CommentedSeq)]
+    scalar_keys: list[str] = [
+        k for k, v in node.items() if not isinstance(v, CommentedMap | CommentedSeq)]
     if not scalar_keys:
         return None
     return max(scalar_keys, key=lambda k: node.lc.key(k)[0])
@@ -312,7 +313,7 @@ def _double_quoted(value: str) -> str:
                             json.dumps(value, ensure_ascii=False))
 
 
-def _safe_scalar(token: str) -> Any:
+def _safe_scalar(token: str) -> object:
     try:
         return yaml.load(token, Loader=_SAFE_LOADER)
     except yaml.YAMLError:

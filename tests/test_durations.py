@@ -27,7 +27,7 @@ def test_whole_rule_reads_channel_durations(value: object, seconds: int) -> None
                                         ("250ms", WHOLE), ("h", WHOLE), (True, WHOLE)])
 def test_anything_else_is_refused_naming_where(value: object, rule: object) -> None:
     with pytest.raises(ConfigError, match=r"^gates\.soak: .* is not a duration"):
-        parse_duration(value, where="gates.soak", rule=rule)  # type: ignore[arg-type]
+        parse_duration(value, where="gates.soak", rule=rule)  # type: ignore[arg-type]  # the wrong types on purpose
 
 
 @pytest.mark.parametrize("delta,text", [(timedelta(0), "0s"), (timedelta(seconds=90), "1m30s"),

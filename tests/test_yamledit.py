@@ -71,8 +71,8 @@ def test_any_string_round_trips(value: str) -> None:
 # --- property: an edit of a random channel file changes exactly the requested values -----------
 
 _COMMENT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FF,
-                                          blacklist_categories=("Cc",)), max_size=12)
-_VALUE = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+                                          blacklist_categories=["Cc"]), max_size=12)
+_VALUE = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=20)
 
 
 def _token(draw, text: str) -> str:

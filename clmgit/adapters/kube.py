@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import urllib3
 from kubernetes import client as k8s
@@ -280,9 +280,9 @@ class KubeAPI:
         return status, decoded
 
     @staticmethod
-    def _checked(status: int, body: Any, what: str) -> Any:
+    def _checked(status: int, body: Any, what: str) -> Obj:
         if 200 <= status < 300:
-            return body
+            return cast(Obj, body)  # every success is a JSON object (a list's are its items)
         raise ApplyError(f"{what}: {status} {_message(body)}")
 
 

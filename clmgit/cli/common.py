@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clmgit.output import Format
+from clmgit.output import Format as Format  # re-exported: the commands take it from here
 
 if TYPE_CHECKING:
     from clmgit.workspace import Workspace

@@ -25,7 +25,9 @@ def completion(
     shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")],
 ) -> None:
     """Print a completion script, e.g. `source <(clmgit completion bash)` in ~/.bashrc."""
-    from typer.completion import get_completion_script
+    from typer.completion import (  # type: ignore[attr-defined]  # public, not in an __all__
+        get_completion_script,
+    )
 
     output.line(get_completion_script(prog_name="clmgit", complete_var=COMPLETE_VAR,
                                       shell=shell.value))

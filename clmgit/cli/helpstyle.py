@@ -51,7 +51,9 @@ class Group(TyperGroup):
         from clmgit.cli.completion import COMPLETE_VAR
 
         if os.environ.get(COMPLETE_VAR):  # only then: Typer's completion classes load slowly
-            from typer.completion import completion_init
+            from typer.completion import (  # type: ignore[attr-defined]  # public, not in an __all__
+                completion_init,
+            )
 
             completion_init()
         super()._main_shell_completion(ctx_args, prog_name, COMPLETE_VAR)

@@ -16,6 +16,8 @@ from clmgit import output
 from clmgit.cli.common import Format, Groups, OutputOpt, settings
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from clmgit.workspace import Workspace
 
 PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
@@ -136,7 +138,7 @@ def _no_pr(pr: bool) -> None:
                                  "yet; use --push", param_hint="'--pr'")
 
 
-def _now() -> Any:
+def _now() -> datetime:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).replace(microsecond=0)

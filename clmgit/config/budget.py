@@ -203,7 +203,8 @@ class _Watchdog:
 
     def slot(self) -> _Slot:
         try:
-            return self._local.slot  # type: ignore[no-any-return]
+            slot: _Slot = self._local.slot  # set by _new_slot in this thread
+            return slot
         except AttributeError:
             return self._new_slot()
 

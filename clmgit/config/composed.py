@@ -30,6 +30,7 @@ from clmgit.config.render import (
     ClusterRenderer,
     Component,
     RenderedCluster,
+    RenderedStack,
 )
 from clmgit.config.source import ConfigTree, GitConfigSource
 from clmgit.config.templates import template_set
@@ -64,7 +65,8 @@ class ComposedRenderer(ClusterRenderer):
                  if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
         return [*super().stack_paths(), *extra]
 
-    def render_stack(self, path: str, values: Mapping[str, Any] | None = None) -> Any:
+    def render_stack(self, path: str,
+                     values: Mapping[str, Any] | None = None) -> RenderedStack:
         name, sep, rest = path.partition(QUALIFIER)
         if sep and name in self.others:
             return replace(self.others[name].render_stack(rest, values), path=path)

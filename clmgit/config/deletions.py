@@ -230,7 +230,8 @@ def _policy(value: Any, where: str) -> str | None:
     if value is not None and value not in PROPAGATION_POLICIES:
         raise ConfigError(f"{where}: propagation_policy must be one of "
                           f"{', '.join(PROPAGATION_POLICIES)}, not {value!r}")
-    return value
+    policy: str | None = value  # one of PROPAGATION_POLICIES, or None
+    return policy
 
 
 def _grace(value: Any, where: str) -> int | None:

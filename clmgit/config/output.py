@@ -31,7 +31,7 @@ MARKER = ".clmgit-render"
 _BASE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _Dumper(_BASE_DUMPER):  # type: ignore[misc, valid-type]
+class _Dumper(_BASE_DUMPER):  # type: ignore[misc, valid-type]  # a base chosen at import
     pass
 
 

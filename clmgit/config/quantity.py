@@ -61,9 +61,10 @@ def parse(text: str) -> Quantity:
 
 def _scaled_up(value: int, exponent: int) -> int:
     """`value * 10^exponent`, rounded up: asking for a little gets a little, never nothing."""
+    scale: int = 10 ** abs(exponent)  # typeshed: int ** int may be a float
     if exponent >= 0:
-        return value * 10**exponent
-    return -(-value // 10**-exponent)
+        return value * scale
+    return -(-value // scale)
 
 
 def canonical(q: Quantity) -> str:

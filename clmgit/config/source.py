@@ -73,7 +73,7 @@ class ConfigTree(Mapping[str, bytes]):
         with self._lock:
             if key not in self._derived:
                 self._derived[key] = make(self)
-            return self._derived[key]  # type: ignore[no-any-return]
+            return self._derived[key]  # type: ignore[no-any-return]  # stored by make: a T
 
 
 def _listing(tree: ConfigTree) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:

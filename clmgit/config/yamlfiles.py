@@ -24,7 +24,7 @@ try:
     from yaml._yaml import CParser as _Parser
 except ImportError:  # PyYAML built without libyaml: its own parser, slower, the same result
 
-    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner,  # type: ignore[no-redef]
+    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner,  # type: ignore[no-redef]  # no libyaml
                   yaml.parser.Parser, yaml.composer.Composer):
         def __init__(self, text: str) -> None:
             yaml.reader.Reader.__init__(self, text)
@@ -49,7 +49,7 @@ class _Unusual(Exception):
     """The document needs PyYAML's full constructor."""
 
 
-class _Loader(_Parser, SafeConstructor, BaseResolver):  # type: ignore[misc]
+class _Loader(_Parser, SafeConstructor, BaseResolver):
     """libyaml's parser and composer, `yaml.SafeLoader`'s tags, a fast constructor."""
 
     # Plain scalars repeat across objects and clusters (`v1`, `kube-system`, `true`): their tag
@@ -146,7 +146,7 @@ class _TemplateLoader(_Loader):
         elif type(node) is SequenceNode:
             value = [self._build(item, seen) for item in node.value]
         else:
-            value = self._mapping(node, seen)  # type: ignore[arg-type]
+            value = self._mapping(node, seen)  # type: ignore[arg-type]  # a MappingNode: the kind left
         return _short_form(tag[1:], value)
 
 
@@ -157,7 +157,7 @@ def _construct_short_form(loader: SafeConstructor, suffix: str, node: Node) -> d
     elif isinstance(node, SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]  # a MappingNode: the kind left
     return _short_form(suffix, value)
 
 
@@ -176,7 +176,7 @@ def compose(text: str, path: str) -> yaml.Node | None:
     """The node tree of a one-document file (values keep the text they were written as)."""
     loader = _Loader(text)
     try:
-        return loader.get_single_node()  # type: ignore[no-any-return]
+        return loader.get_single_node()
     except yaml.YAMLError as e:
         raise _error(e, path) from None
     finally:

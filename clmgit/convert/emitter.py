@@ -24,6 +24,7 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from types import EllipsisType
 
 from clmgit.config.clmfuncs import NAMES as CLM_NAMES
 from clmgit.config.gocompat import GO_COMPAT, GO_OUT
@@ -244,7 +245,7 @@ class _Emitter:
         fields = ", ".join(f"{f!r}: {f}" for f in ROOT_FIELDS)
         return "{" + fields + "}"
 
-    def push(self, dot: str | None = ...) -> None:  # type: ignore[assignment]
+    def push(self, dot: str | None | EllipsisType = ...) -> None:
         current = self.scopes[-1].dot
         self.scopes.append(_Scope({}, current if dot is ... else dot))
 

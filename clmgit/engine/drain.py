@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import cast
 
 from clmgit.durations import GO, parse_duration
+from clmgit.engine import kubeobjects as k
 from clmgit.engine.clock import Backoff, Clock
 from clmgit.engine.kube import NODES, PDBS, PODS, KubeClient, Obj, match_labels_selector
 from clmgit.errors import ApplyError, ConfigError
@@ -30,7 +31,8 @@ from clmgit.timestamps import format_timestamp, parse_timestamp
 
 LIFECYCLE_LABEL = "lifecycle-status"
 READY, DECOMMISSION_PENDING, DRAINING = "ready", "decommission-pending", "draining"
-TAINT = {"key": "decommission-pending", "value": "rolling-upgrade", "effect": "PreferNoSchedule"}
+TAINT: k.Taint = {"key": "decommission-pending", "value": "rolling-upgrade",
+                  "effect": "PreferNoSchedule"}
 DRAIN_START = "clmgit.io/drain-start"
 LAST_FORCED = "clmgit.io/last-forced-eviction"
 MIRROR_POD = "kubernetes.io/config.mirror"
@@ -113,7 +115,7 @@ class Node:
     lifecycle: str
     volumes: bool
     annotations: Mapping[str, str]
-    taints: tuple[Obj, ...] = ()
+    taints: tuple[k.Taint, ...] = ()
 
     @property
     def ours(self) -> bool:
@@ -121,7 +123,7 @@ class Node:
         return self.lifecycle in (DECOMMISSION_PENDING, DRAINING)
 
     @classmethod
-    def from_api(cls, obj: Obj) -> Node:
+    def from_api(cls, obj: k.Node) -> Node:
         meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
         provider = str(spec.get("providerID", ""))  # aws:///<az>/<instance id>
         az, _, instance_id = provider.removeprefix("aws:///").rpartition("/")
@@ -135,21 +137,21 @@ class Node:
         )
 
 
-def _ready(status: Mapping[str, Any]) -> bool:
+def _ready(status: k.NodeStatus | k.PodStatus) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in status.get("conditions") or ())
 
 
 def nodes_by_instance(kube: KubeClient) -> dict[str, Node]:
-    nodes = (Node.from_api(obj) for obj in kube.list(NODES))
+    nodes = (Node.from_api(obj) for obj in cast(list[k.Node], kube.list(NODES)))
     return {n.instance_id: n for n in nodes if n.instance_id}
 
 
-def _taints(node: Node, *, add: bool) -> list[Obj] | None:
+def _taints(node: Node, *, add: bool) -> list[k.Taint] | None:
     """The node's taints with ours added or removed; None if that changes nothing."""
-    others = [dict(t) for t in node.taints if t.get("key") != TAINT["key"]]
-    wanted = [*others, dict(TAINT)] if add else others
-    return None if wanted == [dict(t) for t in node.taints] else wanted
+    others = [t.copy() for t in node.taints if t.get("key") != TAINT["key"]]
+    wanted = [*others, TAINT.copy()] if add else others
+    return None if wanted == [t.copy() for t in node.taints] else wanted
 
 
 def mark(kube: KubeClient, node: Node) -> None:
@@ -189,11 +191,11 @@ def _time(value: str | None, fallback: datetime) -> datetime:
     return parse_timestamp(value) or fallback
 
 
-def _created(obj: Obj) -> datetime:
+def _created(obj: k.Metadata) -> datetime:
     return _time(obj["metadata"].get("creationTimestamp"), EPOCH)
 
 
-def evictable(pod: Obj) -> bool:
+def evictable(pod: k.Pod) -> bool:
     """Not a mirror pod, not a DaemonSet's, not finished."""
     meta = pod["metadata"]
     if MIRROR_POD in (meta.get("annotations") or {}):
@@ -203,7 +205,7 @@ def evictable(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def _terminating(pod: Obj, now: datetime) -> bool:
+def _terminating(pod: k.Pod, now: datetime) -> bool:
     """Being deleted and still within its grace period (plus headroom): wait for it."""
     meta = pod["metadata"]
     if not meta.get("deletionTimestamp"):
@@ -212,22 +214,22 @@ def _terminating(pod: Obj, now: datetime) -> bool:
     return now < _time(meta["deletionTimestamp"], EPOCH) + grace + TERMINATION_HEADROOM
 
 
-def siblings(kube: KubeClient, pod: Obj) -> list[Obj]:
+def siblings(kube: KubeClient, pod: k.Pod) -> list[k.Pod]:
     """Other pods of the pod's namespace that share a PodDisruptionBudget with it."""
     namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    found: dict[str, Obj] = {}
-    for pdb in kube.list(PDBS, namespace=namespace):
+    found: dict[str, k.Pod] = {}
+    for pdb in cast(list[k.PodDisruptionBudget], kube.list(PDBS, namespace=namespace)):
         selector = match_labels_selector((pdb.get("spec") or {}).get("selector"))
         if selector is None:
             continue
-        covered = kube.list(PODS, namespace=namespace, label_selector=selector)
+        covered = cast(list[k.Pod], kube.list(PODS, namespace=namespace, label_selector=selector))
         if any(p["metadata"]["name"] == name for p in covered):
             found.update((p["metadata"]["name"], p) for p in covered)
     found.pop(name, None)
     return list(found.values())
 
 
-def force_allowed(kube: KubeClient, pod: Obj, *, now: datetime, drain_start: datetime,
+def force_allowed(kube: KubeClient, pod: k.Pod, *, now: datetime, drain_start: datetime,
                   last_forced: datetime, settings: DrainSettings) -> bool:
     """CLM's SLA: every condition must hold before a pod a budget protects is deleted."""
     if now < drain_start + settings.grace_period:
@@ -269,8 +271,8 @@ def drain_node(kube: KubeClient, node: Node, settings: DrainSettings, *, clock: 
     deadline: datetime | None = None
     while True:
         now = clock.now()
-        pods = [p for p in kube.list(PODS, field_selector=f"spec.nodeName={node.name}")
-                if evictable(p)]
+        on_node = kube.list(PODS, field_selector=f"spec.nodeName={node.name}")
+        pods = [p for p in cast(list[k.Pod], on_node) if evictable(p)]
         waiting = [p for p in pods if p["metadata"].get("deletionTimestamp")]
         todo = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         waiting = [p for p in waiting if _terminating(p, now)]
@@ -290,13 +292,13 @@ def drain_node(kube: KubeClient, node: Node, settings: DrainSettings, *, clock: 
         clock.sleep(settings.poll_interval.total_seconds())
 
 
-def _evict(kube: KubeClient, pod: Obj) -> bool:
+def _evict(kube: KubeClient, pod: k.Pod) -> bool:
     grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
     return kube.evict(pod["metadata"]["namespace"], pod["metadata"]["name"],
                       grace_period_seconds=grace)
 
 
-def _force_one(kube: KubeClient, node: Node, refused: Sequence[Obj], drain: _DrainClock,
+def _force_one(kube: KubeClient, node: Node, refused: Sequence[k.Pod], drain: _DrainClock,
                settings: DrainSettings, now: datetime) -> None:
     for pod in refused:
         if force_allowed(kube, pod, now=now, drain_start=drain.start,

@@ -16,12 +16,14 @@ not be read), else pending (still converging), else healthy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
+from clmgit.engine import kubeobjects as k
 from clmgit.engine import rollout
 from clmgit.engine.drain import LIFECYCLE_LABEL, TAINT
-from clmgit.engine.kube import FIELD_MANAGER, NODES, PODS, Kind, KubeClient, Obj
+from clmgit.engine.kube import FIELD_MANAGER, NODES, PODS, Kind, KubeClient
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.probes import Fetch, Finding, http_fetch, run_check
 from clmgit.engine.stacks import StackBackend, own_stack_tags
@@ -57,6 +59,7 @@ def observe(cluster: Cluster, backends: HealthBackends, gate: ClusterGate, *,
             layout: Layout = DEFAULT, fetch: Fetch = http_fetch) -> Observation:
     """Everything about `cluster` that keeps it from being healthy, summed up."""
     findings = record_findings(cluster)
+    look: Callable[[], list[Finding]]
     for what, look in (
         ("CloudFormation", lambda: stack_findings(backends.stacks, cluster, layout)),
         ("nodes", lambda: node_findings(backends.kube, backends.pools, cluster)),
@@ -118,7 +121,7 @@ def stack_findings(stacks: StackBackend, cluster: Cluster, layout: Layout) -> li
 
 def node_findings(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster) -> list[Finding]:
     findings = []
-    for node in kube.list(NODES):
+    for node in cast(list[k.Node], kube.list(NODES)):
         name = node["metadata"]["name"]
         if not _ready(node):
             findings.append(Finding(UNHEALTHY, f"node {name} is NotReady"))
@@ -136,12 +139,12 @@ def node_findings(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster) ->
     return findings
 
 
-def _ready(node: Obj) -> bool:
+def _ready(node: k.Node) -> bool:
     conditions = (node.get("status") or {}).get("conditions") or ()
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def _replaced_by_clmgit(node: Obj) -> bool:
+def _replaced_by_clmgit(node: k.Node) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     taints = (node.get("spec") or {}).get("taints") or ()
     return (labels.get(LIFECYCLE_LABEL, "ready") != "ready"
@@ -149,7 +152,7 @@ def _replaced_by_clmgit(node: Obj) -> bool:
 
 
 def workload_findings(kube: KubeClient, namespaces: Sequence[str]) -> list[Finding]:
-    workloads = [w for kind in WORKLOADS for w in kube.list(kind)]
+    workloads = [w for kind in WORKLOADS for w in cast(list[k.Workload], kube.list(kind))]
     chosen = set(namespaces) or touched_namespaces(workloads)
     mine = [w for w in workloads if w["metadata"].get("namespace") in chosen]
     findings = []
@@ -158,7 +161,8 @@ def workload_findings(kube: KubeClient, namespaces: Sequence[str]) -> list[Findi
         if judged is not None:
             failed, why = judged
             findings.append(Finding(UNHEALTHY if failed else PENDING, f"{_name(w)}: {why}"))
-    pods = [p for p in kube.list(PODS) if p["metadata"].get("namespace") in chosen]
+    pods = [p for p in cast(list[k.Pod], kube.list(PODS))
+            if p["metadata"].get("namespace") in chosen]
     if any(rollout.broken_containers(p) for p in pods):
         owners = _owners(kube, workloads)
         for pod in pods:
@@ -171,26 +175,26 @@ def workload_findings(kube: KubeClient, namespaces: Sequence[str]) -> list[Findi
     return findings
 
 
-def touched_namespaces(workloads: Iterable[Obj]) -> set[str]:
+def touched_namespaces(workloads: Iterable[k.Workload]) -> set[str]:
     """The namespaces of the workloads clmgit applied (its field manager owns fields of them)."""
     return {w["metadata"]["namespace"] for w in workloads
             if any(e.get("manager") == FIELD_MANAGER
                    for e in w["metadata"].get("managedFields") or ())}
 
 
-def _name(obj: Obj) -> str:
+def _name(obj: k.Metadata) -> str:
     return f"{obj['kind']} {obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
 
 
-def _owner_uid(obj: Obj) -> str | None:
+def _owner_uid(obj: k.Metadata) -> str | None:
     refs = obj["metadata"].get("ownerReferences") or ()
     return str(refs[0].get("uid")) if refs else None
 
 
-def _owners(kube: KubeClient, workloads: Sequence[Obj]) -> dict[str, str]:
+def _owners(kube: KubeClient, workloads: Sequence[k.Workload]) -> dict[str, str]:
     """Pod owner uid → the workload's name: a Deployment's pods are owned by its ReplicaSets."""
     by_uid = {str(w["metadata"].get("uid")): _name(w) for w in workloads}
-    for rs in kube.list(REPLICA_SETS):
+    for rs in cast(list[k.Workload], kube.list(REPLICA_SETS)):
         parent = _owner_uid(rs)
         if parent in by_uid:
             by_uid[str(rs["metadata"].get("uid"))] = by_uid[parent]

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from clmgit.config.deletions import Deletion
 from clmgit.config.render import Component, ManifestObject
 from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock, wait_until
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeClient, Obj, selector_string
+from clmgit.engine.kubeobjects import Metadata
 from clmgit.errors import ApplyError
 
 DEFAULT_NAMESPACE = "default"
@@ -193,7 +194,7 @@ def _targets(kube: KubeClient, kind: Kind, d: Deletion, namespace: str | None) -
     if d.name:
         return [d.name]
     selector = d.selector or selector_string(d.labels)
-    found = kube.list(kind, namespace=namespace, label_selector=selector)
+    found = cast(list[Metadata], kube.list(kind, namespace=namespace, label_selector=selector))
     return [obj["metadata"]["name"] for obj in found
             if d.has_owner is None
             or bool(obj["metadata"].get("ownerReferences")) == d.has_owner]

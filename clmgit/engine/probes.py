@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import requests
 
 from clmgit.engine.kube import Kind, KubeClient
+from clmgit.engine.kubeobjects import Job
 from clmgit.healthstate import PENDING, UNHEALTHY, UNKNOWN, Check
 from clmgit.model import Cluster
 
@@ -94,7 +95,7 @@ def _true(sample: Any) -> bool:
 
 
 def _job(check: Check, kube: KubeClient) -> Finding | None:
-    job = kube.get(JOBS, check.name, check.namespace)
+    job = cast(Job | None, kube.get(JOBS, check.name, check.namespace))
     where = f"Job {check.namespace}/{check.name}"
     if job is None:
         return Finding(UNHEALTHY, f"{where} does not exist")

@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
+from clmgit.engine import kubeobjects
 from clmgit.engine.clock import Clock, TimedOut, wait_until
 from clmgit.engine.drain import (
     DrainSettings,
@@ -177,7 +179,7 @@ def _replace(kube: KubeClient, pools: NodePoolBackend, wave: Sequence[Instance],
 
 
 def _fresh(kube: KubeClient, node: Node) -> Node:
-    obj = kube.get(NODES, node.name)
+    obj = cast(kubeobjects.Node | None, kube.get(NODES, node.name))
     return Node.from_api(obj) if obj is not None else node
 
 

@@ -7,10 +7,10 @@ words where kubectl has them). A Deployment past its progress deadline is a fail
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
 
-Obj = Mapping[str, Any]
+from clmgit.engine.kubeobjects import Pod, Workload
 
 #: Container waiting reasons that no amount of waiting fixes.
 BROKEN_REASONS = frozenset({"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull",
@@ -21,12 +21,12 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def _waiting_for_spec(obj: Obj) -> bool:
+def _waiting_for_spec(obj: Workload) -> bool:
     meta, status = obj.get("metadata") or {}, obj.get("status") or {}
     return _int(meta.get("generation")) > _int(status.get("observedGeneration"))
 
 
-def deployment(obj: Obj) -> tuple[bool, str] | None:
+def deployment(obj: Workload) -> tuple[bool, str] | None:
     """(failed, why) while not rolled out; None when done."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if _waiting_for_spec(obj):
@@ -48,7 +48,7 @@ def deployment(obj: Obj) -> tuple[bool, str] | None:
     return None
 
 
-def stateful_set(obj: Obj) -> tuple[bool, str] | None:
+def stateful_set(obj: Workload) -> tuple[bool, str] | None:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     strategy = (spec.get("updateStrategy") or {}).get("type", "RollingUpdate")
     if strategy != "RollingUpdate":
@@ -73,7 +73,7 @@ def stateful_set(obj: Obj) -> tuple[bool, str] | None:
     return None
 
 
-def daemon_set(obj: Obj) -> tuple[bool, str] | None:
+def daemon_set(obj: Workload) -> tuple[bool, str] | None:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") != "RollingUpdate":
         return None
@@ -89,10 +89,11 @@ def daemon_set(obj: Obj) -> tuple[bool, str] | None:
     return None
 
 
-ROLLOUT = {"Deployment": deployment, "StatefulSet": stateful_set, "DaemonSet": daemon_set}
+ROLLOUT: dict[str, Callable[[Workload], tuple[bool, str] | None]] = {
+    "Deployment": deployment, "StatefulSet": stateful_set, "DaemonSet": daemon_set}
 
 
-def broken_containers(pod: Obj) -> list[str]:
+def broken_containers(pod: Pod) -> list[str]:
     """`container NAME REASON (N restarts)` for each container waiting for a reason that does
     not pass by itself."""
     status = pod.get("status") or {}

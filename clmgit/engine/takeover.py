@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.engine.fieldsv1 import FieldPath, paths, to_fields_v1
+from clmgit.engine.kubeobjects import ManagedFieldsEntry, ObjectMeta
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 CSA_MANAGER = "kubectl-client-side-apply"
@@ -52,7 +53,7 @@ class Takeover:
     fields: frozenset[FieldPath] = frozenset()
 
 
-def client_side_managers(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def client_side_managers(entries: Sequence[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:
     """The managedFields entries of kubectl's client-side apply (see the module docstring)."""
     return [e for e in entries if e.get("operation") == "Update" and not e.get("subresource")
             and (e.get("manager") == CSA_MANAGER
@@ -61,7 +62,7 @@ def client_side_managers(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[s
 
 def plan(live: Mapping[str, Any], manager: str) -> Takeover | None:
     """The migration of `live` to `manager`'s server-side apply; None when there is none to do."""
-    meta = live.get("metadata") or {}
+    meta: ObjectMeta = live.get("metadata") or ObjectMeta()
     entries = list(meta.get("managedFields") or [])
     taken = client_side_managers(entries)
     if not taken:
@@ -94,7 +95,8 @@ def as_if_taken_over(answer: Mapping[str, Any], migration: Takeover,
     would leave the object: the server prunes what clmgit owned through the migration, the
     manifest no longer sets and no other manager owns (a dry run cannot write the migration,
     so it cannot ask the server)."""
-    entries = (answer.get("metadata") or {}).get("managedFields") or []
+    meta: ObjectMeta = answer.get("metadata") or ObjectMeta()
+    entries = meta.get("managedFields") or []
     taken = [e for e in client_side_managers(entries) if e.get("manager") in migration.managers]
     mine = [e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"
             and not e.get("subresource")]
@@ -143,7 +145,7 @@ def _child(node: Any, element: str) -> Any:
     return None
 
 
-def _fields(entry: Mapping[str, Any]) -> set[FieldPath]:
+def _fields(entry: ManagedFieldsEntry) -> set[FieldPath]:
     return paths(entry.get("fieldsV1"))
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass, replace
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
 from clmgit.errors import ClmgitError
+from clmgit.promotion.content import CONFIG_DIR
 from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
     GroupPreview,
     format_report,
     preview,
 )
-from clmgit.promotion.promote import CONFIG_DIR, Plan
+from clmgit.promotion.promote import Plan
 from clmgit.workspace import Workspace
 
 #: What of the group names a branch name holds; longer lists are cut and told apart by a digest.

@@ -20,7 +20,8 @@ from clmgit.config.source import ConfigSource, GitConfigSource
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.layout import Layout
 from clmgit.model import Cluster, short_version
-from clmgit.promotion.promote import CONFIG_DIR, source_sha
+from clmgit.promotion.content import CONFIG_DIR
+from clmgit.promotion.promote import source_sha
 from clmgit.workspace import Workspace
 
 PREVIEW_LIMIT = 200

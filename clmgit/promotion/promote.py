@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from clmgit.adapters.git import SHORT_SHA_RE
 from clmgit.channels import DEFAULT_GROUP, Channel, pin_groups
@@ -31,6 +31,9 @@ from clmgit.promotion.history import previous_pin
 from clmgit.promotion.write import Landed, land
 from clmgit.timestamps import format_timestamp
 from clmgit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from clmgit.promotion.sources import SourceMove  # which imports this module
 
 SHORTLOG_LIMIT = 50
 
@@ -65,7 +68,7 @@ class Plan:
     refusals: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the plan does that is easy to miss
     #: Branch moves in the repositories of other config sources (promotion/sources.py).
-    source_moves: tuple[Any, ...] = ()
+    source_moves: tuple[SourceMove, ...] = ()
     #: What gates record in the commit (the health verdicts of the source clusters).
     records: tuple[str, ...] = ()
 

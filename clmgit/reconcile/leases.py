@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from clmgit.engine.clock import StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.errors import ClmgitError
-from clmgit.model import ClusterStatus
+from clmgit.model import Cluster, ClusterStatus
 from clmgit.registry import LeaseLost, Registry, RegistryUnavailable
 
 log = logging.getLogger(__name__)
@@ -181,7 +181,7 @@ class Renewal:
         if self._thread.ident is not None:
             self._thread.join()
 
-    def acquire(self, cluster_id: str) -> Any:
+    def acquire(self, cluster_id: str) -> Cluster | None:
         """Take the lease (the fresh record, or None if another holder has it); the deadline is
         set from when the request was sent."""
         sent = self.table.clock()

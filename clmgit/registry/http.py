@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 import requests
@@ -274,7 +274,7 @@ class HttpRegistry:
             raise RegistryError(
                 f"the registry at {self.location} answered about {about} when asked about "
                 f"cluster {cluster_id}; refusing to act on it (check the server and any proxy)")
-        return record
+        return cast(dict[str, Any], record)
 
 
 def _retried(response: requests.Response) -> bool:

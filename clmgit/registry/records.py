@@ -20,7 +20,7 @@ import functools
 import gc
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,11 +37,11 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
 
 
-class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]
+class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen at import
     """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
 
 
-def _keeping_text(tag: str) -> Any:
+def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
     construct = _BASE.yaml_constructors[f"tag:yaml.org,2002:{tag}"]
 
     def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
@@ -91,8 +91,9 @@ def _dump(value: Any) -> Any:
 
 
 _MARKERS = ("\0", "\0m")
-_LOADERS = {"datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
-            "value": lambda value: value}
+_LOADERS: dict[str, Callable[[Any], Any]] = {
+    "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
+    "value": lambda value: value}
 
 
 def _load(data: Any) -> Any:

@@ -118,10 +118,10 @@ class ConfigRepoBuilder:
 
 def cluster_record(
     cid: str, *, channel: str, alias: str | None = None, environment: str = "test", **extra: object
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """A registry record in CLM's format, with one node pool."""
     local_id = cid.rsplit(":", 1)[-1]
-    record: dict[str, object] = {
+    record: dict[str, Any] = {
         "id": cid,
         "alias": alias or local_id,
         "infrastructure_account": "aws:123456789012",

@@ -130,7 +130,7 @@ class FakeKube:
         namespace = (meta.get("namespace") or "default") if kind.namespaced else None
         # The stored object itself: the merge copies it, so it is not changed here.
         live = self.objects.get((kind.kind, namespace or "", meta["name"]))
-        new = _merge_patch(live or {}, obj)
+        new: Obj = _merge_patch(live or {}, obj)
         if kind.namespaced:
             new["metadata"]["namespace"] = namespace
         if live is not None and new == live or dry_run:

@@ -43,19 +43,18 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from clmgit.engine.nodepools import Instance, NodePoolBackend
 from clmgit.model import Cluster
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubeapi.fixtures import make_node, owner_reference
+from clmgit_sandbox.kubeapi.store import Obj
 
 log = logging.getLogger(__name__)
 
 NODE_POOL_LABEL = "node.kubernetes.io/node-pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 KUBELET_VERSION = "v1.31.0"  # the version the emulator reports
-Obj = dict[str, Any]
 
 
 def node_name(instance_id: str) -> str:
@@ -488,4 +487,5 @@ def _schedule(nodes: list[Obj], load: dict[str, int]) -> str | None:
         soft = any(t.get("effect") == "PreferNoSchedule" for t in taints)
         return soft, load[node["metadata"]["name"]], node["metadata"]["name"]
 
-    return min(candidates, key=rank)["metadata"]["name"]
+    chosen: str = min(candidates, key=rank)["metadata"]["name"]
+    return chosen

@@ -108,7 +108,7 @@ def _remember_resource(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(logical_id, resource_json, *args, **kwargs)
         except Exception as e:
             if not hasattr(e, "cfn_resource"):
-                e.cfn_resource = (logical_id, resource_json.get("Type", ""))  # type: ignore[attr-defined]
+                e.cfn_resource = (logical_id, resource_json.get("Type", ""))  # type: ignore[attr-defined]  # an attribute of ours
             raise
 
     return wrapper
@@ -258,13 +258,13 @@ def _launched_versions(mp: Patcher) -> None:
         original_init(self, *args, **kwargs)
         group = self.auto_scaling_group
         template = getattr(group, "ec2_launch_template", None)
-        self.launched_version = (  # type: ignore[attr-defined]
+        self.launched_version = (  # type: ignore[attr-defined]  # an attribute this shim adds
             str(template.get_version(group.launch_template_version).number) if template else None)
 
     def launch_template(self: InstanceState) -> dict[str, Any] | None:
-        spec = original_property.fget(self)  # type: ignore[attr-defined]
+        spec: dict[str, Any] | None = original_property.fget(self)  # type: ignore[attr-defined]  # mypy sees the getter
         if spec is not None and getattr(self, "launched_version", None):
-            spec["Version"] = self.launched_version  # type: ignore[attr-defined]
+            spec["Version"] = self.launched_version  # type: ignore[attr-defined]  # set in init
         return spec
 
     mp.setattr(InstanceState, "__init__", init)
@@ -318,7 +318,7 @@ def _images_of_other_accounts(mp: Patcher) -> None:
 def _load_balancer_types(mp: Patcher) -> None:
     from moto.elbv2.models import FakeLoadBalancer, elbv2_backends
 
-    def create_from_cloudformation_json(cls: Any, resource_name: str, cloudformation_json: Any,
+    def create_from_cloudformation_json(cls: Any, /, resource_name: str, cloudformation_json: Any,
                                         account_id: str, region_name: str, **kwargs: Any) -> Any:
         properties = cloudformation_json["Properties"]
         return elbv2_backends[account_id][region_name].create_load_balancer(

@@ -326,5 +326,5 @@ def test_ami_id_finds_the_images_another_account_publishes(ec2: Ec2Info) -> None
 def test_ec2_answers_are_kept_for_the_session(ec2: Ec2Info) -> None:
     first = ec2.instance_info("r5.large")
     ec2._client = None  # a second call must not need a client at all
-    ec2._session = None  # type: ignore[assignment]
+    ec2._session = None
     assert ec2.instance_info("r5.large") is first

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import replace
+from typing import Any
 
 from clmgit.model import ClusterStatus, NodePool, cluster_hash, desired_version
 from tests.helpers.configrepo import cluster
@@ -73,6 +74,7 @@ def test_alias_owner_and_status_do_not_count_but_pool_order_does() -> None:
 
 
 def test_every_listed_field_counts() -> None:
+    changes: list[dict[str, Any]]
     changes = [{"id": "x"}, {"infrastructure_account": "x"}, {"local_id": "x"},
                {"api_server_url": "x"}, {"channel": "x"}, {"environment": "x"},
                {"criticality_level": 2}, {"lifecycle_status": "x"}, {"provider": "x"},
@@ -80,9 +82,11 @@ def test_every_listed_field_counts() -> None:
     for change in changes:
         assert cluster_hash(replace(RECORD, **change)) != cluster_hash(RECORD), change
     pool = RECORD.node_pools[0]
-    for pool_change in [{"name": "x"}, {"profile": "x"}, {"instance_types": ()},
-                        {"discount_strategy": "spot"}, {"min_size": 2}, {"max_size": 4},
-                        {"config_items": {}}]:
+    pool_changes: list[dict[str, Any]]
+    pool_changes = [{"name": "x"}, {"profile": "x"}, {"instance_types": ()},
+                    {"discount_strategy": "spot"}, {"min_size": 2}, {"max_size": 4},
+                    {"config_items": {}}]
+    for pool_change in pool_changes:
         changed = replace(RECORD, node_pools=(replace(pool, **pool_change),))
         assert cluster_hash(changed) != cluster_hash(RECORD), pool_change
 

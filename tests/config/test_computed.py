@@ -14,6 +14,7 @@ import boto3
 import pytest
 from clmgit_sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
 
+from clmgit.accounts import ClmAccount as ClmAccountPort
 from clmgit.accounts import Subnet, Vpc
 from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.config.computed import (
@@ -125,7 +126,7 @@ def encrypted(account: MemoryClmAccount, text: str) -> str:
                                                          what="test")).decode()
 
 
-def renderer(account: MemoryClmAccount | None, **items: str) -> ClusterRenderer:
+def renderer(account: ClmAccountPort | None, **items: str) -> ClusterRenderer:
     tree = ConfigTree("sha1", {p: t.encode() for p, t in TREE.items()})
     return ClusterRenderer(tree, cluster(node_pools=POOLS, config_items=items), account=account)
 
@@ -234,7 +235,7 @@ def test_generated_files_are_uploaded_only_when_published() -> None:
     assert sorted(r.clm.publish()) == sorted([etcd.s3_path, master.s3_path])
     body = account.objects[master.bucket, master.key]
     with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
-        members = {m.name: (m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}
+        members = {m.name: (m.mode, tar.extractfile(m).read()) for m in tar.getmembers()}  # type: ignore[union-attr]  # files
     assert members["/etc/kubernetes/ca.pem"] == (0o644, b"ca of kube-1")
     mode, blob = members["/etc/kubernetes/key.pem.enc"]
     assert mode == 0o600
@@ -381,7 +382,7 @@ def test_every_computed_value_on_moto(moto_account: dict[str, Any]) -> None:
     r.clm.publish()
     body = s3.get_object(Bucket=master_files.bucket, Key=master_files.key)["Body"].read()
     with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
-        blob = tar.extractfile("/etc/kubernetes/key.pem.enc").read()
+        blob = tar.extractfile("/etc/kubernetes/key.pem.enc").read()  # type: ignore[union-attr]  # a file
     plain = m["session"].client("kms").decrypt(CiphertextBlob=blob)["Plaintext"]
     assert plain == SECRET.encode()
 
@@ -403,7 +404,7 @@ def test_files_clm_uploaded_with_the_same_content_are_not_uploaded_again_on_moto
     # As CLM left it: the same tar, gzipped by Go, the secret encrypted anew by KMS.
     with tarfile.open(fileobj=io.BytesIO(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()),
                       mode="r:gz") as tar:
-        files = [(member, tar.extractfile(member).read()) for member in tar.getmembers()]
+        files = [(member, tar.extractfile(member).read()) for member in tar.getmembers()]  # type: ignore[union-attr]  # files
     kms = m["session"].client("kms")
     plain = kms.decrypt(CiphertextBlob=files[1][1])["Plaintext"]
     files[1] = (files[1][0], kms.encrypt(KeyId=m["files_key"], Plaintext=plain)["CiphertextBlob"])

@@ -52,7 +52,7 @@ def test_a_process_that_died_is_an_error_and_the_next_read_starts_another(
     reader._proc._popen.wait()
     with pytest.raises(GitError, match=r"git cat-file failed \((exit \d+|killed)\)"):
         reader.read([sha])
-    assert reader.read([f"{sha}:cluster/stack.yaml"])[0].data == b"v: 1\n"  # type: ignore[union-attr]
+    assert reader.read([f"{sha}:cluster/stack.yaml"])[0].data == b"v: 1\n"  # type: ignore[union-attr]  # the object exists
 
 
 def test_objects_written_while_it_runs_are_found(config_repo: ConfigRepo) -> None:
@@ -61,7 +61,7 @@ def test_objects_written_while_it_runs_are_found(config_repo: ConfigRepo) -> Non
     assert reader.read([first])[0] is not None
     later = config_repo.commit({"cluster/stack.yaml": "v: 2\n"})
     git(config_repo.builder.path, "repack", "-adq")  # as a fetch leaves them: in a new pack
-    assert reader.read([f"{later}:cluster/stack.yaml"])[0].data == b"v: 2\n"  # type: ignore[union-attr]
+    assert reader.read([f"{later}:cluster/stack.yaml"])[0].data == b"v: 2\n"  # type: ignore[union-attr]  # the object exists
 
 
 def test_not_a_repository_is_an_error(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def test_sha256_is_hex_of_utf8() -> None:
 
 def test_helpers_want_strings() -> None:
     with pytest.raises(HelperError, match="sha256 expects a string, not int"):
-        helpers.sha256(1)  # type: ignore[arg-type]
+        helpers.sha256(1)  # type: ignore[arg-type]  # a wrong type on purpose
 
 
 def test_account_id() -> None:
@@ -61,7 +61,7 @@ def test_az_id_and_az_count() -> None:
     assert helpers.az_count(subnets) == 2
     assert render("{{ az_count(s) }}", s=subnets) == "2"
     with pytest.raises(HelperError, match="mapping"):
-        helpers.az_count(["eu-central-1a"])  # type: ignore[arg-type]
+        helpers.az_count(["eu-central-1a"])  # type: ignore[arg-type]  # a wrong type on purpose
 
 
 def test_asg_size() -> None:
@@ -72,7 +72,7 @@ def test_asg_size() -> None:
     with pytest.raises(HelperError, match="not an exact multiple of 0"):
         helpers.asg_size(6, 0)
     with pytest.raises(HelperError, match="whole number"):
-        helpers.asg_size("6", 3)  # type: ignore[arg-type]
+        helpers.asg_size("6", 3)  # type: ignore[arg-type]  # a wrong type on purpose
 
 
 def test_parse_int64() -> None:
@@ -135,7 +135,7 @@ def test_scale_quantity_refuses_factors_of_zero_and_less() -> None:
         with pytest.raises(HelperError, match="greater than 0"):
             helpers.scale_quantity("1Gi", factor)
     with pytest.raises(HelperError, match="must be a number"):
-        helpers.scale_quantity("1Gi", "2")  # type: ignore[arg-type]
+        helpers.scale_quantity("1Gi", "2")  # type: ignore[arg-type]  # a wrong type on purpose
     assert render("{{ '1Gi' | scale_quantity(2) }}") == "2Gi"
 
 

@@ -4,11 +4,13 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from clmgit.adapters.git import GitRepo
+from clmgit.adapters.gitobjects import GitObject
 from clmgit.config.source import ConfigTree, DirectoryConfigSource, GitConfigSource
 from clmgit.errors import ConfigError, GitError
 from tests.helpers.configrepo import ConfigRepo
@@ -127,8 +129,17 @@ def test_tree_listing_helpers() -> None:
     assert tree.listdir("cluster/m") == ["cluster/m/top.yaml"]
     assert tree.subdirs("cluster/m") == ["a", "b"]
     made: list[int] = []
-    assert tree.derived("k", lambda t: made.append(1) or len(t)) == 4
-    assert tree.derived("k", lambda t: made.append(1) or 0) == 4
+
+    def first(t: ConfigTree) -> int:
+        made.append(1)
+        return len(t)
+
+    def again(t: ConfigTree) -> int:
+        made.append(1)
+        return 0
+
+    assert tree.derived("k", first) == 4
+    assert tree.derived("k", again) == 4
     assert made == [1]
     # A derived value made from another (on a fresh tree, so neither exists yet) does not deadlock.
     fresh = ConfigTree("y", {"cluster/a.yaml": b""})
@@ -160,7 +171,12 @@ def test_a_new_commit_reads_only_what_it_changed(config_repo: ConfigRepo) -> Non
     source = GitConfigSource(config_repo.source.repo)
     asked: list[str] = []
     read = source._objects.read
-    source._objects.read = lambda names: asked.extend(names) or read(names)  # type: ignore[method-assign]
+
+    def counted(names: Sequence[str]) -> list[GitObject | None]:
+        asked.extend(names)
+        return read(names)
+
+    source._objects.read = counted  # type: ignore[method-assign]  # a spy on the one reader
     source.files(old)
     first = len(asked)
     asked.clear()

@@ -98,7 +98,7 @@ def _reference_short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node)
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]  # a MappingNode: the kind left
     return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
 
 

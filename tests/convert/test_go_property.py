@@ -15,7 +15,7 @@ from tests.helpers.gotable import Outcome, converted, evaluated, go_outcome
 
 _SCALARS = st.one_of(
     st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
-    st.booleans(), st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=8))
+    st.booleans(), st.none(), st.text(st.characters(blacklist_categories=["Cs"]), max_size=8))
 VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)),
     max_leaves=8)
@@ -59,7 +59,7 @@ def _check(cases: list[tuple[str, dict[str, Any]]]) -> None:
 
 
 # A batch shrinks slowly (a judge run per step): a failure is reported as drawn.
-_BATCHES = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow],
+_BATCHES: dict[str, Any] = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow],
             "phases": [Phase.explicit, Phase.reuse, Phase.generate]}
 
 

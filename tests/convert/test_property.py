@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +20,9 @@ DATA = {
     "Values": {"zones": ["eu-1a", "eu-1b"]},
     "NodePool": {"Name": "default"},
 }
-FUNCTIONS = {"upper": lambda s: s.upper(), "split": lambda s, sep: s.split(sep) if s else [],
-             "join": lambda sep, items: sep.join(items)}
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "upper": lambda s: s.upper(), "split": lambda s, sep: s.split(sep) if s else [],
+    "join": lambda sep, items: sep.join(items)}
 
 # No piece ends with `{`: Go reads `{{` as an action wherever it stands.
 _TEXT = st.lists(st.sampled_from(["a", "b:", " ", "  ", "\n", "\t", "{ ", "{%", "{#", "}", "%",

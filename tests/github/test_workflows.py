@@ -133,7 +133,8 @@ def run_step(
     )
     words = record.read_text().split("\0") if record.exists() else []
     record.unlink(missing_ok=True)
-    calls, argv = [], []
+    calls: list[list[str]] = []
+    argv: list[str] = []
     for w in words[:-1]:
         if w == "\x1e":
             calls.append(argv)
@@ -185,7 +186,7 @@ def parse(argv: list[str]) -> str:
     group = typer.main.get_command(app)
     ctx = group.make_context("clmgit", list(argv), resilient_parsing=False)
     rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
-    name, command, args = group.resolve_command(ctx, rest)  # type: ignore[attr-defined]
+    name, command, args = group.resolve_command(ctx, rest)  # type: ignore[attr-defined]  # a Group, typed Command
     assert command is not None and name is not None
     command.make_context(name, args, parent=ctx, resilient_parsing=False)
     return name

@@ -9,6 +9,7 @@ does: `sandbox/clmgit_sandbox/moto_shims.py`, 10).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from clmgit.engine.stacks import Outputs
 
@@ -63,10 +64,10 @@ Outputs:
 """
 
 
-def node_pool_from(outputs: Outputs, **kwargs: object) -> str:
+def node_pool_from(outputs: Outputs, **kwargs: Any) -> str:
     """A node-pool template that uses the main stack's output, as a Jinja template would (a dry
     run of a new cluster has no outputs yet)."""
-    return node_pool(security_group=outputs.get("WorkerSecurityGroup", "unknown"), **kwargs)  # type: ignore[arg-type]
+    return node_pool(security_group=outputs.get("WorkerSecurityGroup", "unknown"), **kwargs)
 
 
 BAD_RESOURCE_TYPE = """\
@@ -99,8 +100,8 @@ Resources:
 """
 
 
-def tags_of(raw: Mapping[str, object]) -> dict[str, str]:
-    return {t["Key"]: t["Value"] for t in raw.get("Tags", ())}  # type: ignore[attr-defined]
+def tags_of(raw: Mapping[str, Any]) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in raw.get("Tags", ())}
 
 
 #: A main stack as kubernetes-on-aws writes one: a network load balancer with a TLS listener,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ class CorpusRenderer:
             except Exception as e:  # noqa: BLE001 - reported per file by the tests
                 self.errors[path] = f"{type(e).__name__}: {e}"
 
-    def render(self, path: str, root: dict[str, Any]) -> str:
+    def render(self, path: str, root: Mapping[str, Any]) -> str:
         """`path` rendered; `manifestHash` renders a sibling with the same data, as CLM's. The
         globals are shared with the context, not copied per file (as `TemplateSet` does)."""
         done: dict[str, str] = {}
@@ -91,7 +92,7 @@ class CorpusRenderer:
         template = self.templates[path]
         context = template.new_context(variables, shared=True)
         try:
-            return str(self.env.concat(template.root_render_func(context)))  # type: ignore[attr-defined]
+            return str(self.env.concat(template.root_render_func(context)))
         except Exception:
             self.env.handle_exception()
             raise

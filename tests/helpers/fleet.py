@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
 
@@ -35,7 +36,7 @@ class Fleet:
         self.builder.commit("main", {"clusters.yaml": clusters_yaml(records)}, "Update clusters")
 
 
-def default_records() -> list[dict[str, object]]:
+def default_records() -> list[dict[str, Any]]:
     return [
         cluster_record("aws:123456789012:eu-central-1:dev-1", channel="dev"),
         cluster_record("aws:123456789012:eu-central-1:alpha-1", channel="alpha"),

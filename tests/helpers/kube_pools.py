@@ -3,6 +3,8 @@ import it by a name no other test directory uses)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from clmgit.adapters.aws.cloudformation import CloudFormationStacks
 from clmgit.engine.nodepools import ASG
 from clmgit.engine.stacks import apply_stacks, main_stack, node_pool_stack
@@ -16,9 +18,9 @@ def pool_template(*, instance_type: str = "t3.micro", desired: int = 3, max_size
     return node_pool(instance_type=instance_type, desired=desired, max_size=max_size)
 
 
-def apply_pool(stacks: CloudFormationStacks, cluster: Cluster, **kwargs: object) -> None:
+def apply_pool(stacks: CloudFormationStacks, cluster: Cluster, **kwargs: Any) -> None:
     apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, MAIN),
-                 node_pools=[node_pool_stack(cluster, "default", pool_template(**kwargs))])  # type: ignore[arg-type]
+                 node_pools=[node_pool_stack(cluster, "default", pool_template(**kwargs))])
 
 
 #: An Auto Scaling group of two instances for the in-memory node pools.

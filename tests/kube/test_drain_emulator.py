@@ -4,6 +4,7 @@ through the Eviction API, PodDisruptionBudgets, and force-deletion only when the
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import cast
 
 import pytest
 from clmgit_sandbox.doubles import FakeClock
@@ -11,6 +12,7 @@ from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubeapi.fixtures import make_node, make_pdb, make_pod, make_replicaset
 
 from clmgit.adapters.kube import KubeAPI
+from clmgit.engine import kubeobjects
 from clmgit.engine.drain import (
     DRAIN_START,
     DRAINING,
@@ -24,6 +26,7 @@ from clmgit.engine.drain import (
 )
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster, NodePool
+from tests.helpers.kube import must_read
 
 OTHER = drain_settings(Cluster(id="c"), "default")  # the "other" column: grace 2h, pods 8h
 
@@ -46,7 +49,7 @@ def protected(server: KubeAPIServer, clock: FakeClock) -> KubeAPIServer:
 
 
 def node(server: KubeAPIServer, name: str) -> Node:
-    return Node.from_api(server.read("v1", "Node", name))
+    return Node.from_api(cast(kubeobjects.Node, must_read(server, "v1", "Node", name)))
 
 
 def reborn(server: KubeAPIServer, pod: dict, when: datetime) -> None:
@@ -78,7 +81,7 @@ def test_a_protected_pod_waits_for_the_grace_period_then_is_force_deleted(
     assert before and all(before)  # polled, refused (429), kept, for the whole grace period
     assert protected.read("v1", "Pod", "a-1", "default") is None
     assert clock.now() - start < OTHER.grace_period + OTHER.poll_interval * 2
-    n1 = protected.read("v1", "Node", "n1")["metadata"]
+    n1 = must_read(protected, "v1", "Node", "n1")["metadata"]
     assert n1["labels"][LIFECYCLE_LABEL] == DRAINING
     assert n1["annotations"][DRAIN_START] == stamp(start)
     assert n1["annotations"][LAST_FORCED] >= stamp(start + OTHER.grace_period)
@@ -88,7 +91,7 @@ def test_a_protected_pod_waits_for_the_grace_period_then_is_force_deleted(
 def test_a_pod_younger_than_the_minimum_lifetime_is_never_force_deleted(
     kube: KubeAPI, protected: KubeAPIServer, clock: FakeClock
 ) -> None:
-    pod = protected.read("v1", "Pod", "a-1", "default")
+    pod = must_read(protected, "v1", "Pod", "a-1", "default")
     born = clock.now() - timedelta(hours=1)
     reborn(protected, pod, born)
     seen = watch(protected, clock, "a-1")
@@ -105,7 +108,7 @@ def test_young_siblings_hold_back_the_force(
     kube: KubeAPI, protected: KubeAPIServer, clock: FakeClock
 ) -> None:
     start = clock.now()
-    sibling = protected.read("v1", "Pod", "a-2", "default")
+    sibling = must_read(protected, "v1", "Pod", "a-2", "default")
     reborn(protected, sibling, start + timedelta(hours=2))  # a replacement, Ready: 1h to wait
     seen = watch(protected, clock, "a-1")
 
@@ -142,7 +145,8 @@ def test_a_drain_that_cannot_finish_gives_up_and_the_next_run_keeps_its_clock(
     never = DrainSettings(**{**OTHER.__dict__, "grace_period": timedelta(0),
                              "min_pod_lifetime": timedelta(hours=1)})
     start = clock.now()
-    reborn(protected, protected.read("v1", "Pod", "a-1", "default"), start + timedelta(days=9))
+    reborn(protected, must_read(protected, "v1", "Pod", "a-1", "default"),
+           start + timedelta(days=9))
 
     with pytest.raises(DrainStuck, match="default/a-1"):
         drain_node(kube, node(protected, "n1"), never, clock=clock)
@@ -150,9 +154,9 @@ def test_a_drain_that_cannot_finish_gives_up_and_the_next_run_keeps_its_clock(
     with pytest.raises(DrainStuck):
         drain_node(kube, node(protected, "n1"), never, clock=clock)
 
-    annotations = protected.read("v1", "Node", "n1")["metadata"]["annotations"]
+    annotations = must_read(protected, "v1", "Node", "n1")["metadata"]["annotations"]
     assert annotations[DRAIN_START] == stamp(start)
-    assert protected.read("v1", "Node", "n1")["spec"]["unschedulable"] is True
+    assert must_read(protected, "v1", "Node", "n1")["spec"]["unschedulable"] is True
 
 
 # --- settings -------------------------------------------------------------------------------

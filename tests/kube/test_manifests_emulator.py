@@ -20,6 +20,7 @@ from clmgit.engine.manifests import (
     ordered,
 )
 from clmgit.errors import ApplyError
+from tests.helpers.kube import must_read
 
 
 def component(name: str, *objects: dict[str, Any]) -> Component:
@@ -57,7 +58,7 @@ def test_first_apply_creates_and_the_same_manifests_again_change_nothing(
     assert server.stats.mutations == 0
     assert {o["metadata"]["name"]: o["metadata"]["resourceVersion"]
             for o in server.objects("v1", "ConfigMap", "default")} == versions
-    managers = server.read("v1", "ConfigMap", "one", "default")["metadata"]["managedFields"]
+    managers = must_read(server, "v1", "ConfigMap", "one", "default")["metadata"]["managedFields"]
     assert {m["manager"] for m in managers} == {"clmgit"}
 
 
@@ -69,7 +70,7 @@ def test_a_changed_manifest_is_configured_and_a_dropped_field_goes(
     (change,) = apply_manifests(kube, [component("a", config_map("one", a="9"))])
 
     assert change == ObjectChange("configured", "ConfigMap", "default", "one", "a")
-    assert server.read("v1", "ConfigMap", "one", "default")["data"] == {"a": "9"}
+    assert must_read(server, "v1", "ConfigMap", "one", "default")["data"] == {"a": "9"}
 
 
 def test_namespaces_and_crds_come_before_what_needs_them(
@@ -81,7 +82,7 @@ def test_namespaces_and_crds_come_before_what_needs_them(
 
     assert [c.kind for c in changes] == ["Namespace", "CustomResourceDefinition", "Widget"]
     assert [c.component for c in changes] == ["z-base", "z-base", "a-app"]
-    assert server.read("example.org/v1", "Widget", "w", "team")["spec"] == {"size": 1}
+    assert must_read(server, "example.org/v1", "Widget", "w", "team")["spec"] == {"size": 1}
     assert [m.name for _, m in ordered(components)] == ["team", "widgets.example.org", "w"]
 
 
@@ -97,7 +98,7 @@ def test_a_dry_run_reports_and_changes_nothing(kube: KubeAPI, server: KubeAPISer
         ("configured", "one"), ("created", "two"), ("created", "widgets.example.org"),
         ("created", "team"), ("created", "w")]
     assert server.stats.mutations == 0
-    assert server.read("v1", "ConfigMap", "one", "default")["data"] == {"a": "1"}
+    assert must_read(server, "v1", "ConfigMap", "one", "default")["data"] == {"a": "1"}
 
 
 def test_a_dry_run_counts_objects_in_a_namespace_it_would_create(
@@ -119,7 +120,7 @@ def test_a_field_owned_by_another_manager_is_a_conflict_not_forced(
 
     with pytest.raises(KubeConflict, match="ConfigMap default/one"):
         apply_manifests(kube, [component("a", config_map("one", a="2"))])
-    assert server.read("v1", "ConfigMap", "one", "default")["data"] == {"a": "human"}
+    assert must_read(server, "v1", "ConfigMap", "one", "default")["data"] == {"a": "human"}
 
 
 def test_a_kind_nothing_serves_or_defines_fails_by_name(kube: KubeAPI) -> None:

@@ -100,7 +100,7 @@ def test_a_run_killed_mid_drain_resumes_the_same_drain_without_surging_again(
     def observe(c: FakeClock) -> None:
         kubelet.sync()
         live = server.read("v1", "Node", node["metadata"]["name"])
-        seen.append((c.now(), live and live["metadata"]["annotations"].get(DRAIN_START),
+        seen.append((c.now(), live["metadata"]["annotations"].get(DRAIN_START) if live else None,
                      pools.pool_state(cluster, "default").asgs[0].desired_capacity))
 
     clock.advance(600)

@@ -68,7 +68,7 @@ def test_nodes_with_volumes_wait_for_a_new_node_in_their_zone(world) -> None:
             first_wave.append(pools.instances[instance_id].az)
         original(instance_id, decrement_capacity=decrement_capacity)
 
-    pools.terminate_instance = terminate  # type: ignore[method-assign]
+    pools.terminate_instance = terminate
     result = roll_node_pool(kube, pools, cluster, "p", clock=clock)
 
     # The surge launched one new node in each zone: one zone-a node with volumes may go.

@@ -18,9 +18,9 @@ from clmgit.config.render import Component, ManifestObject
 from clmgit.engine.kube import KubeConflict
 from clmgit.engine.manifests import ObjectChange, apply_manifests
 from clmgit.engine.takeover import CSA_MANAGER, LAST_APPLIED
-from tests.helpers.kube import RawCall
+from tests.helpers.kube import RawCall, must_read
 
-SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap",
+SETTINGS: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "default", "labels": {"app": "x"}},
             "data": {"level": "info", "legacy": "yes"}}
 WEB = make_deployment("web", replicas=2)
@@ -49,9 +49,10 @@ def clm_apply(raw_call: RawCall) -> Callable[[dict[str, Any]], None]:
     return create
 
 
-def managers(server: KubeAPIServer, kind: str = "ConfigMap", name: str = "settings") -> set[str]:
+def managers(server: KubeAPIServer, kind: str = "ConfigMap",
+             name: str = "settings") -> set[tuple[str, str]]:
     version = "v1" if kind == "ConfigMap" else "apps/v1"
-    obj = server.read(version, kind, name, "default")
+    obj = must_read(server, version, kind, name, "default")
     return {(e["manager"], e["operation"]) for e in obj["metadata"]["managedFields"]}
 
 
@@ -59,12 +60,12 @@ def test_unchanged_manifests_are_taken_over_unchanged(kube: KubeAPI, server: Kub
                                                       clm_apply: Any) -> None:
     clm_apply(SETTINGS)
     clm_apply(WEB)
-    before = server.read("apps/v1", "Deployment", "web", "default")
+    before = must_read(server, "apps/v1", "Deployment", "web", "default")
 
     changes = apply_manifests(kube, component(SETTINGS, WEB))
 
     assert [(c.action, c.taken_from) for c in changes] == [("unchanged", (CSA_MANAGER,))] * 2
-    after = server.read("apps/v1", "Deployment", "web", "default")
+    after = must_read(server, "apps/v1", "Deployment", "web", "default")
     assert after["spec"] == before["spec"]
     assert after["metadata"]["generation"] == before["metadata"]["generation"]
     assert LAST_APPLIED not in (after["metadata"].get("annotations") or {})
@@ -87,7 +88,7 @@ def test_after_the_takeover_a_changed_value_applies_and_a_dropped_key_goes(
 
     assert change == ObjectChange("configured", "ConfigMap", "default", "settings", "platform",
                                   taken_from=(CSA_MANAGER,))
-    assert server.read("v1", "ConfigMap", "settings", "default")["data"] == {"level": "debug"}
+    assert must_read(server, "v1", "ConfigMap", "settings", "default")["data"] == {"level": "debug"}
 
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
@@ -104,7 +105,7 @@ def test_a_field_another_manager_owns_still_conflicts_and_is_not_taken(
         apply_manifests(kube, component(wanted), dry_run=dry_run)
 
     assert e.value.managers == ("hpa-controller",)
-    assert server.read("apps/v1", "Deployment", "web", "default")["spec"]["replicas"] == 5
+    assert must_read(server, "apps/v1", "Deployment", "web", "default")["spec"]["replicas"] == 5
     assert ("hpa-controller", "Update") in managers(server, "Deployment", "web")
 
 
@@ -128,7 +129,7 @@ def test_a_dry_run_plans_the_takeover_and_writes_nothing(
     assert managers(server) == {(CSA_MANAGER, "Update")}
     (real,) = apply_manifests(kube, component(dropped))
     assert real.action == "configured"
-    assert server.read("v1", "ConfigMap", "settings", "default")["data"] == {"level": "info"}
+    assert must_read(server, "v1", "ConfigMap", "settings", "default")["data"] == {"level": "info"}
 
 
 def test_a_write_between_reading_and_migrating_is_a_409_and_the_takeover_plans_again(
@@ -164,7 +165,7 @@ def test_defaults_the_client_side_manager_owned_come_back_so_a_dry_run_sees_no_c
     kube: KubeAPI, server: KubeAPIServer, clm_apply: Any
 ) -> None:
     clm_apply(WEB)
-    live = server.read("apps/v1", "Deployment", "web", "default")
+    live = must_read(server, "apps/v1", "Deployment", "web", "default")
     (csa,) = live["metadata"]["managedFields"]
     assert "f:revisionHistoryLimit" in csa["fieldsV1"]["f:spec"]  # defaulted, and owned
 
@@ -172,5 +173,5 @@ def test_defaults_the_client_side_manager_owned_come_back_so_a_dry_run_sees_no_c
     (done,) = apply_manifests(kube, component(WEB))
 
     assert (planned.action, done.action) == ("unchanged", "unchanged")
-    after = server.read("apps/v1", "Deployment", "web", "default")
+    after = must_read(server, "apps/v1", "Deployment", "web", "default")
     assert after["spec"] == live["spec"] and after["spec"]["revisionHistoryLimit"] == 10

@@ -7,7 +7,7 @@ from typing import Any
 from clmgit.engine.fieldsv1 import paths, to_fields_v1
 from clmgit.engine.takeover import CSA_MANAGER, LAST_APPLIED, plan
 
-ANNOTATION = {"f:metadata": {"f:annotations": {".": {}, f"f:{LAST_APPLIED}": {}}}}
+ANNOTATION: dict[str, Any] = {"f:metadata": {"f:annotations": {".": {}, f"f:{LAST_APPLIED}": {}}}}
 
 
 def entry(manager: str, operation: str, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def test_the_controller_reconciles_in_rounds_and_stops_cleanly_on_sigterm(tmp_pa
         [sys.executable, "-m", "clmgit", "--repo", str(b.path), "controller", "--interval", "1s"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        rounds = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        rounds = [json.loads(proc.stdout.readline()) for _ in range(2)]  # type: ignore[union-attr]  # PIPE
         assert rounds == [{"apiVersion": "clmgit/v1", "kind": "ControllerRound", "items": [],
                            "summary": {"clusters": 1, "in-sync": 1}, "errors": []}] * 2
         proc.send_signal(signal.SIGTERM)

@@ -271,7 +271,9 @@ class AsClm:
 
     def create(self) -> None:
         r, cluster = self.renderer, self.cluster
-        etcd = r.render_stack(r.etcd_stack_path(), {}).text
+        etcd_path = r.etcd_stack_path()
+        assert etcd_path is not None  # the corpus's layout applies the etcd stack
+        etcd = r.render_stack(etcd_path, {}).text
         self.upload_files()
         self.stack(cluster.config_items["etcd_stack_name"], etcd, CLM_TAGS_ETCD)
         main = r.render_stack("cluster/cluster.yaml", {}).text

@@ -62,7 +62,7 @@ def test_a_crash_loop_blocks_promote_until_fixed_and_stable(sandbox) -> None:
         ws = open_workspace(str(sandbox.path))
         observer = Observer(aws_health_backends(kubeconfig=str(sandbox.kubeconfig)),
                             workspace_gates(ws),
-                            now=lambda a=after: start + timedelta(minutes=a))
+                            now=lambda a=after: start + timedelta(minutes=a))  # type: ignore[misc]  # a default
         [row] = observe_fleet(ws, observer, ws.clusters)
         assert row.state == HEALTHY, row.reasons
         at = start + timedelta(minutes=after, seconds=30)

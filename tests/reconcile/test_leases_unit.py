@@ -103,14 +103,19 @@ class BlockingRegistry:
 def test_a_lease_given_up_is_never_renewed_again():
     registry = BlockingRegistry()
     table = LeaseTable(1)
-    renewal = Renewal(registry, "me", LeaseTiming(900), table)  # type: ignore[arg-type]
+    renewal = Renewal(registry, "me", LeaseTiming(900), table)  # type: ignore[arg-type]  # a partial double
     table.hold("a", table.clock() + 600)
     with renewal.held("a"):
         renewing = threading.Thread(target=renewal.renew_all)
         renewing.start()
         assert registry.inside.wait(timeout=30)
         stopped = threading.Event()
-        stopper = threading.Thread(target=lambda: (renewal.stop_renewing("a"), stopped.set()))
+
+        def stop() -> None:
+            renewal.stop_renewing("a")
+            stopped.set()
+
+        stopper = threading.Thread(target=stop)
         stopper.start()
         assert not stopped.wait(timeout=0.2)  # it waits for the renewal in flight
         registry.go.set()
@@ -145,7 +150,7 @@ def test_an_outcome_the_registry_did_not_take_is_recorded_by_the_next_round(
 
     def round_() -> list:
         targets = [plan(c, lambda cluster: (SHA, "default")) for c in registry.clusters()]
-        return Reconciler(registry, Engine_(), holder="ctl/1/x", lease_seconds=1.2,  # type: ignore[arg-type]
+        return Reconciler(registry, Engine_(), holder="ctl/1/x", lease_seconds=1.2,  # type: ignore[arg-type]  # partial doubles
                           unfinished=unfinished).run(targets)
 
     [first] = round_()

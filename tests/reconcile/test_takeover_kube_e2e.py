@@ -20,6 +20,7 @@ from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubectl import KubectlUnavailable, battery_minors, ensure
 from kubernetes import client, config
 
+from tests.helpers.kube import must_read
 from tests.helpers.sandbox import Sandbox
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, a reconcile per step
@@ -129,7 +130,7 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
 ) -> None:
     sandbox = clm_managed(sandbox_factory, clm_apply)
     kube = server(sandbox)
-    before = {name: copy.deepcopy(kube.read(v, k, name, "platform")) for v, k, name in
+    before = {name: copy.deepcopy(must_read(kube, v, k, name, "platform")) for v, k, name in
               [("v1", "ConfigMap", "platform-settings"), ("apps/v1", "Deployment", "echo")]}
     assert managers(before["echo"]) == {(CSA_MANAGER, "Update")}
 
@@ -140,7 +141,7 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     assert PLANNED.findall(dry.out) == [], dry.out
     assert f"would take over 4 object(s) from {CSA_MANAGER}" in dry.out
     assert kube.stats.mutations == writes
-    assert managers(kube.read("apps/v1", "Deployment", "echo", "platform")) == {
+    assert managers(must_read(kube, "apps/v1", "Deployment", "echo", "platform")) == {
         (CSA_MANAGER, "Update")}
 
     # (a) The same manifests: taken over, nothing reported as written, nothing changed.
@@ -148,8 +149,8 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     assert first.code == 0, first.err
     assert WRITTEN.findall(first.out) == [], first.out
     assert f"took over 4 object(s) from {CSA_MANAGER}" in first.out
-    settings = kube.read("v1", "ConfigMap", "platform-settings", "platform")
-    echo = kube.read("apps/v1", "Deployment", "echo", "platform")
+    settings = must_read(kube, "v1", "ConfigMap", "platform-settings", "platform")
+    echo = must_read(kube, "apps/v1", "Deployment", "echo", "platform")
     assert settings["data"] == before["platform-settings"]["data"]
     assert echo["spec"] == before["echo"]["spec"]
     assert echo["metadata"]["generation"] == before["echo"]["metadata"]["generation"]
@@ -167,7 +168,7 @@ def test_reconcile_takes_over_what_clm_applied_then_applies_and_prunes(
     second = sandbox.reconcile()
     assert second.code == 0, second.err
     assert WRITTEN.findall(second.out) == [("ConfigMap", "configured")], second.out
-    data = kube.read("v1", "ConfigMap", "platform-settings", "platform")["data"]
+    data = must_read(kube, "v1", "ConfigMap", "platform-settings", "platform")["data"]
     assert data == {"cluster": sandbox.records[0]["alias"], "log_level": "debug"}
 
 
@@ -191,11 +192,11 @@ def test_a_field_another_manager_owns_is_not_taken_and_still_conflicts(
     [cluster] = sandbox.clusters().values()
     detail = " ".join(f"{p.title} {p.detail}" for p in cluster.status.problems)
     assert 'conflict with "hpa-controller"' in detail and ".spec.replicas" in detail, detail
-    echo = server(sandbox).read("apps/v1", "Deployment", "echo", "platform")
+    echo = must_read(server(sandbox), "apps/v1", "Deployment", "echo", "platform")
     assert echo["spec"]["replicas"] == 3  # not forced
     assert {"manager": "hpa-controller", "subresource": "scale"}.items() <= next(
         e for e in echo["metadata"]["managedFields"] if e["manager"] == "hpa-controller").items()
     # What comes before the Deployment was taken over; the conflict stopped the run there.
-    namespace = server(sandbox).read("v1", "Namespace", "platform")
+    namespace = must_read(server(sandbox), "v1", "Namespace", "platform")
     assert (CSA_MANAGER, "Update") not in managers(namespace)  # it set only its name: nothing
     assert LAST_APPLIED not in namespace["metadata"].get("annotations", {})  # left to own

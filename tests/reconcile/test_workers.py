@@ -16,7 +16,7 @@ import pytest
 
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
-from clmgit.reconcile.workers import engine_workers, forwarded_events
+from clmgit.reconcile.workers import Report, engine_workers, forwarded_events
 
 
 @dataclass
@@ -52,7 +52,7 @@ def make_cluster(id: str) -> Cluster:
     return Cluster(id=id, region="eu-central-1")
 
 
-def pid_of(answer: Answer) -> int:
+def pid_of(answer: Report) -> int:
     return int(answer.changes[0].rsplit("pid=", 1)[1])
 
 

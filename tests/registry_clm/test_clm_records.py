@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from clmgit.errors import ClmgitError
-from clmgit.model import desired_version, parse_cluster
+from clmgit.model import Cluster, desired_version, parse_cluster
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.records import check_registry
 from tests.helpers.clm_records import BASE, OWN, SHA, clm_version, decoded, own_record
@@ -45,10 +45,10 @@ def test_the_reference_encoder_agrees_with_clm_on_the_shared_vectors():
 # --- the shared vectors, both paths --------------------------------------------------------------
 
 
-def json_path(record: dict[str, Any]) -> str:
+def json_path(record: dict[str, Any]) -> Cluster:
     """The HTTP registry's path: the record as JSON on the wire, parsed and checked."""
     [cluster] = check_registry([parse_cluster(json.loads(json.dumps(record)), "http")], "http")
-    return cluster  # type: ignore[return-value]
+    return cluster
 
 
 def file_path(tmp_path: Path, record: dict[str, Any]) -> Any:

@@ -35,7 +35,7 @@ def status_of(registry: Registry, cluster_id: str) -> ClusterStatus:
 def test_lists_every_record_in_registry_order(make_registry: MakeRegistry, backend: str) -> None:
     raw: list[dict[str, Any]] = records(3)
     raw[1]["config_items"] = {"cluster_update_block": "true", "x": "1"}
-    raw[2]["node_pools"][0]["config_items"] = {"taints": "a=b:NoSchedule"}  # type: ignore[index]
+    raw[2]["node_pools"][0]["config_items"] = {"taints": "a=b:NoSchedule"}
     registry = open_registry(make_registry(backend, raw), default_dir=None)
     assert registry.clusters() == [parse_cluster(r, "expected") for r in raw]
 

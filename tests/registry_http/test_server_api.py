@@ -36,7 +36,7 @@ def problem(response: requests.Response, status: int) -> dict[str, Any]:
     return dict(body)
 
 
-POOL = {
+POOL: dict[str, Any] = {
     "name": "spot",
     "profile": "worker-spot",
     "instance_types": ["m5.large"],
@@ -44,7 +44,7 @@ POOL = {
     "min_size": 0,
     "max_size": 4,
 }
-ACCOUNT = {
+ACCOUNT: dict[str, Any] = {
     "id": "aws:123456789012",
     "type": "aws",
     "name": "team",
@@ -178,7 +178,7 @@ def test_a_held_lease_is_named_and_can_be_taken_over_explicitly(
         http.patch(loaded + CLUSTER, json={"lease": {"holder": "b", "ttl_seconds": 60}}), 409
     )
     assert refused["type"] == "urn:clmgit:problem:lease-held" and refused["holder"] == "a"
-    wrong = {"holder": "b", "ttl_seconds": 60, "take_over": "someone-else"}
+    wrong: dict[str, Any] = {"holder": "b", "ttl_seconds": 60, "take_over": "someone-else"}
     assert problem(http.patch(loaded + CLUSTER, json={"lease": wrong}), 409)
     over = http.patch(loaded + CLUSTER, json={"lease": {**wrong, "take_over": "a"}})
     assert over.json()["lease"]["holder"] == "b"

@@ -77,7 +77,7 @@ def test_an_accepted_record_reads_back_as_sent(
     make_registry: MakeRegistry, session: requests.Session, backend: str
 ) -> None:
     url = make_registry(backend, records(1))
-    problems = [{"type": "urn:x", "title": "t", "detail": "d", "status": 503,
+    problems: list[dict[str, Any]] = [{"type": "urn:x", "title": "t", "detail": "d", "status": 503,
                  "instance": "/clusters/c0/apply/7"},
                 {"type": "urn:y", "title": "u"}]
     patched = session.patch(url + at(C0), json={

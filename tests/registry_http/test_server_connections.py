@@ -110,7 +110,7 @@ def test_lists_are_built_a_few_at_a_time(
     inside, release = threading.Event(), threading.Event()
     original = RegistryAPI.list_clusters
 
-    def list_clusters(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def list_clusters(self, *args, **kwargs):
         if not inside.is_set():
             inside.set()
             assert release.wait(timeout=30)

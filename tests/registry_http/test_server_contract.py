@@ -151,6 +151,7 @@ def clm_session() -> requests.Session:
 
 def test_clms_calls_replayed(url: str) -> None:
     http = clm_session()
+    account: dict[str, Any]
     account = {"id": "aws:123456789012", "type": "aws", "name": "team", "owner": "team/bar",
                "cost_center": "1234", "environment": "test", "criticality_level": 1,
                "external_id": "123456789012", "lifecycle_status": "ready"}
@@ -186,12 +187,12 @@ def test_clms_calls_replayed(url: str) -> None:
 
     # UpdateLifecycleStatus: a ClusterUpdate with lifecycle_status and status; problems carry
     # status and instance (int32, omitted when zero) beside type and title.
-    status = {"current_version": "abc#def", "next_version": "bcd#efa", "problems": [
+    status: dict[str, Any] = {"current_version": "abc#def", "next_version": "bcd#efa", "problems": [
         {"type": "https://example.org/apply-failed", "title": "failed", "status": 500,
          "instance": "service/x", "detail": "it broke"},
         {"type": "urn:t", "title": "plain"},
     ]}
-    update = {"lifecycle_status": "decommission-requested", "status": status}
+    update: dict[str, Any] = {"lifecycle_status": "decommission-requested", "status": status}
     patched = http.patch(f"{url}/kubernetes-clusters/{C0}", json=update)
     assert patched.status_code == 200, patched.text
     back = http.get(f"{url}/kubernetes-clusters/{C0}").json()

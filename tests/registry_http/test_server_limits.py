@@ -77,7 +77,7 @@ def assert_healthy(url: str, http: requests.Session) -> None:
     (and so can hash) every stored record."""
     assert http.get(url + PATH0).status_code == 200
     assert http.get(url + "/kubernetes-clusters").status_code == 200
-    lease = {"lease": {"holder": "probe", "ttl_seconds": 1}}
+    lease: dict[str, Any] = {"lease": {"holder": "probe", "ttl_seconds": 1}}
     assert http.patch(url + PATH1, json=lease).status_code == 200
     assert http.patch(url + PATH1, json={"lease": None},
                       headers={"Clmgit-Lease-Holder": "probe"}).status_code == 200

@@ -186,7 +186,7 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
 def test_markdown_escapes_registry_text(fleet: Fleet) -> None:
     records = default_records()
     records[0]["alias"] = "a|b*c"
-    records[0]["status"]["current_version"] = "x|`y#z"  # type: ignore[index]
+    records[0]["status"]["current_version"] = "x|`y#z"
     fleet.set_clusters(records)
     r = fleet.cli("report", "--markdown")
     assert r.code == 0, r.err

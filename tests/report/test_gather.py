@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,8 @@ from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.report import demo_world, record_applied
 
 
-def report_of(path: Path, now: datetime | None = None, **kwargs: object) -> Report:
-    return gather(open_workspace(str(path)), now=now, **kwargs)  # type: ignore[arg-type]
+def report_of(path: Path, now: datetime | None = None, **kwargs: Any) -> Report:
+    return gather(open_workspace(str(path)), now=now, **kwargs)
 
 
 def applied_at(path: Path, channel: str) -> datetime:
@@ -101,7 +102,7 @@ def test_cluster_rows_are_the_status_rows_with_applied_at_and_problems(demo) -> 
 
 def test_a_failed_cluster_shows_its_problems(fleet: Fleet) -> None:
     records = default_records()
-    records[0]["status"]["problems"] = [  # type: ignore[index]
+    records[0]["status"]["problems"] = [
         {"type": "stack", "title": "stack dev-1 failed"},
         {"type": "kube", "title": "manifests not applied"}]
     fleet.set_clusters(records)

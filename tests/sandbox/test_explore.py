@@ -27,7 +27,7 @@ def test_sandbox_prints_working_lines_and_stops_on_ctrl_c() -> None:
                        for pair in line.split())
         assert exports.pop("PATH").endswith(":$PATH")  # the shell expands it; we need not
         kubeconfig = Path(exports["KUBECONFIG"])
-        repo = Path(re.search(r"^\s*cd (\S+)$", out, re.M).group(1))  # type: ignore[union-attr]
+        repo = Path(re.search(r"^\s*cd (\S+)$", out, re.M).group(1))  # type: ignore[union-attr]  # the output has the line
         assert exports["AWS_ENDPOINT_URL"].startswith("http://127.0.0.1:")
         assert (repo / "clusters.yaml").exists()
 

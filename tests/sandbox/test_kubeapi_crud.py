@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from clmgit_sandbox.kubeapi import KubeAPIServer
@@ -17,7 +18,7 @@ def configmap(name: str, data: dict[str, str] | None = None, **labels: str) -> d
 
 
 def pod(name: str, **extra: object) -> dict:
-    body = {
+    body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name},

@@ -15,6 +15,8 @@ from clmgit_sandbox.kubeapi.fixtures import (
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
+from tests.helpers.kube import must_read
+
 
 def configmap(name: str, namespace: str = "default", **meta: object) -> dict:
     return {
@@ -79,7 +81,7 @@ def test_background_deletes_dependents_without_another_owner(
 ) -> None:
     apps.delete_namespaced_replica_set("rs", "default", propagation_policy="Background")
     assert pod_names(kube_server) == ["b"]
-    survivor = kube_server.read("v1", "Pod", "b", "default")
+    survivor = must_read(kube_server, "v1", "Pod", "b", "default")
     assert [r["name"] for r in survivor["metadata"]["ownerReferences"]] == ["other-owner"]
 
 
@@ -92,7 +94,7 @@ def test_orphan_keeps_dependents_and_drops_their_owner_reference(
     )
     assert kube_server.read("apps/v1", "ReplicaSet", "rs", "default") is None
     assert pod_names(kube_server) == ["a", "b"]
-    assert "ownerReferences" not in kube_server.read("v1", "Pod", "a", "default")["metadata"]
+    assert "ownerReferences" not in must_read(kube_server, "v1", "Pod", "a", "default")["metadata"]
 
 
 def test_foreground_answers_with_the_marked_owner_then_removes_all(

@@ -111,7 +111,7 @@ def test_a_too_old_resource_version_ends_the_watch_with_410(raw_call,
                                                             kube_server: KubeAPIServer) -> None:
     store = kube_server.cluster.store
     with store.lock:
-        for n in range(store.history.maxlen + 5):  # type: ignore[operator]
+        for n in range(store.history.maxlen + 5):  # type: ignore[operator]  # a bounded deque
             kube_server.seed({"apiVersion": "v1", "kind": "ConfigMap",
                               "metadata": {"name": "c", "namespace": "default"},
                               "data": {"n": str(n)}})

@@ -11,7 +11,7 @@ from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubeapi.fixtures import make_deployment
 from kubernetes import client
 
-from tests.helpers.kube import RawCall
+from tests.helpers.kube import RawCall, must_read
 
 APPLY = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
@@ -39,7 +39,7 @@ def test_a_create_owns_the_maps_it_adds_whole_as_the_server_records_it(
     body["metadata"]["annotations"] = {LAST_APPLIED: "{}"}
     core.create_namespaced_config_map("default", body, field_manager="kubectl-client-side-apply")
 
-    stored = kube_server.read("v1", "ConfigMap", "one", "default")
+    stored = must_read(kube_server, "v1", "ConfigMap", "one", "default")
     assert entries(stored) == {("kubectl-client-side-apply", "Update"): {
         "f:data": {".": {}, "f:a": {}},
         "f:metadata": {"f:annotations": {".": {}, f"f:{LAST_APPLIED}": {}}}}}
@@ -49,7 +49,7 @@ def test_a_create_does_not_own_the_structs_go_always_has(apps: client.AppsV1Api,
                                                           kube_server: KubeAPIServer) -> None:
     apps.create_namespaced_deployment("default", make_deployment("web"), field_manager="kubectl")
 
-    fields = entries(kube_server.read("apps/v1", "Deployment", "web", "default"))
+    fields = entries(must_read(kube_server, "apps/v1", "Deployment", "web", "default"))
     spec = fields["kubectl", "Update"]["f:spec"]
     assert "." not in spec and "." not in spec["f:template"]
     assert "." in spec["f:template"]["f:metadata"]["f:labels"]  # a map: added whole
@@ -61,7 +61,7 @@ def test_a_json_patch_of_managed_fields_replaces_them_and_its_own_change_is_reco
     body = config_map(a="1")
     body["metadata"]["annotations"] = {LAST_APPLIED: "{}"}
     core.create_namespaced_config_map("default", body, field_manager="kubectl-client-side-apply")
-    live = kube_server.read("v1", "ConfigMap", "one", "default")
+    live = must_read(kube_server, "v1", "ConfigMap", "one", "default")
     migrated = [{**live["metadata"]["managedFields"][0], "manager": "clmgit", "operation": "Apply",
                  "fieldsV1": {"f:data": {".": {}, "f:a": {}},
                               "f:metadata": {"f:annotations": {f"f:{LAST_APPLIED}": {}}}}}]
@@ -98,7 +98,7 @@ def test_server_side_apply_never_stores_a_null(raw_call: RawCall,
     status, created = apply(raw_call, config_map(a="1", b=None))
 
     assert status == 201, created
-    stored = kube_server.read("v1", "ConfigMap", "one", "default")
+    stored = must_read(kube_server, "v1", "ConfigMap", "one", "default")
     assert stored["data"] == {"a": "1"}
     assert entries(stored)["clmgit", "Apply"] == {"f:data": {"f:a": {}}}
 
@@ -110,18 +110,18 @@ def test_a_null_for_a_field_the_applier_owns_removes_it(raw_call: RawCall,
     status, answer = apply(raw_call, config_map(a="1", b=None))
 
     assert status == 200, answer
-    assert kube_server.read("v1", "ConfigMap", "one", "default")["data"] == {"a": "1"}
+    assert must_read(kube_server, "v1", "ConfigMap", "one", "default")["data"] == {"a": "1"}
 
 
 def test_a_null_for_a_field_another_manager_owns_leaves_it(raw_call: RawCall,
                                                            kube_server: KubeAPIServer) -> None:
     apply(raw_call, config_map(b="2"), manager="someone-else")
-    before = copy.deepcopy(kube_server.read("v1", "ConfigMap", "one", "default"))
+    before = copy.deepcopy(must_read(kube_server, "v1", "ConfigMap", "one", "default"))
 
     status, answer = apply(raw_call, config_map(a="1", b=None))
 
     assert status == 200, answer
-    after = kube_server.read("v1", "ConfigMap", "one", "default")
+    after = must_read(kube_server, "v1", "ConfigMap", "one", "default")
     assert after["data"] == {"a": "1", "b": "2"}
     assert entries(after)["someone-else", "Apply"] == entries(before)["someone-else", "Apply"]
 
@@ -130,7 +130,7 @@ def test_scheme_defaults_are_owned_by_an_update_not_by_an_apply_and_come_back(
     apps: client.AppsV1Api, raw_call: RawCall, kube_server: KubeAPIServer
 ) -> None:
     apps.create_namespaced_deployment("default", make_deployment("web"), field_manager="kubectl")
-    created = kube_server.read("apps/v1", "Deployment", "web", "default")
+    created = must_read(kube_server, "apps/v1", "Deployment", "web", "default")
     assert created["spec"]["revisionHistoryLimit"] == 10
     assert "f:revisionHistoryLimit" in entries(created)["kubectl", "Update"]["f:spec"]
 

@@ -20,7 +20,7 @@ JSON_PATCH = "application/json-patch+json"
 
 
 def deployment() -> dict:
-    containers = [
+    containers: list[dict[str, Any]] = [
         {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}]},
         {"name": "sidecar", "image": "side:1"},
     ]

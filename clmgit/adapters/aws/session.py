@@ -31,7 +31,7 @@ def make_client(session: boto3.Session, service: str, *, max_attempts: int = 10)
         raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
     config = Config(retries={"mode": "standard", "max_attempts": max_attempts},
                     user_agent_extra="clmgit")
-    return session.client(service, config=config)  # type: ignore[call-overload]
+    return session.client(service, config=config)
 
 
 @contextmanager

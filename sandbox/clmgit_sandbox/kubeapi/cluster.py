@@ -85,8 +85,8 @@ class Cluster:
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = self.now()
         metadata["generation"] = 1
-        if rtype.builtin:
-            _DEFAULTS.get(rtype.kind, lambda o, now: None)(obj, self.now())
+        if rtype.builtin and rtype.kind in _DEFAULTS:
+            _DEFAULTS[rtype.kind](obj, self.now())
         return obj
 
     def present(self, rtype: ResourceType, obj: Obj) -> Obj:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-Obj = dict[str, Any]
+from clmgit_sandbox.kubeapi.store import Obj
 
 
 def _metadata(

@@ -243,7 +243,7 @@ def apply(
     last, others = _split(decode(live), (manager, "Apply", subresource))
     part = _without_nulls(tracked(config, rtype, subresource))
     applied = set(leaves(part, rtype.schema))
-    merged = merge(copy.deepcopy(live), part, (), rtype.schema)
+    merged: dict[str, Any] = merge(copy.deepcopy(live), part, (), rtype.schema)
     if last:
         owned = applied.union(*(e.fields for e in others))
         _prune(merged, last.fields - owned, owned, rtype.schema)

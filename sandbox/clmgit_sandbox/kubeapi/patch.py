@@ -9,7 +9,7 @@ inputs alone. A patch that decodes but cannot be applied raises `PatchError` (th
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from clmgit_sandbox.kubeapi.schema import Names, Schema
 
@@ -189,7 +189,7 @@ def _smp_list(target: list[Any], patch: list[Any], names: Names, schema: Schema)
     if list_type.kind == "set":
         return target + [copy.deepcopy(v) for v in patch if v not in target]
     if list_type.kind != "map" or not all(isinstance(item, dict) for item in patch):
-        return _strip_directives(patch)
+        return cast(list[Any], _strip_directives(patch))
     if {"$patch": "replace"} in patch:
         return [_strip_directives(item) for item in patch if item != {"$patch": "replace"}]
     key = list_type.merge_key

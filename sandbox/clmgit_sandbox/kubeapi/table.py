@@ -17,8 +17,8 @@ from typing import Any
 
 from clmgit_sandbox.kubeapi.errors import bad_request
 from clmgit_sandbox.kubeapi.resources import ResourceType
+from clmgit_sandbox.kubeapi.store import Obj
 
-Obj = dict[str, Any]
 Column = tuple[str, str, int, Callable[[Obj, dt.datetime], Any]]  # name, type, priority, cell
 
 

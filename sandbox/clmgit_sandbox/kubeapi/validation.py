@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from clmgit_sandbox.kubeapi.errors import FieldError, invalid
 from clmgit_sandbox.kubeapi.resources import ResourceType
@@ -23,8 +22,8 @@ from clmgit_sandbox.kubeapi.selectors import (
     is_label_value,
     matches_labels,
 )
+from clmgit_sandbox.kubeapi.store import Obj
 
-Obj = dict[str, Any]
 Errors = list[FieldError]
 
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

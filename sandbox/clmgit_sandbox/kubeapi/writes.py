@@ -8,7 +8,7 @@ and writes nothing. Objects are shaped by `objects.py`, field ownership by `mana
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from clmgit_sandbox.kubeapi import codec, events, lifecycle, managed, openapi, subresources
 from clmgit_sandbox.kubeapi.cluster import Cluster
@@ -229,11 +229,11 @@ class Writer:
         obj = normalize(rtype, obj, namespace)
         live = self.cluster.store.get(rtype.key, namespace or "", obj["metadata"].get("name", ""))
         if live is None:
-            return self._insert(rtype, obj, manager=None).body
+            return cast(Obj, self._insert(rtype, obj, manager=None).body)
         status = copy.deepcopy(obj.get("status"))  # carry_over puts the live status in obj
         new = carry_over(rtype, live, obj, "")
         set_or_drop(new, "status", status)
-        return self._commit(rtype, live, new, dry_run=False).body
+        return cast(Obj, self._commit(rtype, live, new, dry_run=False).body)
 
     def _insert(
         self, rtype: ResourceType, obj: Obj, *, manager: str | None, dry_run: bool = False

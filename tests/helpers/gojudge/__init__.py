@@ -73,4 +73,4 @@ def go_gzip(text: bytes) -> bytes:
 def go_render(cases: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Each {"template", "data"} rendered by Go's text/template (missingkey=error): a list of
     {"output": text} or {"error": Go's message}, in order. See main.go for the data's types."""
-    return json.loads(_run("render", json.dumps(cases).encode()))  # type: ignore[no-any-return]
+    return json.loads(_run("render", json.dumps(cases).encode()))
