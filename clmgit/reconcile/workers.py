@@ -63,7 +63,7 @@ class _Pool:
         context = multiprocessing.get_context("fork")
         self._tasks: Any = context.Queue()
         self._answers: Any = context.Queue()
-        self._pending: dict[int, Future[Report]] = {}
+        self._pending: dict[int, Future[ChangeReport]] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._closing = False
@@ -86,8 +86,8 @@ class _Pool:
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> ChangeReport:
         return self._call("decommission", cluster, dry_run=dry_run)
 
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Report:
-        future: Future[Report] = Future()
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> ChangeReport:
+        future: Future[ChangeReport] = Future()
         with self._lock:
             if self._closing:
                 raise ApplyError("the engine's worker processes are stopping")

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from clmgit.engine.port import ChangeReport as Report
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
-from clmgit.reconcile.workers import Report, engine_workers, forwarded_events
+from clmgit.reconcile.workers import engine_workers, forwarded_events
 
 
 @dataclass
