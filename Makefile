@@ -20,11 +20,11 @@ $(STAMP): pyproject.toml sandbox/pyproject.toml
 # Random test order (pytest-random-order: modules shuffled, and the tests within each); the seed
 # is printed at the end, `--random-order-seed=N` repeats an order.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --random-order
+	$(PY) -m pytest -n 2 --dist worksteal --random-order
 
 # The edit-run loop: everything but the end-to-end tests (marked slow).
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow" --random-order
+	$(PY) -m pytest -n 2 --dist worksteal -m "not slow" --random-order
 
 demo: $(STAMP)
 	$(PY) -m clmgit_sandbox.demo

@@ -71,7 +71,10 @@ def test_a_run_killed_mid_drain_resumes_the_same_drain_without_surging_again(
     server: KubeAPIServer, kubelet: Kubelet, clock: FakeClock
 ) -> None:
     # One pod no budget lets go: the drain waits out the grace period (2h) before forcing it.
-    cluster = replace(cluster, config_items={"drain_min_pod_lifetime": "1m"})
+    # Polled every 2 minutes (CLM's 30 s would only add polls: each one syncs the kubelet and
+    # reads moto), still well inside the 5 minutes the forced eviction is checked against.
+    cluster = replace(cluster, config_items={"drain_min_pod_lifetime": "1m",
+                                             "drain_poll_interval": "2m"})
     server.seed(make_replicaset("solo", labels={"app": "solo"}, replicas=1),
                 make_pdb("solo", match_labels={"app": "solo"}, min_available=1))
     kubelet.sync()

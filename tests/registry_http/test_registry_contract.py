@@ -104,11 +104,14 @@ def test_an_unknown_cluster_is_an_error(make_registry: MakeRegistry, backend: st
         registry.acquire("no-such-cluster", "a", 60)
 
 
-@pytest.mark.slow  # a stress test: 200 writers at once
-def test_200_concurrent_writes_of_different_clusters_lose_nothing(
+@pytest.mark.slow  # a stress test: 200 writers at once (60 on the file registry)
+def test_many_concurrent_writes_of_different_clusters_lose_nothing(
     make_registry: MakeRegistry, backend: str
 ) -> None:
-    count = 200
+    # The file registry rewrites clusters.yaml under one lock per write (a round-trip edit of
+    # every record): 200 of them are a minute of YAML, not more of a test. 60 writers still
+    # all wait on that lock at once.
+    count = 60 if backend == "file" else 200
     registry = opened(make_registry, backend, count)
     ids = [c.id for c in registry.clusters()]
     for i, cid in enumerate(ids):

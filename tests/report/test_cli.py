@@ -166,7 +166,9 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
         [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "report", "--serve",
          "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+        # faulthandler: a server that does not stop is made to show where it is (SIGABRT).
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+             "PYTHONFAULTHANDLER": "1"})
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
@@ -175,7 +177,14 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
         status, html, _ = get(int(found[1]))
         assert status == 200 and len(page_data(html)["rows"]) == 5
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            signals = [line for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                       if line.startswith("Sig")]
+            proc.send_signal(signal.SIGABRT)
+            out, err = proc.communicate(timeout=30)
+            raise AssertionError(f"not stopped by SIGINT; {signals}; stderr:\n{err}") from None
         assert proc.returncode == 0 and "stopped" in err
     finally:
         if proc.poll() is None:
