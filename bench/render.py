@@ -20,6 +20,7 @@ cluster can reuse another's output) — is committed to a real repository. Measu
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -262,6 +263,22 @@ def cold_child(repo: str, sha: str, cache_dir: str) -> str:
     return f"{wall} {cpu}"
 
 
+#: What a process that renders imports: the renderer, the git reader, the compile cache.
+RENDER_IMPORTS = "clmgit.config.render, clmgit.config.source, clmgit.adapters.git"
+
+
+def started(imports: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh Python process that imports `imports` ("" for none) and
+    ends: what a command pays before it renders anything."""
+    code = f"import {imports}" if imports else "pass"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=PROJECT, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def clone_and_checkout(repo: Path, sha: str, target: Path) -> None:
     subprocess.run(["git", "clone", "--quiet", "--local", "--no-checkout", str(repo), str(target)],
                    check=True, capture_output=True)
@@ -312,6 +329,9 @@ def run() -> list[dict[str, object]]:
             new_process.append(cold_first(b.path, next_sha, cache_dir))
             new_sha.append(clocked(partial(render_cluster, GitConfigSource(repo), next_sha,
                                            clusters[0])))
+        imports = [started(RENDER_IMPORTS) for _ in range(RUNS)]
+        bare = [started("") for _ in range(RUNS)]
+        boto = [started("boto3") for _ in range(RUNS)]
         reads, clones = [], []
         for run_no in range(RUNS):
             reads.append(timed(partial(first_read, repo, sha)))
@@ -336,6 +356,14 @@ def run() -> list[dict[str, object]]:
                    f"the row above cannot go below this divided by the cores (plus the render); "
                    f"median of {RUNS}; "
                    f"{cpu_note(jinja)}"},
+        {"benchmark": "of which Python start and the render path's imports", "target": "-",
+         "median_s": wall(imports),
+         "detail": "a fresh process importing the renderer, the git reader and the compile "
+                   "cache, before it renders (not in the row above, which times the render): "
+                   f"{cpu_note(imports)}; of it Python's own start {wall(bare) * 1000:.0f} ms "
+                   f"({cpu_note(bare)}); a fresh process that imports boto3 alone (the render path "
+                   f"still imports it): {wall(boto) * 1000:.0f} ms, {cpu_note(boto)}; "
+                   f"median of {RUNS}"},
         {"benchmark": "render: first cluster at a SHA, fresh process, warm compile cache",
          "target": "<= 400 ms", "median_s": wall(warm),
          "detail": "tree read + compiled code of every template loaded from the cache directory "

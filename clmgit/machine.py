@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: Net new objects between two collections of the youngest generation while clusters render
+#: (Python's default is 700).
+RENDER_COLLECTION_THRESHOLD = 50_000
 
 
 def usable_cores() -> int:
@@ -43,3 +50,23 @@ def process_is_gone(pid: int, namespace: str) -> bool:
     except OSError:  # alive, another user's
         return False
     return False
+
+
+@contextmanager
+def spaced_collections(threshold: int = RENDER_COLLECTION_THRESHOLD) -> Iterator[None]:
+    """The cyclic garbage collector run less often while the block runs (in forked workers too).
+
+    Rendering a cluster parses hundreds of YAML documents into short-lived trees (nodes,
+    marks, mappings) that reference counting frees; at Python's default threshold their
+    allocation sets off a collection every 700 objects, each walking the tree being built, and
+    those collections were a fifth of a dry run's CPU time. Cyclic garbage still gets
+    collected, after `threshold` net new objects (a few MB) instead of 700."""
+    before = gc.get_threshold()
+    if before[0] >= threshold:
+        yield
+        return
+    gc.set_threshold(threshold, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

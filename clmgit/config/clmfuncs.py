@@ -36,10 +36,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
 from clmgit.accounts import Ec2Info
 from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
@@ -429,6 +425,11 @@ def public_key(private_key: Any) -> str:
 def _public_key(private_key: bytes) -> str:
     # Kept per key: every cluster of a fleet usually shares few keys, and reading one costs
     # milliseconds. Only the public half is taken, so the private key's checks are skipped.
+    # cryptography is imported by the three functions that need it: 70 ms of every process
+    # that renders, for templates that seldom call them.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     _, der = _pem_block(private_key, "publicKey")
     try:
         key = serialization.load_der_private_key(der, password=None,
@@ -443,6 +444,8 @@ def _public_key(private_key: bytes) -> str:
 
 def certificate_expiry(certificate: Any) -> str:
     """When a PEM certificate expires, RFC 3339 in UTC (`2030-01-02T03:04:05Z`)."""
+    from cryptography import x509
+
     _, der = _pem_block(certificate, "certificateExpiry")
     try:
         cert = x509.load_der_x509_certificate(der)
@@ -467,6 +470,9 @@ def _go_json(value: Any, *, sort_keys: bool) -> str:
 def generate_jwks_document(service_account_key: Any) -> str:
     """The JWKS document (`keys.json`) of a PEM RSA public key: the key twice, with its key id
     and with an empty one."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     _, der = _pem_block(service_account_key, "generateJWKSDocument")
     try:
         key = serialization.load_der_public_key(der)

@@ -338,7 +338,7 @@ def stack_name(cluster: Cluster, path: str) -> str:
 def _checked_stack(text: str, path: str) -> str:
     """A rendered stack template, refused here if it is not YAML (or JSON) rather than by
     CloudFormation after earlier stacks have changed. Tags such as `!Ref` are fine."""
-    yamlfiles.compose(text, path)
+    yamlfiles.check(text, path)
     return text
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from clmgit.engine.clock import Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
 from clmgit.layout import Layout
+from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.leases import LeaseTable, Unfinished
 from clmgit.reconcile.pins import CurrentPins
@@ -143,7 +144,7 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     threads = -(-options.concurrency // processes)
     # Made before the workers are forked: they read the deadlines the renewal loop extends.
     leases = LeaseTable(max(1, options.concurrency))
-    with forwarded_events(options.on_event) as events, engine_workers(
+    with spaced_collections(), forwarded_events(options.on_event) as events, engine_workers(
             _LazyEngine(source, options, layout, events=events, leases=leases),
             processes=processes, threads=threads) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,

@@ -121,3 +121,20 @@ TEMPLATES = [
 @pytest.mark.parametrize("text", TEMPLATES)
 def test_templates_load_as_pyyaml_loads_them_with_short_forms(text: str) -> None:
     assert yamlfiles.load_template(text, "t") == yaml.load(text, Loader=_PyYAMLTemplateLoader)
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: [x, {c: d}]\n", "", "x: !Ref y\nz: !GetAtt [a, b]\n", "a: 'Loading...'\n",
+    "a: [1\n", "a: b: c\n", "- a\nb: 1\n", "a: !e!x 1\n", "a:\n\tb: 1\n",
+    # what only the composer finds: a second document, an undefined or repeated anchor
+    "a: 1\n---\nb: 2\n", "a: *x\n", "a: &x 1\nb: &x 2\n", "a: &x 1\nb: *x\n",
+])
+def test_check_accepts_and_refuses_what_compose_does(text: str) -> None:
+    def outcome(check: Any) -> str:
+        try:
+            check(text, "f.yaml")
+        except ConfigError as e:
+            return str(e)
+        return "accepted"
+
+    assert outcome(yamlfiles.check) == outcome(yamlfiles.compose)

@@ -1,0 +1,40 @@
+"""What the machine offers a process: the collector run less often while clusters render."""
+
+from __future__ import annotations
+
+import gc
+
+from clmgit_sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
+
+from clmgit.config.values import placeholder_values
+from clmgit.engine.cluster import Backends
+from clmgit.machine import RENDER_COLLECTION_THRESHOLD, spaced_collections
+from clmgit.model import Cluster
+from clmgit.reconcile.session import Options, reconcile
+from clmgit.workspace import open_workspace
+from tests.helpers.fleet import Fleet
+
+
+def test_collections_are_spaced_inside_the_block_and_as_before_after_it() -> None:
+    before = gc.get_threshold()
+    with spaced_collections(threshold=before[0] + 1000):
+        assert gc.get_threshold() == (before[0] + 1000, *before[1:])
+    assert gc.get_threshold() == before
+    with spaced_collections(threshold=1):  # never more often than the process had them
+        assert gc.get_threshold() == before
+    assert gc.get_threshold() == before
+
+
+def test_a_reconcile_renders_with_spaced_collections(fleet: Fleet) -> None:
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def backends(cluster: Cluster) -> Backends:
+        seen.append(gc.get_threshold()[0])
+        return Backends(stacks=FakeStacks(), pools=FakeNodePools(), kube=FakeKube(),
+                        values=placeholder_values(cluster))
+
+    reconcile(open_workspace(str(fleet.path)), Options(dry_run=True, backends=backends))
+
+    assert seen and set(seen) == {max(before[0], RENDER_COLLECTION_THRESHOLD)}
+    assert gc.get_threshold() == before
