@@ -3,6 +3,7 @@ Option parsing and output only; clmgit/report/ gathers and renders."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import Annotated
 
@@ -70,6 +71,9 @@ def _serve(page: Callable[[], str], *, port: int) -> None:
     from clmgit.report.serve import HOST, report_server
 
     server = report_server(page, port=port)
+    # Ctrl-C and SIGTERM stop it, whatever the process inherited: a shell starts a background
+    # job (`clmgit report --serve &`) with SIGINT ignored, and Python then leaves it so.
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     output.line(f"serving the report on http://{HOST}:{server.server_address[1]}/ "
                 "(read-only; Ctrl-C stops)")
     try:
@@ -78,6 +82,12 @@ def _serve(page: Callable[[], str], *, port: int) -> None:
         output.note("stopped")
     finally:
         server.server_close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"report": report}

@@ -15,10 +15,10 @@ def _open_descriptors() -> int:
 
 
 def test_repeated_commands_in_one_process_leave_no_descriptors(fleet: Fleet) -> None:
-    for _ in range(3):  # warm: caches and lazily opened files
+    for _ in range(2):  # warm: caches and lazily opened files
         assert run_cli("--repo", str(fleet.path), "status").code == 0
     before = _open_descriptors()
-    for _ in range(15):
+    for _ in range(6):
         assert run_cli("--repo", str(fleet.path), "status").code == 0
     # Before the fix: 6 more per command (a repository's git processes, never collected).
     assert _open_descriptors() - before <= 6

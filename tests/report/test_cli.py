@@ -154,16 +154,22 @@ def test_serve_on_a_taken_port_is_one_sentence(fleet: Fleet) -> None:
         taken.stop()
 
 
-def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
+#: Starts clmgit as a shell starts a background job (`clmgit report --serve &`): SIGINT ignored.
+AS_BACKGROUND_JOB = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                     "os.execv(sys.executable, [sys.executable, '-m', 'clmgit', *sys.argv[1:]])")
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet, stop: str) -> None:
     """The command prints where it listens (--port 0: a free port), serves, and stops on
-    SIGINT with exit code 0."""
+    SIGINT or SIGTERM with exit code 0, also when it inherited an ignored SIGINT."""
     import os
     import signal
     import subprocess
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "report", "--serve",
+        [sys.executable, "-c", AS_BACKGROUND_JOB, "--repo", str(fleet.path), "report", "--serve",
          "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # faulthandler: a server that does not stop is made to show where it is (SIGABRT).
@@ -176,7 +182,7 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
         assert found, first + (proc.stderr.read() if proc.stderr else "")
         status, html, _ = get(int(found[1]))
         assert status == 200 and len(page_data(html)["rows"]) == 5
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, stop))
         try:
             out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -184,7 +190,7 @@ def test_serve_from_the_command_line_until_ctrl_c(fleet: Fleet) -> None:
                        if line.startswith("Sig")]
             proc.send_signal(signal.SIGABRT)
             out, err = proc.communicate(timeout=30)
-            raise AssertionError(f"not stopped by SIGINT; {signals}; stderr:\n{err}") from None
+            raise AssertionError(f"not stopped by {stop}; {signals}; stderr:\n{err}") from None
         assert proc.returncode == 0 and "stopped" in err
     finally:
         if proc.poll() is None:

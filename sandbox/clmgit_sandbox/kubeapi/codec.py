@@ -37,6 +37,13 @@ def media_type(content_type: str | None) -> str:
 
 
 def _load_yaml(raw: bytes) -> Any:
+    if raw.lstrip()[:1] == b"{":
+        # JSON is YAML, and what clients send as apply patches: read as the API server reads
+        # YAML (converted to JSON, then decoded), at the JSON parser's speed.
+        try:
+            return json.loads(raw, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            pass  # YAML's flow style, or not JSON: the YAML reader says what is wrong
     try:
         return yaml.load(raw.decode("utf-8"), Loader=_NoAliasLoader)
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as e:

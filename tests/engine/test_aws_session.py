@@ -1,0 +1,36 @@
+"""Sessions per cluster: the cluster's own region, one reader of botocore's service models."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import botocore.loaders
+import pytest
+
+from clmgit.adapters.aws.session import make_client, session_for
+from clmgit.errors import ConfigError
+from tests.helpers.configrepo import cluster as make_cluster
+
+
+def test_each_cluster_gets_its_region_and_the_models_are_read_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    frankfurt = dataclasses.replace(make_cluster(id="a"), region="eu-central-1")
+    dublin = dataclasses.replace(make_cluster(id="b"), region="eu-west-1")
+    make_client(session_for(frankfurt), "ec2")  # whatever an earlier test left unread
+    reads: list[str] = []
+    load = botocore.loaders.JSONFileLoader.load_file
+
+    def counted(self: botocore.loaders.JSONFileLoader, path: str) -> object:
+        reads.append(path)
+        return load(self, path)
+
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "load_file", counted)
+    clients = [make_client(session_for(c), "ec2") for c in (frankfurt, dublin, dublin)]
+
+    assert [c.meta.region_name for c in clients] == ["eu-central-1", "eu-west-1", "eu-west-1"]
+    assert reads == []
+
+
+def test_a_cluster_without_a_region_is_refused() -> None:
+    with pytest.raises(ConfigError, match="has no region"):
+        session_for(dataclasses.replace(make_cluster(id="a"), region=""))
