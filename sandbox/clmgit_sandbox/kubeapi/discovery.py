@@ -19,7 +19,7 @@ from clmgit_sandbox.kubeapi.resources import (
 VERSION_INFO = {
     "major": "1",
     "minor": "31",
-    "gitVersion": "v1.31.0-clmgit_sandbox",
+    "gitVersion": "v1.31.0-clmgit.sandbox",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2024-08-13T00:00:00Z",
