@@ -21,6 +21,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
@@ -28,6 +29,9 @@ from git.exc import InvalidGitRepositoryError, NoSuchPathError
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
 from clmgit.redact import redact
+
+if TYPE_CHECKING:
+    from clmgit.adapters import gitobjects
 
 SHORT_SHA_RE = re.compile(r"^[0-9a-fA-F]{4,40}$")
 ZERO = "0" * 40
@@ -193,13 +197,17 @@ class GitRepo:
 
     def read_file(self, ref: str, path: str) -> bytes | None:
         """A file's bytes at a ref, from the object database; None if it is not there."""
-        try:
-            blob = self._repo.commit(ref).tree / path
-        except (KeyError, ValueError, git.BadName):
-            return None
-        if blob.type != "blob":
-            return None
-        return bytes(blob.data_stream.read())
+        found = self._objects.read([f"{ref}:{path}"])[0]
+        return found.data if found is not None and found.kind == "blob" else None
+
+    @functools.cached_property
+    def _objects(self) -> gitobjects.ObjectReader:
+        """One `git cat-file --batch` for the files this repository reads, stopped when the
+        repository is dropped (GitPython's readers sit in reference cycles: only a collection
+        of the whole heap would stop their processes)."""
+        from clmgit.adapters.gitobjects import ObjectReader  # it builds on this module
+
+        return ObjectReader(self.git_dir)
 
     def list_files(self, ref: str, directory: str) -> list[str]:
         """Paths of the files below `directory` at `ref`, sorted."""

@@ -4,12 +4,15 @@ errors become exit codes (DESIGN.md §3): 1 refused or user error (one line, no 
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import traceback
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from clmgit.cli import completion, convert, health, promotion, reconcile, report
 from clmgit.cli.common import Settings
@@ -96,12 +99,19 @@ for _group in (promotion.COMMANDS, reconcile.COMMANDS, health.COMMANDS, report.C
 app.add_typer(registry_app, name="registry")
 
 
+@functools.cache
+def _click_command() -> Callable[..., Any]:
+    """The app as a click command, built once per process: building it reads the signature of
+    every command, which a process that runs several commands (the tests) would repeat."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     """Entry point: run the app and map errors to exit codes in this one place."""
     verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"})
                   for a in sys.argv[1:])
     try:
-        app(prog_name="clmgit", standalone_mode=True)
+        _click_command()(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:
         if verbose:
             _print_traceback()
@@ -121,6 +131,9 @@ def main() -> None:
         sys.exit(3)
     finally:
         sys.stdout.flush()
+        records = sys.modules.get("clmgit.registry.records")
+        if records is not None:  # a command that read no registry froze nothing
+            records.release_frozen()
 
 
 def _print_traceback() -> None:

@@ -249,14 +249,16 @@ def collection_paused(*, keep: bool = False) -> Iterator[None]:
     alive at the end is moved out of the collector's sight (`gc.freeze`): otherwise the
     collections that the next allocations trigger walk the records again and again — a third of
     `reconcile`'s time with 10,000 clusters in sync. Records carry no cycles, so reference
-    counting still frees them; the next registry read first hands what an earlier one froze back
-    to the collector (`gc.unfreeze`) and collects it once, so nothing stays out of its sight
-    longer than a read and no garbage frozen with the records outlives it."""
-    if keep and gc.get_freeze_count():
-        # Cyclic garbage alive at the last freeze (a finished command's repository objects,
+    counting still frees them. The freeze lasts until the command ends (`release_frozen`) or
+    the same command reads the registry again (a controller's next round): that read first
+    hands what the last one froze back to the collector and collects it once, so no cyclic
+    garbage frozen with the records outlives the next read."""
+    global _frozen
+    if keep and _frozen:
+        # Cyclic garbage alive at the last freeze (a finished round's repository objects,
         # each holding a git process's pipes) was frozen with the records: collect it now, or
         # a long-running process that reads the registry every round would never free it.
-        gc.unfreeze()
+        release_frozen()
         gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
@@ -265,8 +267,25 @@ def collection_paused(*, keep: bool = False) -> Iterator[None]:
     finally:
         if keep:
             gc.freeze()
+            _frozen = True
         if was_enabled:
             gc.enable()
+
+
+#: Whether `collection_paused(keep=True)` froze the heap and nothing released it since. A flag
+#: of our own: `gc.get_freeze_count` walks every frozen object to count them.
+_frozen = False
+
+
+def release_frozen() -> None:
+    """Hand what a registry read froze back to the collector (`gc.unfreeze`, which costs
+    nothing). The entry point calls it when a command ends: a process that runs commands one
+    after another (a test session, a program embedding clmgit) then starts each with nothing
+    frozen, instead of paying the next read's full collection of everything it holds."""
+    global _frozen
+    if _frozen:
+        gc.unfreeze()
+        _frozen = False
 
 
 def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:

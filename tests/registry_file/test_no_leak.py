@@ -1,9 +1,11 @@
-"""A process that reads the file registry again and again (the controller, every round) frees
-what each read leaves behind: the objects of a finished command are not frozen away with the
-records (`collection_paused(keep=True)`), and so neither are their git processes' pipes."""
+"""A process that runs command after command (a test session, a program embedding clmgit) keeps
+nothing of a finished one: its git processes' pipes are closed when its repositories are dropped,
+and the heap a registry read froze (`collection_paused(keep=True)`) is handed back to the
+collector when the command ends."""
 
 from __future__ import annotations
 
+import gc
 import os
 
 from tests.helpers.cli import run_cli
@@ -22,3 +24,8 @@ def test_repeated_commands_in_one_process_leave_no_descriptors(fleet: Fleet) -> 
         assert run_cli("--repo", str(fleet.path), "status").code == 0
     # Before the fix: 6 more per command (a repository's git processes, never collected).
     assert _open_descriptors() - before <= 6
+
+
+def test_a_finished_command_leaves_nothing_frozen(fleet: Fleet) -> None:
+    assert run_cli("--repo", str(fleet.path), "status").code == 0
+    assert gc.get_freeze_count() == 0
