@@ -70,3 +70,61 @@ def spaced_collections(threshold: int = RENDER_COLLECTION_THRESHOLD) -> Iterator
         yield
     finally:
         gc.set_threshold(*before)
+
+
+@contextmanager
+def collection_paused(*, keep: bool = False) -> Iterator[None]:
+    """No cyclic garbage collection while a whole registry is decoded and parsed. Those are
+    hundreds of thousands of new objects that all stay alive, and each full collection the
+    allocations trigger walks every object so far: with it, listing 5,000 records took twice as
+    long. What little cyclic garbage is made meanwhile is collected once the collector resumes.
+
+    With `keep` (a registry the process holds on to: the file registry's records), inside
+    `owned_heap`, what is alive at the end is moved out of the collector's sight
+    (`gc.freeze`): otherwise the collections that the next allocations trigger walk the records
+    again and again — a third of `reconcile`'s time with 10,000 clusters in sync. Records carry
+    no cycles, so reference counting still frees them. A later read in the same block (a
+    controller's next round) first hands what the last one froze back to the collector and
+    collects it once, so no cyclic garbage frozen with the records outlives the next read."""
+    global _frozen
+    freeze = keep and _owned
+    if freeze and _frozen:
+        # Cyclic garbage alive at the last freeze was frozen with the records: collect it now,
+        # or a process that reads the registry every round would never free it.
+        gc.unfreeze()
+        gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+            _frozen = True
+        if was_enabled:
+            gc.enable()
+
+
+#: Inside `owned_heap`; and whether a registry read froze the heap since it began (a flag of our
+#: own: `gc.get_freeze_count` walks every frozen object to count them).
+_owned = False
+_frozen = False
+
+
+@contextmanager
+def owned_heap() -> Iterator[None]:
+    """The block is all this process is there for (a command the entry point runs), so a
+    registry read in it may freeze the heap (`collection_paused(keep=True)`). At the end what
+    was frozen is handed back to the collector (`gc.unfreeze`, which costs nothing). A library
+    call outside such a block never freezes its caller's heap: a program embedding clmgit, or a
+    test session running command after command, is not left with a frozen heap whose next
+    read would pay a collection of everything the process holds."""
+    global _owned, _frozen
+    _owned = True
+    try:
+        yield
+    finally:
+        _owned = False
+        if _frozen:
+            gc.unfreeze()
+            _frozen = False

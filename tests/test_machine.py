@@ -1,4 +1,5 @@
-"""What the machine offers a process: the collector run less often while clusters render."""
+"""What the machine offers a process: the collector run less often while clusters render, and
+registries frozen out of its sight while a command runs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from clmgit_sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 
 from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends
-from clmgit.machine import RENDER_COLLECTION_THRESHOLD, spaced_collections
+from clmgit.machine import (
+    RENDER_COLLECTION_THRESHOLD,
+    collection_paused,
+    owned_heap,
+    spaced_collections,
+)
 from clmgit.model import Cluster
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.workspace import open_workspace
@@ -38,3 +44,19 @@ def test_a_reconcile_renders_with_spaced_collections(fleet: Fleet) -> None:
 
     assert seen and set(seen) == {max(before[0], RENDER_COLLECTION_THRESHOLD)}
     assert gc.get_threshold() == before
+
+
+def test_a_kept_read_is_frozen_only_inside_an_owned_heap_and_until_it_ends() -> None:
+    with collection_paused(keep=True):
+        outside = [{"record": i} for i in range(100)]
+    assert gc.get_freeze_count() == 0  # a library call: the caller's heap is not ours
+    with owned_heap():
+        with collection_paused(keep=True):
+            inside = [{"record": i} for i in range(100)]
+        assert gc.get_freeze_count() > 0
+        with collection_paused(keep=True):  # the next round's read: the last freeze handed back
+            again = [{"record": i} for i in range(100)]
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    assert len(outside) == len(inside) == len(again) == 100

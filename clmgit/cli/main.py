@@ -19,6 +19,7 @@ from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
+from clmgit.machine import owned_heap
 from clmgit.output import emit_error
 
 app = typer.Typer(
@@ -111,7 +112,8 @@ def main() -> None:
     verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"})
                   for a in sys.argv[1:])
     try:
-        _click_command()(prog_name="clmgit", standalone_mode=True)
+        with owned_heap():
+            _click_command()(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:
         if verbose:
             _print_traceback()
@@ -131,9 +133,6 @@ def main() -> None:
         sys.exit(3)
     finally:
         sys.stdout.flush()
-        records = sys.modules.get("clmgit.registry.records")
-        if records is not None:  # a command that read no registry froze nothing
-            records.release_frozen()
 
 
 def _print_traceback() -> None:

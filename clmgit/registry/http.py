@@ -26,6 +26,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from clmgit.errors import RegistryError
+from clmgit.machine import collection_paused
 from clmgit.model import (
     Cluster,
     ClusterStatus,
@@ -35,7 +36,7 @@ from clmgit.model import (
     status_to_dict,
 )
 from clmgit.registry import LeaseLost, RegistryUnavailable, holder_is_dead
-from clmgit.registry.records import check_record, check_registry, collection_paused
+from clmgit.registry.records import check_record, check_registry
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
 
 TOKEN_ENV = "CLMGIT_REGISTRY_TOKEN"

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import gc
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -30,6 +28,7 @@ import yaml
 
 from clmgit.cache import memo_json, memo_pickle
 from clmgit.errors import RegistryError
+from clmgit.machine import collection_paused
 from clmgit.model import Cluster, Scalar, is_karpenter, parse_cluster
 from clmgit.urls import url_host
 
@@ -236,56 +235,6 @@ def _known(mapping: dict[Any, Any], keys: frozenset[str], where: str) -> None:
             near = difflib.get_close_matches(str(key), sorted(keys), n=1)
             hint = f"; did you mean {near[0]!r}?" if near else f" (keys: {', '.join(sorted(keys))})"
             raise RegistryError(f"{where}: unknown key {str(key)!r}{hint}")
-
-
-@contextmanager
-def collection_paused(*, keep: bool = False) -> Iterator[None]:
-    """No cyclic garbage collection while a whole registry is decoded and parsed. Those are
-    hundreds of thousands of new objects that all stay alive, and each full collection the
-    allocations trigger walks every object so far: with it, listing 5,000 records took twice as
-    long. What little cyclic garbage is made meanwhile is collected once the collector resumes.
-
-    With `keep` (a registry the process holds on to: the file registry's records), what is
-    alive at the end is moved out of the collector's sight (`gc.freeze`): otherwise the
-    collections that the next allocations trigger walk the records again and again — a third of
-    `reconcile`'s time with 10,000 clusters in sync. Records carry no cycles, so reference
-    counting still frees them. The freeze lasts until the command ends (`release_frozen`) or
-    the same command reads the registry again (a controller's next round): that read first
-    hands what the last one froze back to the collector and collects it once, so no cyclic
-    garbage frozen with the records outlives the next read."""
-    global _frozen
-    if keep and _frozen:
-        # Cyclic garbage alive at the last freeze (a finished round's repository objects,
-        # each holding a git process's pipes) was frozen with the records: collect it now, or
-        # a long-running process that reads the registry every round would never free it.
-        release_frozen()
-        gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if keep:
-            gc.freeze()
-            _frozen = True
-        if was_enabled:
-            gc.enable()
-
-
-#: Whether `collection_paused(keep=True)` froze the heap and nothing released it since. A flag
-#: of our own: `gc.get_freeze_count` walks every frozen object to count them.
-_frozen = False
-
-
-def release_frozen() -> None:
-    """Hand what a registry read froze back to the collector (`gc.unfreeze`, which costs
-    nothing). The entry point calls it when a command ends: a process that runs commands one
-    after another (a test session, a program embedding clmgit) then starts each with nothing
-    frozen, instead of paying the next read's full collection of everything it holds."""
-    global _frozen
-    if _frozen:
-        gc.unfreeze()
-        _frozen = False
 
 
 def check_registry(clusters: list[Cluster], name: str) -> list[Cluster]:

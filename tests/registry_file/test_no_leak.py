@@ -1,13 +1,14 @@
 """A process that runs command after command (a test session, a program embedding clmgit) keeps
 nothing of a finished one: its git processes' pipes are closed when its repositories are dropped,
 and the heap a registry read froze (`collection_paused(keep=True)`) is handed back to the
-collector when the command ends."""
+collector when the command ends. A read outside a command (a library call) freezes nothing."""
 
 from __future__ import annotations
 
 import gc
 import os
 
+from clmgit.registry.file import FileRegistry
 from tests.helpers.cli import run_cli
 from tests.helpers.fleet import Fleet
 
@@ -28,4 +29,9 @@ def test_repeated_commands_in_one_process_leave_no_descriptors(fleet: Fleet) -> 
 
 def test_a_finished_command_leaves_nothing_frozen(fleet: Fleet) -> None:
     assert run_cli("--repo", str(fleet.path), "status").code == 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_library_read_leaves_nothing_frozen(fleet: Fleet) -> None:
+    assert FileRegistry(fleet.path / "clusters.yaml").clusters()
     assert gc.get_freeze_count() == 0
