@@ -14,8 +14,9 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from clmgit_sandbox import moto_shims
 
@@ -46,21 +47,57 @@ def moto_server(*, set_environment: bool = True, port: int = 0) -> Iterator[str]
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
     patches = moto_shims.Patcher()
     moto_shims.install(patches)
+    _count_changes(patches)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
     saved = {name: os.environ.get(name) for name in (*_FOREIGN, *aws_environment(endpoint))}
+    global _serving
     try:
         if set_environment:
             _update(os.environ, {name: None for name in _FOREIGN})
             _update(os.environ, aws_environment(endpoint))
+            _serving += 1
         yield endpoint
     finally:
+        if set_environment:
+            _serving -= 1
         server.stop()
         patches.undo()
         if set_environment:
             _update(os.environ, saved)
+
+
+#: How many requests that may change something (every action but Describe*, List* and Get*)
+#: the moto of this process has answered; and how many `moto_server`s that boto3 is pointed at
+#: run in this process.
+_changes = 0
+_serving = 0
+_READS = ("Describe", "List", "Get")
+
+
+def _count_changes(mp: moto_shims.Patcher) -> None:
+    from moto.core.responses import BaseResponse
+
+    answer = BaseResponse.call_action
+
+    def call_action(self: BaseResponse) -> Any:
+        global _changes
+        try:
+            return answer(self)
+        finally:  # counted once answered, so a reader that sees the count sees the change
+            if not self._get_action().startswith(_READS):
+                _changes += 1
+
+    mp.setattr(BaseResponse, "call_action", call_action)
+
+
+def moto_changes() -> Callable[[], int] | None:
+    """A reading of the count of changing requests when boto3 talks to a moto in this process,
+    which is what lets a poller (the node simulator) skip asking moto while nothing changed;
+    None otherwise (moto in another process: ask every time)."""
+    return (lambda: _changes) if _serving else None
 
 
 def publish_image(name: str, owner: str, *, public: bool = True,

@@ -16,6 +16,7 @@ import boto3
 from clmgit.adapters.aws.autoscaling import AutoScalingPools
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
+from clmgit_sandbox.aws import moto_changes
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubeapi.kubeconfig import document, named_entries, write_kubeconfig
 from clmgit_sandbox.kubelet import Kubelet
@@ -37,7 +38,8 @@ class LocalFleet:
             self.servers[cluster.id] = server
             pools = AutoScalingPools(boto3.Session(region_name=cluster.region),
                                      layout=self.layout)
-            self.kubelets[cluster.id] = Kubelet(server, pools, cluster).start()
+            self.kubelets[cluster.id] = Kubelet(server, pools, cluster,
+                                                cloud_changes=moto_changes()).start()
         self._write_kubeconfig()
         return self
 

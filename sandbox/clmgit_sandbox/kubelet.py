@@ -28,7 +28,9 @@ Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the
 any request or write the emulator sees, and otherwise backs off (doubling, up to `idle`
 seconds) while passes change nothing: an idle sandbox would else spend half a core asking moto
 for instances 20 times a second. A change only moto sees (an instance launched) is noticed
-within `idle` seconds, or at once when a client asks the emulator, as a waiting engine does.
+within `idle` seconds, or at once when a client asks the emulator, as a waiting engine does —
+or, given `cloud_changes` (moto in this process counts its changing requests), within
+`interval`, and then passes ask moto for instances only after such a request.
 Objects are written straight into the emulator (`seed`, `remove`), not through the API, so the
 emulator's `stats` count only what the code under test does.
 """
@@ -67,9 +69,12 @@ class Kubelet:
     def __init__(self, server: KubeAPIServer, pools: NodePoolBackend, cluster: Cluster, *,
                  pool_names: Sequence[str] | None = None,
                  refresh: Callable[[], Cluster] | None = None,
-                 clock: Callable[[], float] = time.time, slow_seconds: float = 5.0) -> None:
+                 clock: Callable[[], float] = time.time, slow_seconds: float = 5.0,
+                 cloud_changes: Callable[[], object] | None = None) -> None:
         """`refresh`, if given, is asked for the cluster's record before every pass, so that
-        pools added to the registry get nodes (standalone, beside a registry that changes)."""
+        pools added to the registry get nodes (standalone, beside a registry that changes).
+        `cloud_changes`, if given, reads a token that changes whenever the instances may have
+        (`aws.moto_changes`): passes ask the node pools only then, and the thread wakes."""
         self.server = server
         self.pools = pools
         self.cluster = cluster
@@ -82,14 +87,15 @@ class Kubelet:
         self.slow_seconds = slow_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._cloud_changes = cloud_changes
+        self._instances_read: tuple[object, tuple[str, ...]] | None = None  # at which token
+        self._instances: dict[tuple[str, str], Instance] = {}
 
     def sync(self) -> None:
         if self._refresh is not None:
             self.cluster = self._refresh()
             self.pool_names = [p.name for p in self.cluster.node_pools]
-        running = {(pool, i.id): i for pool in self.pool_names
-                   for i in self.pools.pool_state(self.cluster, pool).instances
-                   if not i.lifecycle_state.startswith("Terminat")}
+        running = self._running()
         store = self.server.cluster.store
         with store.lock:  # one atomic step, as far as clients can tell
             inputs = (store.revision, running, frozenset(self.volumes), tuple(self.pool_names),
@@ -108,6 +114,18 @@ class Kubelet:
             # A pass that wrote nothing, with no slow pod to wait for: the world is settled.
             if store.revision == inputs[0] and not slow:
                 self._last_inputs = inputs
+
+    def _running(self) -> dict[tuple[str, str], Instance]:
+        """The pools' running instances by (pool, id); asked of the node pools unless the cloud
+        says nothing changed since the last time."""
+        token = None if self._cloud_changes is None else self._cloud_changes()
+        seen = (token, tuple(self.pool_names))
+        if token is None or seen != self._instances_read:
+            self._instances = {(pool, i.id): i for pool in self.pool_names
+                               for i in self.pools.pool_state(self.cluster, pool).instances
+                               if not i.lifecycle_state.startswith("Terminat")}
+            self._instances_read = seen
+        return self._instances
 
     def start(self, interval: float = 0.05, *, idle: float = 2.0) -> Kubelet:
         self._stop.clear()
@@ -141,11 +159,13 @@ class Kubelet:
             if self._wait(settled, backoff, interval):
                 backoff = interval
 
-    def _activity(self) -> tuple[int, int]:
-        """What moves when anyone uses the emulator: its revision and its request count."""
-        return self.server.cluster.store.revision, sum(self.server.stats.by_verb.values())
+    def _activity(self) -> tuple[int, int, object]:
+        """What moves when anyone uses the emulator (its revision and its request count) or, if
+        the kubelet can tell, changes the instances."""
+        cloud = None if self._cloud_changes is None else self._cloud_changes()
+        return self.server.cluster.store.revision, sum(self.server.stats.by_verb.values()), cloud
 
-    def _wait(self, settled: tuple[int, int], seconds: float, interval: float) -> bool:
+    def _wait(self, settled: tuple[int, int, object], seconds: float, interval: float) -> bool:
         """Wait up to `seconds`, looking every `interval`; True if the emulator saw a request
         or a write meanwhile (a cheap look, unlike a pass, which asks the node pools)."""
         deadline = time.monotonic() + seconds

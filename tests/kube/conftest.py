@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from clmgit_sandbox.aws import ACCOUNT, REGION
+from clmgit_sandbox.aws import ACCOUNT, REGION, moto_changes
 from clmgit_sandbox.doubles import FakeClock
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubelet import Kubelet
@@ -78,7 +78,7 @@ def pools(moto_endpoint: str, clock: FakeClock) -> AutoScalingPools:
 def kubelet(server: KubeAPIServer, pools: AutoScalingPools, cluster: Cluster,
             clock: FakeClock) -> Kubelet:
     """Synced whenever the engine sleeps on the fake clock."""
-    sim = Kubelet(server, pools, cluster)
+    sim = Kubelet(server, pools, cluster, cloud_changes=moto_changes())
     clock.on_sleep = lambda _: sim.sync()
     return sim
 

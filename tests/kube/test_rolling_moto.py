@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from clmgit_sandbox.aws import moto_changes
 from clmgit_sandbox.doubles import FakeClock
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.kubeapi.fixtures import make_pdb, make_replicaset
@@ -127,7 +128,7 @@ def test_a_removed_pool_is_drained_and_its_instances_terminated(
     server: KubeAPIServer, clock: FakeClock
 ) -> None:
     apply_pool(stacks, cluster, desired=2)
-    sim = Kubelet(server, pools, cluster, pool_names=["default"])
+    sim = Kubelet(server, pools, cluster, pool_names=["default"], cloud_changes=moto_changes())
     sim.sync()
     server.seed(make_replicaset("web", labels={"app": "web"}, replicas=2))
     sim.sync()

@@ -1,5 +1,6 @@
 """The node simulator's thread: idle, it stops asking the node pools (an idle sandbox costs no
-CPU); a request to the emulator wakes it at once, so nothing that waits on it is slower."""
+CPU); a request to the emulator wakes it at once, so nothing that waits on it is slower; given a
+token of the cloud's changes, it asks the pools only after one, and the token wakes it too."""
 
 from __future__ import annotations
 
@@ -86,3 +87,23 @@ def test_a_request_wakes_an_idle_simulator(world: World) -> None:
     pools.set_desired_capacity(GROUP.name, 3)
     core = client.CoreV1Api(api)
     _until(lambda: len(core.list_node().items) == 3, 10, "the third node")
+
+
+def test_given_a_change_token_the_pools_are_asked_only_after_a_change(tmp_path: Path) -> None:
+    pools = CountingPools()
+    pools.add_group(CLUSTER, "workers", GROUP)
+    changes = [0]
+    with KubeAPIServer() as server, Kubelet(server, pools, CLUSTER,
+                                            cloud_changes=lambda: changes[0]).start(idle=IDLE):
+        _until(lambda: len(server.objects("v1", "Node")) == 2, 10, "two nodes")
+        api = config.new_client_from_config(str(server.write_kubeconfig(tmp_path / "kc")))
+        asked = len(pools.asked)
+        for _ in range(5):  # requests wake passes, and none asks the pools while nothing changed
+            client.CoreV1Api(api).list_node()
+            time.sleep(0.1)
+        assert len(pools.asked) == asked
+        pools.set_desired_capacity(GROUP.name, 3)
+        changes[0] += 1
+        # No request to the emulator: the token alone wakes the simulator, long before IDLE.
+        _until(lambda: len(server.objects("v1", "Node")) == 3, 5, "the third node")
+        assert len(pools.asked) == asked + 1
