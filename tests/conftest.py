@@ -5,6 +5,7 @@ only, and registry backends. Helpers that are not fixtures are in tests/helpers/
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -40,6 +41,21 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
     """Keep clmgit's cache (parsed registries, repo mirrors) out of the user's home."""
     mp = pytest.MonkeyPatch()
     mp.setenv("CLMGIT_CACHE_DIR", str(tmp_path_factory.mktemp("clmgit-cache")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_model_reader() -> Iterator[None]:
+    """Every botocore session of the test process shares one reader of service models, as
+    clmgit's own sessions do (`session_for`): the tests make a session wherever they look at
+    moto, and each new one parsed `endpoints.json` and every service model again — a seventh of
+    the kubernetes-on-aws takeover test."""
+    import botocore.loaders
+    import botocore.session
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(botocore.session, "create_loader", functools.cache(botocore.loaders.create_loader))
     yield
     mp.undo()
 

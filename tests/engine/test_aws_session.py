@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import botocore.loaders
+import botocore.session
 import pytest
 
 from clmgit.adapters.aws.session import make_client, session_for
@@ -14,6 +15,8 @@ from tests.helpers.configrepo import cluster as make_cluster
 
 def test_each_cluster_gets_its_region_and_the_models_are_read_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new reader per botocore session, as outside the tests (conftest.py shares one).
+    monkeypatch.setattr(botocore.session, "create_loader", botocore.loaders.create_loader)
     frankfurt = dataclasses.replace(make_cluster(id="a"), region="eu-central-1")
     dublin = dataclasses.replace(make_cluster(id="b"), region="eu-west-1")
     make_client(session_for(frankfurt), "ec2")  # whatever an earlier test left unread
