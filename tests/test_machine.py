@@ -13,6 +13,7 @@ from clmgit.machine import (
     RENDER_COLLECTION_THRESHOLD,
     collection_paused,
     owned_heap,
+    release_frozen,
     spaced_collections,
 )
 from clmgit.model import Cluster
@@ -46,7 +47,7 @@ def test_a_reconcile_renders_with_spaced_collections(fleet: Fleet) -> None:
     assert gc.get_threshold() == before
 
 
-def test_a_kept_read_is_frozen_only_inside_an_owned_heap_and_until_it_ends() -> None:
+def test_a_kept_read_is_frozen_only_inside_an_owned_heap_until_released() -> None:
     with collection_paused(keep=True):
         outside = [{"record": i} for i in range(100)]
     assert gc.get_freeze_count() == 0  # a library call: the caller's heap is not ours
@@ -57,6 +58,9 @@ def test_a_kept_read_is_frozen_only_inside_an_owned_heap_and_until_it_ends() -> 
         with collection_paused(keep=True):  # the next round's read: the last freeze handed back
             again = [{"record": i} for i in range(100)]
         assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() > 0  # the process exits next: its last collection skips them
+    release_frozen()
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
     assert len(outside) == len(inside) == len(again) == 100
+

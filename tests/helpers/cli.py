@@ -7,6 +7,8 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
+from clmgit.machine import release_frozen
+
 
 @dataclass
 class Result:
@@ -30,4 +32,5 @@ def run_cli(*args: str) -> Result:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         sys.argv = old_argv
+        release_frozen()  # what the end of the command's process would do
     return Result(code, out.getvalue(), err.getvalue())
