@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
+import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -50,6 +53,25 @@ def process_is_gone(pid: int, namespace: str) -> bool:
     except OSError:  # alive, another user's
         return False
     return False
+
+
+#: prctl(2)'s option that asks for a signal when the parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """In a process just forked from `parent`: be killed (SIGKILL) the moment `parent` dies, on
+    Linux through prctl's PR_SET_PDEATHSIG; exit now if it is gone already. A killed run's
+    workers and compile helpers would otherwise go on rendering and writing to the cache — into
+    a directory its caller may be removing (the demo's, on Ctrl-C, came back). Elsewhere only
+    the check now; the callers keep their own checks of the parent."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to ask: the check below still holds
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 @contextmanager

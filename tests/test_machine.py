@@ -4,6 +4,10 @@ registries frozen out of its sight while a command runs."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from clmgit_sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 
@@ -64,3 +68,33 @@ def test_a_kept_read_is_frozen_only_inside_an_owned_heap_until_released() -> Non
     assert gc.isenabled()
     assert len(outside) == len(inside) == len(again) == 100
 
+
+def test_a_forked_child_dies_with_its_parent() -> None:
+    script = (
+        "import os, time\n"
+        "from clmgit.machine import die_with_parent\n"
+        "parent = os.getpid()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    die_with_parent(parent)\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+        "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.kill()  # SIGKILL: nothing in the parent runs, its children are not told
+    parent.wait()
+    deadline = time.monotonic() + 10  # without the parent-death signal: 60 s
+    while not _gone(child):
+        assert time.monotonic() < deadline, "the child outlived its parent"
+        time.sleep(0.01)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"  # dead, waiting for init to reap it

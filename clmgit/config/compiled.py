@@ -31,6 +31,7 @@ import jinja2
 
 from clmgit.cache import cache_dir
 from clmgit.config.cache import LruCache
+from clmgit.machine import die_with_parent
 
 MAX_AGE = 30 * 86400  # seconds
 #: Fewer templates than this to compile are compiled by the renderer alone (a fork costs more).
@@ -164,7 +165,7 @@ def compile_ahead(env: jinja2.Environment, sources: Sequence[tuple[str, str]], *
     Returns how many helpers were started (none without a disk cache, a fork, or enough to do).
 
     A helper only compiles and writes files; it ends on its own, at the latest after
-    `AHEAD_LIMIT` seconds, and is reaped by a daemon thread."""
+    `AHEAD_LIMIT` seconds or with its parent, and is reaped by a daemon thread."""
     disk = COMPILED._disk_cache()
     if disk is None or helpers < 1 or not hasattr(os, "fork"):
         return 0
@@ -177,9 +178,11 @@ def compile_ahead(env: jinja2.Environment, sources: Sequence[tuple[str, str]], *
     except OSError:
         return 0
     backwards = todo[::-1]
+    parent = os.getpid()
     for n in range(helpers):
         pid = os.fork()
         if pid == 0:
+            die_with_parent(parent)
             _compile_share(env, backwards[n::helpers], disk, COMPILED.fingerprint)
         threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True,
                          name="clmgit-compile-reaper").start()

@@ -33,6 +33,7 @@ from typing import Any
 
 from clmgit.engine.port import ChangeReport, ClusterEngine
 from clmgit.errors import ApplyError, ClmgitError
+from clmgit.machine import die_with_parent
 from clmgit.model import Cluster
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,7 @@ class _Pool:
 def _serve(engine: ClusterEngine, tasks: Any, answers: Any, threads: int, parent: int) -> None:
     """A worker: `threads` threads take calls until a stop sign; the worker exits at once when
     its parent is gone."""
+    die_with_parent(parent)
     # Ctrl-C reaches the whole process group: the parent alone decides, and stops the work
     # through the run's shared stop event (SIGINT here would kill the worker mid-call).
     for sig in (signal.SIGINT, signal.SIGTERM):
