@@ -82,8 +82,9 @@ def test_diff_renders_in_the_repositorys_layout(tmp_path) -> None:
 
 
 def test_a_cf_manifest_that_renders_empty_is_no_stack_in_render(tmp_path) -> None:
+    from clmgit_sandbox.doubles import StaticConfigSource
+
     from clmgit.config.render import render_cluster
-    from clmgit.config.source import StaticConfigSource
     from clmgit.layout import CLM_LAYOUT
     from clmgit.model import parse_cluster
 

@@ -280,19 +280,3 @@ class DirectoryConfigSource:
     @staticmethod
     def _path(rel: str, name: str) -> str:
         return posixpath.normpath(posixpath.join(CONFIG_DIR, rel, name))
-
-
-class StaticConfigSource:
-    """Trees held in memory, by SHA: the in-memory fake of the seam, for tests."""
-
-    def __init__(self, trees: Mapping[str, Mapping[str, bytes | str]]) -> None:
-        self._trees = {
-            sha: ConfigTree(sha, {p: d.encode() if isinstance(d, str) else d for p, d in f.items()})
-            for sha, f in trees.items()
-        }
-
-    def files(self, sha: str) -> ConfigTree:
-        try:
-            return self._trees[sha]
-        except KeyError:
-            raise GitError(f"commit {sha} does not exist") from None

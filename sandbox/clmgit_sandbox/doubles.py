@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from clmgit.config.source import CONFIG_DIR, ConfigTree
 from clmgit.engine.kube import (
     CRDS,
     NAMESPACES,
@@ -42,7 +43,7 @@ from clmgit.engine.stacks import (
     StackTemplate,
     diff_resources,
 )
-from clmgit.errors import ApplyError
+from clmgit.errors import ApplyError, GitError
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 from clmgit.stacknames import node_pool_stack_name
@@ -50,6 +51,25 @@ from clmgit_sandbox.kubeapi.patch import merge_patch
 from clmgit_sandbox.kubeapi.selectors import matches_labels, parse_label_selector
 
 # --- time -----------------------------------------------------------------------------------
+
+
+class StaticConfigSource:
+    """The `ConfigSource` seam in memory: trees by SHA, of which it holds, as git does, only
+    what is below `cluster/`, in git's order."""
+
+    def __init__(self, trees: Mapping[str, Mapping[str, bytes | str]]) -> None:
+        self._trees = {
+            sha: ConfigTree(sha, {p: d.encode() if isinstance(d, str) else d
+                                  for p, d in sorted(files.items())
+                                  if p.startswith(f"{CONFIG_DIR}/")})
+            for sha, files in trees.items()
+        }
+
+    def files(self, sha: str) -> ConfigTree:
+        try:
+            return self._trees[sha]
+        except KeyError:
+            raise GitError(f"commit {sha} does not exist") from None
 
 
 class FakeClock:

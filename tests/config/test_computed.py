@@ -13,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 from clmgit_sandbox.clmaccount import INSTANCE_TYPES, MemoryClmAccount, certificate
+from clmgit_sandbox.doubles import StaticConfigSource
 
 from clmgit.accounts import ClmAccount as ClmAccountPort
 from clmgit.accounts import Subnet, Vpc
@@ -30,7 +31,7 @@ from clmgit.config.computed import (
 )
 from clmgit.config.gofmt import GoPointer
 from clmgit.config.render import ClusterRenderer, render_cluster
-from clmgit.config.source import ConfigTree, StaticConfigSource
+from clmgit.config.source import ConfigTree
 from clmgit.config.values import placeholder_values
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool

@@ -7,11 +7,12 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from clmgit_sandbox.doubles import StaticConfigSource
 
 from clmgit.config.deletions import Deletion
 from clmgit.config.output import render_text
 from clmgit.config.render import cluster_renderer, render_cluster
-from clmgit.config.source import GitConfigSource, StaticConfigSource
+from clmgit.config.source import GitConfigSource
 from clmgit.config.values import placeholder_values, with_outputs
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool

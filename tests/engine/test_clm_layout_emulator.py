@@ -8,12 +8,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from clmgit_sandbox.doubles import FakeClock, FakeNodePools, FakeStacks
+from clmgit_sandbox.doubles import FakeClock, FakeNodePools, FakeStacks, StaticConfigSource
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from kubernetes import client
 
 from clmgit.adapters.kube import KubeAPI
-from clmgit.config.source import StaticConfigSource
 from clmgit.config.values import placeholder_values
 from clmgit.engine.cluster import Backends, Engine
 from clmgit.engine.karpenter import remove_orphans

@@ -10,9 +10,15 @@ from typing import Any
 
 import pytest
 from clmgit_sandbox.clmaccount import MemoryClmAccount
-from clmgit_sandbox.doubles import FakeClock, FakeKube, FakeNodePools, FakeStack, FakeStacks
+from clmgit_sandbox.doubles import (
+    FakeClock,
+    FakeKube,
+    FakeNodePools,
+    FakeStack,
+    FakeStacks,
+    StaticConfigSource,
+)
 
-from clmgit.config.source import StaticConfigSource
 from clmgit.config.values import placeholder_values
 from clmgit.engine.clmstacks import ETCD_STACK_POLICY
 from clmgit.engine.cluster import Backends, Engine

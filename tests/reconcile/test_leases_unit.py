@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from clmgit_sandbox.configtree import cluster_tree
-from clmgit_sandbox.doubles import FakeClock
+from clmgit_sandbox.doubles import FakeClock, StaticConfigSource
 
-from clmgit.config.source import StaticConfigSource
 from clmgit.engine.cluster import Engine
 from clmgit.engine.guard import LeaseExpired
 from clmgit.model import Cluster, parse_cluster

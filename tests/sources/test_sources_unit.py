@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from clmgit_sandbox.configrepo import cluster_record
+from clmgit_sandbox.doubles import StaticConfigSource
 
 from clmgit.config.composed import ComposedRenderer
-from clmgit.config.source import StaticConfigSource
 from clmgit.errors import ConfigError
 from clmgit.layout import DEFAULT, MAIN, Source, Sources, load_settings, parse_sources
 from clmgit.model import (
