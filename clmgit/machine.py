@@ -64,7 +64,10 @@ def die_with_parent(parent: int) -> None:
     Linux through prctl's PR_SET_PDEATHSIG; exit now if it is gone already. A killed run's
     workers and compile helpers would otherwise go on rendering and writing to the cache — into
     a directory its caller may be removing (the demo's, on Ctrl-C, came back). Elsewhere only
-    the check now; the callers keep their own checks of the parent."""
+    the check now; the callers keep their own checks of the parent. Linux sends the signal when
+    the *thread* that forked ends, so fork from one that outlives the child's work (the engine's
+    workers are started by the run's thread; a compile helper, whose work is optional, by the
+    rendering one)."""
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
