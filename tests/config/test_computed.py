@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import io
 import tarfile
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -319,7 +320,7 @@ def _empty_bucket(s3: Any, bucket: str) -> None:
 
 
 @pytest.fixture
-def moto_account(moto_endpoint: str) -> dict[str, Any]:
+def moto_account(moto_endpoint: str) -> Iterator[dict[str, Any]]:
     """A VPC with tagged subnets (one with IPv6), KMS keys, an ACM certificate, on moto."""
     session = boto3.Session(region_name="eu-central-1")
     ec2, kms, acm = (session.client(s) for s in ("ec2", "kms", "acm"))
@@ -349,9 +350,12 @@ def moto_account(moto_endpoint: str) -> dict[str, Any]:
         KeyId=files_key, Plaintext=SECRET.encode())["CiphertextBlob"]).decode()
     cert_arn = acm.import_certificate(**self_signed("kube-1.example.org"))["CertificateArn"]
     _empty_bucket(session.client("s3"), "cluster-lifecycle-manager-123456789012-eu-central-1")
-    return {"session": session, "vpc_id": vpc_id, "ipv6": ipv6, "subnets": made,
-            "etcd_key": etcd_key["Arn"], "files_key": files_key, "secret": secret,
-            "cert": cert_arn}
+    yield {"session": session, "vpc_id": vpc_id, "ipv6": ipv6, "subnets": made,
+           "etcd_key": etcd_key["Arn"], "files_key": files_key, "secret": secret,
+           "cert": cert_arn}
+    # moto is shared by the session: another test's certificate for the same host, made within
+    # the same second (X.509 times are whole seconds), would tie with this one's expiry.
+    acm.delete_certificate(CertificateArn=cert_arn)
 
 
 def test_every_computed_value_on_moto(moto_account: dict[str, Any]) -> None:
