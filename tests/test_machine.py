@@ -7,7 +7,6 @@ import gc
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from clmgit_sandbox.doubles import FakeKube, FakeNodePools, FakeStacks
 
@@ -24,6 +23,7 @@ from clmgit.model import Cluster
 from clmgit.reconcile.session import Options, reconcile
 from clmgit.workspace import open_workspace
 from tests.helpers.fleet import Fleet
+from tests.helpers.processes import gone
 
 
 def test_collections_are_spaced_inside_the_block_and_as_before_after_it() -> None:
@@ -87,14 +87,7 @@ def test_a_forked_child_dies_with_its_parent() -> None:
     parent.kill()  # SIGKILL: nothing in the parent runs, its children are not told
     parent.wait()
     deadline = time.monotonic() + 10  # without the parent-death signal: 60 s
-    while not _gone(child):
+    while not gone(child):
         assert time.monotonic() < deadline, "the child outlived its parent"
         time.sleep(0.01)
 
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"  # dead, waiting for init to reap it

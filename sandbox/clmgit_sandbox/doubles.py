@@ -50,7 +50,7 @@ from clmgit.stacknames import node_pool_stack_name
 from clmgit_sandbox.kubeapi.patch import merge_patch
 from clmgit_sandbox.kubeapi.selectors import matches_labels, parse_label_selector
 
-# --- time -----------------------------------------------------------------------------------
+# --- the config repo -----------------------------------------------------------------------
 
 
 class StaticConfigSource:
@@ -70,6 +70,9 @@ class StaticConfigSource:
             return self._trees[sha]
         except KeyError:
             raise GitError(f"commit {sha} does not exist") from None
+
+
+# --- time -----------------------------------------------------------------------------------
 
 
 class FakeClock:

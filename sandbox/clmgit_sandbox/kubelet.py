@@ -118,7 +118,7 @@ class Kubelet:
     def _running(self) -> dict[tuple[str, str], Instance]:
         """The pools' running instances by (pool, id); asked of the node pools unless the cloud
         says nothing changed since the last time."""
-        token = None if self._cloud_changes is None else self._cloud_changes()
+        token = self._cloud_token()
         seen = (token, tuple(self.pool_names))
         if token is None or seen != self._instances_read:
             self._instances = {(pool, i.id): i for pool in self.pool_names
@@ -162,8 +162,12 @@ class Kubelet:
     def _activity(self) -> tuple[int, int, object]:
         """What moves when anyone uses the emulator (its revision and its request count) or, if
         the kubelet can tell, changes the instances."""
-        cloud = None if self._cloud_changes is None else self._cloud_changes()
-        return self.server.cluster.store.revision, sum(self.server.stats.by_verb.values()), cloud
+        return (self.server.cluster.store.revision, sum(self.server.stats.by_verb.values()),
+                self._cloud_token())
+
+    def _cloud_token(self) -> object:
+        """The cloud's change token; None when the kubelet cannot tell (ask every time)."""
+        return None if self._cloud_changes is None else self._cloud_changes()
 
     def _wait(self, settled: tuple[int, int, object], seconds: float, interval: float) -> bool:
         """Wait up to `seconds`, looking every `interval`; True if the emulator saw a request

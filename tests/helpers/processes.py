@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import time
+from pathlib import Path
 
 
 def read_until(process: subprocess.Popen[bytes], marker: str, timeout: float) -> str:
@@ -30,3 +31,12 @@ def stop(process: subprocess.Popen[bytes], signum: int, timeout: float = 60) -> 
     """Send `signum`, wait for the process to end; the rest of its output."""
     process.send_signal(signum)
     return process.communicate(timeout=timeout)[0].decode()
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` is no longer running (ended, or a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"

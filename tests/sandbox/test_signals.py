@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.processes import read_until, stop
+from tests.helpers.processes import gone, read_until, stop
 
 pytestmark = pytest.mark.slow
 
@@ -28,14 +28,6 @@ def _children(pid: int) -> set[int]:
         if int(fields[1]) == pid:
             found.add(int(stat.parent.name))
     return found
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"  # reaped by init later; not running
 
 
 def _temporary_directory(child: int) -> Path:
@@ -64,5 +56,5 @@ def test_a_signal_cleans_up_like_ctrl_c(module: str, marker: str, signum: int) -
     finally:
         rest = stop(process, signum)
     assert process.returncode in (0, 130), rest
-    assert all(_gone(pid) for pid in children)
+    assert all(gone(pid) for pid in children)
     assert not temporary.exists()
