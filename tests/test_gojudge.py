@@ -6,9 +6,10 @@ import base64
 import gzip
 import json
 
-from tests.helpers.gojudge import go_gzip, go_render, reference_dir
+from tests.helpers.data import DATA
+from tests.helpers.gojudge import go_gzip, go_render
 
-REFERENCE = reference_dir()
+REFERENCE = DATA
 
 
 def test_go_fmt_printing_is_go_s_not_python_s() -> None:

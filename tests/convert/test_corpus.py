@@ -8,15 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clmgit_sandbox.corpus import corpus_bundle
 
 from clmgit.config.templates import make_environment
 from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
+from tests.helpers.data import corpus_or_skip
 
-BUNDLE = corpus_bundle()
-if not BUNDLE.exists():
-    pytest.skip(f"the corpus is missing: {BUNDLE}", allow_module_level=True)
+BUNDLE = corpus_or_skip()
 
 
 @pytest.fixture(scope="module")

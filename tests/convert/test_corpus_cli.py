@@ -13,13 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from clmgit_sandbox.corpus import corpus_bundle
 
 from tests.helpers.cli import run_cli
+from tests.helpers.data import corpus_or_skip
 
-BUNDLE = corpus_bundle()
-if not BUNDLE.exists():
-    pytest.skip(f"the corpus is missing: {BUNDLE}", allow_module_level=True)
+BUNDLE = corpus_or_skip()
 
 pytestmark = pytest.mark.slow
 CHANNELS = ("dev", "alpha", "beta", "stable")

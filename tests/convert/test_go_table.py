@@ -4,7 +4,7 @@ refuse (saying why), or — for the few cases where Go prints what clmgit does n
 (`gocases.UNMATCHED`) — the render must fail out loud; where Go fails, clmgit must fail too.
 Never a different text without an error.
 
-The reference cases (shared/reference/go-template-cases.json, Go 1.27 with CLM's function
+The reference cases (tests/data/go-template-cases.json, Go 1.27 with CLM's function
 library) are part of the table; their answers are Go's own, recorded with CLM's functions,
 which the judge does not have.
 """
@@ -17,16 +17,15 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.data import data_path
 from tests.helpers.gocases import UNMATCHED, cases
-from tests.helpers.gojudge import go_render, reference_dir
+from tests.helpers.gojudge import go_render
 from tests.helpers.gotable import Outcome, converted, evaluated, go_outcome
 
-REFERENCE = reference_dir() / "go-template-cases.json"
+REFERENCE = data_path("go-template-cases.json")
 
 
 def _reference() -> list[tuple[str, str, dict[str, Any], Outcome]]:
-    if not REFERENCE.exists():
-        return []
     return [(f"ref_{c['name']}", c["template"], c["data"],
              Outcome(output=c.get("go_output"), error=c.get("go_error")))
             for c in json.loads(REFERENCE.read_text())["cases"]]

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import pytest
 
 from clmgit.config.computed import user_data
 from clmgit.engine.encodings import gunzipped, keep_deployed_encodings
+from tests.helpers.data import data_path
 from tests.helpers.gojudge import go_gzip
 
-#: `shared/reference` beside the project, or beside a folder holding it (a git worktree).
-REFERENCE = next((p / "shared" / "reference" / "go-gzip-vectors.json"
-                  for p in Path(__file__).parents[2].parents
-                  if (p / "shared" / "reference").is_dir()), Path("go-gzip-vectors.json"))
+REFERENCE = data_path("go-gzip-vectors.json")
 TEXT = "#cloud-config\nwrite_files:\n  - path: /etc/kubernetes/pool\n    content: workers\n"
 
 
@@ -81,7 +78,6 @@ def test_something_that_only_looks_like_gzip_is_left_alone(value: str) -> None:
     assert keep_deployed_encodings(rendered, template(go_user_data(TEXT))) == rendered
 
 
-@pytest.mark.skipif(not REFERENCE.exists(), reason="shared/reference is missing")
 def test_the_reference_vectors_of_go_are_recognised_as_the_same_content() -> None:
     cases = json.loads(REFERENCE.read_text())["cases"]
     for case in cases:

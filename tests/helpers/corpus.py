@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import pytest
 from clmgit_sandbox.clmaccount import MemoryClmAccount, certificate
 from clmgit_sandbox.corpus import corpus_bundle
 
@@ -27,6 +26,7 @@ from clmgit.convert.migrate import read_source
 from clmgit.convert.tree import convert_tree
 from clmgit.model import Cluster
 from tests.helpers.configrepo import cluster
+from tests.helpers.data import corpus_or_skip
 
 BUNDLE = corpus_bundle()
 VPC_ID = "vpc-0123456789abcdef0"
@@ -40,8 +40,7 @@ OUTPUTS = {"stack_outputs": {"EtcdEncryptionKey": "0123-4567",
 
 def corpus_files(tmp: Path, branch: str = "dev") -> dict[str, str]:
     """`cluster/` of the corpus at `branch`: path → text. Skips when the corpus is absent."""
-    if not BUNDLE.exists():
-        pytest.skip(f"the corpus is not at {BUNDLE}")
+    corpus_or_skip()
     repo = tmp / "koa.git"
     if not repo.exists():
         subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(repo)], check=True)

@@ -4,15 +4,16 @@ tests/conftest.py): the backend names, the token the servers accept, and records
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from clmgit_sandbox.configrepo import cluster_record
 
+from tests.helpers.data import data_path
+
 BACKENDS = ("file", "sqlite", "postgresql")
 TOKEN = "test-registry-token"
 #: CLM's cluster registry API (Swagger 2), which the server's API is held to.
-CLM_SPEC = Path(__file__).parents[1] / "registry_http" / "data" / "clm-cluster-registry.yaml"
+CLM_SPEC = data_path("clm-cluster-registry.yaml")
 
 #: `make_registry(backend, records)` → the `--registry` spec of a registry holding `records`.
 MakeRegistry = Callable[[str, list[dict[str, Any]]], str]

@@ -8,18 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
-from clmgit_sandbox.corpus import corpus_bundle
 
 from clmgit.adapters.git import GitRepo
 from clmgit.promotion.content import contains
 from tests.helpers.cli import run_cli
+from tests.helpers.data import corpus_or_skip
 
-BUNDLE = corpus_bundle()
+BUNDLE = corpus_or_skip()
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not BUNDLE.exists(), reason=f"the corpus is absent ({BUNDLE})"),
-]
+pytestmark = pytest.mark.slow
 
 
 def git(path: Path, *args: str) -> str:

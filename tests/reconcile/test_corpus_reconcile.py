@@ -23,7 +23,6 @@ import boto3
 import pytest
 from clmgit_sandbox.aws import REGION, publish_image
 from clmgit_sandbox.configrepo import example_channels
-from clmgit_sandbox.corpus import corpus_bundle
 from clmgit_sandbox.fleet import LocalFleet
 
 from clmgit.adapters.aws.clmaccount import ClmAccount
@@ -41,11 +40,10 @@ from clmgit.stacknames import node_pool_stack_name
 from tests.helpers.aws import all_groups, all_objects, all_stack_summaries
 from tests.helpers.certs import self_signed
 from tests.helpers.cli import run_cli
+from tests.helpers.data import corpus_or_skip
 from tests.helpers.gojudge import go_gzip
 
-BUNDLE = corpus_bundle()
-if not BUNDLE.exists():
-    pytest.skip(f"the corpus is missing: {BUNDLE}", allow_module_level=True)
+BUNDLE = corpus_or_skip()
 
 pytestmark = pytest.mark.slow
 

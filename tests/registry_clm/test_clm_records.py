@@ -1,10 +1,10 @@
 """Registry records read, hashed and written as CLM reads, hashes and writes them.
 
-The expected versions come from two places: the shared vectors (`clm-hash-vectors.json`, measured
-by running CLM's own `api.Cluster.Version`), and, for this project's own records, a reference
-encoder written here from CLM's byte layout (api/cluster.go) over the values CLM's decoders
-produce — the table of each record states those values explicitly, so the parser under test is
-checked against what yaml.v2 / encoding/json make of the record, not against itself.
+The expected versions come from two places: CLM's vectors (`tests/data/clm-hash-vectors.json`,
+measured by running CLM's own `api.Cluster.Version`), and, for this project's own records, a
+reference encoder written here from CLM's byte layout (api/cluster.go) over the values CLM's
+decoders produce — the table of each record states those values explicitly, so the parser under
+test is checked against what yaml.v2 / encoding/json make of the record, not against itself.
 """
 
 from __future__ import annotations
@@ -24,12 +24,9 @@ from clmgit.model import Cluster, desired_version, parse_cluster
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.records import check_registry
 from tests.helpers.clm_records import BASE, OWN, SHA, clm_version, decoded, own_record
+from tests.helpers.data import data_json
 
-VECTORS = json.loads(
-    (Path(__file__).parents[3] / "shared" / "reference" / "clm-hash-vectors.json").read_text()
-    if (Path(__file__).parents[3] / "shared").is_dir()
-    else Path("/work/shared/reference/clm-hash-vectors.json").read_text()
-)["vectors"]
+VECTORS = data_json("clm-hash-vectors.json")["vectors"]
 
 
 

