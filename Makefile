@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-fast demo sandbox kubectl bench lint clean
+.PHONY: install test test-fast demo sandbox kubectl bench lint docs docs-serve docs-cli clean
 
 install: $(STAMP)
 
@@ -14,7 +14,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml sandbox/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]' -e './sandbox[browser]'
+	$(PY) -m pip install --quiet -e '.[test,docs]' -e './sandbox[browser]'
 	touch $(STAMP)
 
 # Random test order (pytest-random-order: modules shuffled, and the tests within each); the seed
@@ -50,6 +50,19 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check clmgit sandbox tests bench
 	$(VENV)/bin/mypy --strict clmgit sandbox/clmgit_sandbox
 	$(VENV)/bin/mypy tests bench
+
+# The manual (docs/, MkDocs Material) built into build/site; --strict fails on a broken link or
+# anchor. `docs-serve` previews it at http://127.0.0.1:8000 and rebuilds on every save.
+# `docs-cli` writes the command-line reference from the Typer app (tests/test_cli_reference.py
+# fails when it is stale): run it after changing a command's options.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+docs-cli: $(STAMP)
+	$(PY) scripts/cli_reference.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info sandbox/*.egg-info
