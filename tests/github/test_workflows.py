@@ -504,10 +504,9 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
     }
 
 
-def test_readme_shows_the_reconcile_caller_as_shipped() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## GitHub Actions\n", 1)[1]
-    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_manual_shows_the_reconcile_caller_as_shipped() -> None:
+    page = (ROOT / "docs" / "how-to" / "github-actions.md").read_text()
+    block = page.split("```yaml\n", 1)[1].split("```", 1)[0]
     shown = yaml.safe_load(block)
     shown["on"] = shown.pop(True)
     assert shown == read(EXAMPLES / "reconcile.yml")

@@ -1,6 +1,6 @@
-"""README's table of template variables against a real render of the example config repo: every
-name the table gives exists in a template's context, and every name a template's context has at
-the top is in the table."""
+"""The manual's table of template variables (docs/reference/templates.md) against a real render
+of the example config repo: every name the table gives exists in a template's context, and every
+name a template's context has at the top is in the table."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from clmgit_sandbox.configtree import EXAMPLE_REPO
 from clmgit.config.templates import TemplateSet
 from tests.helpers.cli import run_cli
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-HEADING = "### Template variables of the default layout"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "templates.md"
+HEADING = "## Template variables of the default layout"
 
 
 def table_names() -> list[str]:
-    """The names in the first column of README's table, `a`, `b` split into two."""
-    section = README.read_text().split(HEADING, 1)[1].split("\n#", 1)[0]
+    """The names in the first column of the manual's table, `a`, `b` split into two."""
+    section = PAGE.read_text().split(HEADING, 1)[1].split("\n#", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     return [name for row in rows for name in re.findall(r"`([^`]+)`", row.split("|")[1])]
 
