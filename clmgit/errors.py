@@ -1,6 +1,7 @@
 """The one error hierarchy. Every user-facing error carries one sentence: what is wrong, what to do.
 
-Exit codes (DESIGN.md §3) are attached to the classes and read in one place, `cli.main`.
+Exit codes (docs/reference/exit-codes.md) are attached to the classes and read in one place,
+`cli.main`.
 """
 
 from __future__ import annotations

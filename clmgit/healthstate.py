@@ -1,5 +1,5 @@
-"""Health verdicts (issue #31): the states, the `healthy_in_source` gate of a channel file, and
-how a recorded verdict is judged at a moment.
+"""Health verdicts (docs/how-to/health-gate.md): the states, the `healthy_in_source` gate of a
+channel file, and how a recorded verdict is judged at a moment.
 
 A verdict (`model.Health`, kept in `status.health`) is bound to the version the cluster ran when
 it was observed, and counts only if it was observed after that version's `applied_at`: a value

@@ -92,7 +92,7 @@ def emit(value: Any, fmt: Format, *, kind: str, errors: Sequence[Any] = (),
 
 def emit_error(message: str, *, exit_code: int) -> bool:
     """A refusal or failure as the command's document, when it was asked for JSON or YAML and
-    has written none yet; True when written. Exit codes as in DESIGN.md §3."""
+    has written none yet; True when written. Exit codes: docs/reference/exit-codes.md."""
     if invocation.fmt is Format.table or invocation.emitted:
         return False
     _write({"apiVersion": API_VERSION, "kind": "Error", "command": invocation.command,

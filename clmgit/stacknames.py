@@ -1,5 +1,5 @@
-"""The names of a cluster's CloudFormation stacks (DESIGN.md §6): one definition for rendering,
-the engine, the adapters and the doubles, per layout (`clmgit.layout`)."""
+"""The names of a cluster's CloudFormation stacks (docs/reference/config-repo.md): one definition
+for rendering, the engine, the adapters and the doubles, per layout (`clmgit.layout`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Declarative deletions (DESIGN.md §6.7): `manifests/deletions.yaml` for Kubernetes objects and
-`cf-deletions.yaml` for CloudFormation stacks, each with `pre_apply` and `post_apply` lists.
+"""Declarative deletions (docs/explanation/design.md: the engine, step 7):
+`manifests/deletions.yaml` for Kubernetes objects and `cf-deletions.yaml` for CloudFormation stacks,
+each with `pre_apply` and `post_apply` lists.
 
 An entry names what to delete by exactly one of `name`, `selector` (a label selector string) or
 `labels` (a map, matched exactly); `has_owner` (only with a selector or labels) narrows it to

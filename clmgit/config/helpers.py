@@ -1,5 +1,6 @@
-"""The template helpers of DESIGN.md §7, with the semantics of CLM's template functions, named in
-Python style. Each is a plain function; `templates` registers them as filters and as globals.
+"""The template helpers (docs/reference/templates.md), with the semantics of CLM's template
+functions, named in Python style. Each is a plain function; `templates` registers them as filters
+and as globals.
 
 `manifest_hash` needs the render in progress and lives in `templates`.
 """

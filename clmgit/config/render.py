@@ -1,4 +1,5 @@
-"""Everything one cluster gets from `cluster/` at one SHA (DESIGN.md §6 steps 1–3, §7).
+"""Everything one cluster gets from `cluster/` at one SHA (docs/explanation/design.md: the engine,
+steps 1–3).
 
 `cluster_renderer` reads the tree (shared per SHA), renders and merges the defaults, and returns a
 `ClusterRenderer`. Its `render_all` renders every template — stacks, node-pool stacks, manifests,

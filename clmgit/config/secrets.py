@@ -1,5 +1,5 @@
-"""Keeping secrets out of what clmgit prints (DESIGN.md §3): values of config items whose key
-looks secret are replaced by `***` in rendered output and diffs.
+"""Keeping secrets out of what clmgit prints (docs/reference/masking.md): values of config items
+whose key looks secret are replaced by `***` in rendered output and diffs.
 
 A value is masked wherever it appears, in the forms `clmgit.redact.derived_forms` lists.
 Values shorter than four characters and booleans are left alone: masking every `true` or `3` in

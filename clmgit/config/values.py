@@ -1,5 +1,6 @@
-"""The `values` of the template context (DESIGN.md §7): facts about the cluster's cloud account and
-the outputs of the stacks applied so far. The engine gathers them and passes them in.
+"""The `values` of the template context (docs/reference/templates.md): facts about the cluster's
+cloud account and the outputs of the stacks applied so far. The engine gathers them and passes them
+in.
 
 The keys, as CLM names them where CLM has them:
 

@@ -1,4 +1,4 @@
-"""One cluster through every step of the engine (DESIGN.md §6), in order.
+"""One cluster through every step of the engine (docs/explanation/design.md: the engine), in order.
 
 1–3. The tree at the SHA (shared per SHA), defaults merged, every template rendered before
      anything changes — with the account's real `values`, so a template that fails on them fails
@@ -124,7 +124,7 @@ class Engine:
         return run.report
 
     def decommission(self, cluster: Cluster, *, dry_run: bool = False) -> Report:
-        """DESIGN.md §6 step 8: kube-system workloads scaled down (best effort: a cluster being
+        """The engine's step 8: kube-system workloads scaled down (best effort: a cluster being
         decommissioned may be half gone), then every stack, the main stack last."""
         to = self._backends(cluster, dry_run)
         report = Report()

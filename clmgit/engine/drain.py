@@ -1,5 +1,5 @@
-"""Draining a node the way CLM does it (DESIGN.md §6 step 6), its SLA settings, and the marks
-a node carries while it is replaced (label, taint, cordon, drain-clock annotations).
+"""Draining a node the way CLM does it (docs/explanation/reconcile.md), its SLA settings, and the
+marks a node carries while it is replaced (label, taint, cordon, drain-clock annotations).
 
 The drain follows CLM: evict every evictable pod through the Eviction API (mirror pods, DaemonSet
 pods and finished pods are left alone); a 429 from a PodDisruptionBudget means wait one poll
@@ -10,7 +10,7 @@ sharing a budget with it is older than `drain_min_healthy_sibling_lifetime` (Rea
 `drain_min_unhealthy_sibling_lifetime` (not Ready). The drain clock is kept in node annotations
 (`drain-start`, `last-forced-eviction`), so a restarted run keeps it.
 
-Settings: the `drain_*` config items (node pool first, then cluster), with DESIGN.md's defaults
+Settings: the `drain_*` config items (node pool first, then cluster), with CLM's defaults
 for production and other environments; `rolling_update_surge` is read here too.
 """
 
@@ -41,7 +41,7 @@ NODE_READY_TIMEOUT = 900.0  # seconds for a new instance to become a Ready node
 TERMINATION_HEADROOM = timedelta(seconds=30)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-#: config item → (production, other) default, DESIGN.md §6 step 6.
+#: config item → (production, other) default, as docs/explanation/reconcile.md lists them.
 DRAIN_DEFAULTS = {
     "drain_grace_period": ("6h", "2h"),
     "drain_min_pod_lifetime": ("72h", "8h"),

@@ -1,4 +1,4 @@
-"""One look at a cluster's health (issue #31), through the engine's seams.
+"""One look at a cluster's health (docs/how-to/health-gate.md), through the engine's seams.
 
 A cluster is healthy only if all of these hold:
 - its record: no `next_version` (an update under way), no problems;

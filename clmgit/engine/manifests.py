@@ -1,11 +1,12 @@
-"""Step 7 of the engine (DESIGN.md §6): Kubernetes manifests and declarative deletions.
+"""Step 7 of the engine (docs/explanation/design.md): Kubernetes manifests and declarative
+deletions.
 
 Manifests are applied one object at a time with server-side apply as field manager `clmgit`, in
 the run order of `config.render` (components in sorted order, files sorted, documents in file
 order), with one refinement: an object's Namespace and the CRD of its kind, when they are among
 the manifests, are applied just before it if they have not been yet. Nothing else moves.
 
-Conflicts are never forced: DESIGN.md asks for server-side apply and names no case for forcing.
+Conflicts are never forced: the design asks for server-side apply and names no case for forcing.
 A conflict means another manager (a human with kubectl, an autoscaler owning `replicas`) holds a
 field that clmgit also sets; taking it silently would fight that manager, so the run fails and
 names the object.

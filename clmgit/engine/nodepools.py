@@ -1,5 +1,5 @@
-"""Node pools as the rolling update sees them (DESIGN.md §6 step 6): a pool's Auto Scaling groups,
-their instances, and which instances are outdated.
+"""Node pools as the rolling update sees them (docs/explanation/reconcile.md): a pool's Auto Scaling
+groups, their instances, and which instances are outdated.
 
 An instance is outdated when its launch template id or version, or its instance type, differ
 from what its group launches now; a dry run also counts those whose launch template the stack

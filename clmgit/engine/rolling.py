@@ -1,5 +1,5 @@
-"""Step 6 of the engine (DESIGN.md §6): non-disruptive rolling node updates, and draining a node
-pool that left the registry.
+"""Step 6 of the engine (docs/explanation/design.md): non-disruptive rolling node updates, and
+draining a node pool that left the registry.
 
 A pool is rolled group by group, in waves. Each wave: make sure `surge` up-to-date nodes exist
 (scaling the group up once, on the first wave); mark every outdated node `decommission-pending`

@@ -1,5 +1,5 @@
-"""CloudFormation stacks of a cluster (DESIGN.md §6 steps 4, 5 and 8): what is applied, in which
-order, with which tags, and what is deleted.
+"""CloudFormation stacks of a cluster (docs/explanation/design.md: the engine, steps 4, 5, 8): what
+is applied, in which order, with which tags, and what is deleted.
 
 The cloud side is behind the `StackBackend` seam:
 `clmgit.adapters.aws.cloudformation.CloudFormationStacks` is the real one, `FakeStacks`
@@ -191,7 +191,7 @@ def apply_stacks(
     etcd: RenderedStack | None = None,
     keep_pools: Sequence[str] = (),
 ) -> list[StackResult]:
-    """Apply a cluster's stacks in DESIGN order; the first failure raises `ApplyError`.
+    """Apply a cluster's stacks in the engine's order; the first failure raises `ApplyError`.
 
     Templates given as functions are rendered just before their stack is applied, with the
     outputs of every stack applied before (later stacks win on a name clash; in a dry run, the

@@ -1,5 +1,5 @@
-"""Promotion gates (DESIGN.md §4.3): freeze, applied in the source channel, soak time, and the
-two that keep content safe: forward-only and the channel branch's own content.
+"""Promotion gates (docs/reference/channel-files.md): freeze, applied in the source channel, soak
+time, and the two that keep content safe: forward-only and the channel branch's own content.
 
 Each gate either passes, or returns the sentence that says why it refuses. `judge` decides which
 refusals an override (--force, --ignore-freeze) lifts; every lifted refusal is recorded.

@@ -1,4 +1,4 @@
-"""The `healthy_in_source` gate (issue #31): promote only what runs healthy.
+"""The `healthy_in_source` gate (docs/how-to/health-gate.md): promote only what runs healthy.
 
 Every running cluster of the source channel must run the SHA (or a commit containing it) with
 no update under way and no problem, and have been observed healthy on that version, after its

@@ -1,4 +1,4 @@
-"""Promotion history: the git log of `channels/` on the control branch (DESIGN.md §4.7).
+"""Promotion history: the git log of `channels/` on the control branch (docs/explanation/design.md).
 
 clmgit's own commits carry trailers (`Clmgit-Action`, `Clmgit-Source`, `Clmgit-Sha`, ...); a
 hand-made commit to a channel file shows up as an `edit`.

@@ -1,4 +1,4 @@
-"""Promotion pull requests (DESIGN.md §4.6): a plan proposed instead of landed.
+"""Promotion pull requests (docs/how-to/promote-and-rollback.md): a plan proposed instead of landed.
 
 The plan is made against the remote as it is after a fetch, its commit is built on top of the
 remote control branch on a branch of its own, pushed, and a pull request is opened through the

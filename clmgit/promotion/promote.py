@@ -1,4 +1,5 @@
-"""Promotion and rollback (DESIGN.md §4): a plan is computed and checked first, then landed.
+"""Promotion and rollback (docs/explanation/promotion.md): a plan is computed and checked first,
+then landed.
 
 `plan_promotion` and `plan_rollback` read only. They refuse bad input with one sentence, and
 otherwise return a `Plan` holding the new channel file, the commit message, the channel-branch
@@ -114,7 +115,7 @@ def resolve_commit(ws: Workspace, ref: str) -> str:
 
 
 def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
-    """DESIGN.md §4.1: `--sha`, else the SHA the source's pinned groups agree on, else its head."""
+    """Promotion rule 1: `--sha`, else the SHA the source's groups agree on, else its head."""
     head = ws.head(source)
     if sha:
         resolved = resolve_commit(ws, sha)

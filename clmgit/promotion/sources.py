@@ -157,7 +157,7 @@ def _all_at(dst: Channel, changed: Sequence[str], new: Mapping[str, str],
 
 def source_sha_of(repos: SourceRepos, name: str, branch: str, src: Channel, sources: Sources,
                 given: str | None) -> str:
-    """DESIGN.md §4.1 for one source."""
+    """Promotion rule 1 (docs/explanation/promotion.md) for one source."""
     head = repos.head(name, branch)
     repo = repos.repo(name)
     if given:

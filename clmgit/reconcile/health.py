@@ -1,5 +1,5 @@
-"""Observing health and recording the verdict (issue #31): `clmgit health`, and `reconcile`
-right after each apply.
+"""Observing health and recording the verdict (docs/how-to/health-gate.md): `clmgit health`, and
+`reconcile` right after each apply.
 
 A verdict is recorded with `Registry.record_health` (no lease: observing never keeps a reconciler
 away) and bound to the version the cluster runs; `healthy_since` carries over only while the

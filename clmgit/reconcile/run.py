@@ -1,4 +1,5 @@
-"""Reconcile the planned clusters: leases, the registry protocol of DESIGN.md §5, concurrency.
+"""Reconcile the planned clusters: leases, the registry protocol (docs/explanation/reconcile.md),
+concurrency.
 
 Per cluster that needs work: take its lease (and the record as it is now); write
 `next_version` first — that is what lets a killed run resume; run the engine;

@@ -1,8 +1,8 @@
-"""The cluster registry (DESIGN.md §8): the `Registry` seam, through which reconcile lists
-clusters and records what it applied under a lease per cluster; its two kinds, a `clusters.yaml`
-(`file`, `filedoc`; `records` reads and checks records as CLM does) and CLM's HTTP Cluster
-Registry API (`http`); and the server of that API (`server`). Records are `clmgit.model` values;
-what to apply to them is reconcile's.
+"""The cluster registry (docs/reference/clusters-yaml.md): the `Registry` seam, through which
+reconcile lists clusters and records what it applied under a lease per cluster; its two kinds, a
+`clusters.yaml` (`file`, `filedoc`; `records` reads and checks records as CLM does) and CLM's HTTP
+Cluster Registry API (`http`); and the server of that API (`server`). Records are `clmgit.model`
+values; what to apply to them is reconcile's.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ class Registry(Protocol):
     """Lists clusters; records what was applied to them, under a lease per cluster.
 
     A `clusters.yaml` file (`clmgit.registry.file`) and CLM's HTTP Cluster Registry API
-    (`clmgit.registry.http`) stand behind it, and reconcile uses both the same way (DESIGN.md §5):
+    (`clmgit.registry.http`) stand behind it, and reconcile uses both the same way
+    (docs/explanation/reconcile.md):
 
     1. `clusters()` lists every record; clusters already at their desired version are skipped
        here with no further call (the cheap no-op path).

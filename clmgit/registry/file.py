@@ -1,11 +1,11 @@
 """The file registry: a `clusters.yaml` in CLM's format (`clusters:` list of records).
 
-Writes (DESIGN.md §8) hold a lock file beside the registry (`.clusters.yaml.lock`, an OS lock
-that dies with its process), read the file afresh, splice the change into its text
-(`filedoc.set_fields`: comments and formatting survive) and replace the file atomically: a new
-file written and synced next to it, then renamed over it. A crash at any point leaves either the
-old file or the new one, never a mix; two writers in turn lose nothing, because each edits what
-the other wrote.
+Writes (docs/reference/clusters-yaml.md) hold a lock file beside the registry
+(`.clusters.yaml.lock`, an OS lock that dies with its process), read the file afresh, splice the
+change into its text (`filedoc.set_fields`: comments and formatting survive) and replace the file
+atomically: a new file written and synced next to it, then renamed over it. A crash at any point
+leaves either the old file or the new one, never a mix; two writers in turn lose nothing, because
+each edits what the other wrote.
 
 Leases are coordination, not data: they live in `.clusters.yaml.leases` (JSON) under the same
 lock, so taking one does not touch the file people read and review.

@@ -1,4 +1,5 @@
-"""The HTTP registry: a client for CLM's Cluster Registry API (DESIGN.md §8), as `Registry`.
+"""The HTTP registry: a client for CLM's Cluster Registry API (docs/reference/registry-api.md), as
+`Registry`.
 
 `--registry https://registry.example.org` (plain `http://` only for this machine, so the token is
 never sent in clear text over a network). The bearer token comes from `CLMGIT_REGISTRY_TOKEN`

@@ -18,10 +18,10 @@ update needs to meet a cluster that behaves.
 - Events as the scheduler, kubelet and deployment controller write them (Scheduled, Pulled,
   Created, Started, Killing, ScalingReplicaSet, RegisteredNode).
 
-It can also misbehave, for health checks (issue #31): a pod whose image tag is `:broken` never
-becomes ready and shows CrashLoopBackOff; one whose tag is `:slow` becomes ready `slow_seconds`
-after it started (on `clock`, which tests force); the node of an instance in `not_ready` reports
-Ready=False.
+It can also misbehave, for health checks (docs/how-to/health-gate.md): a pod whose image tag is
+`:broken` never becomes ready and shows CrashLoopBackOff; one whose tag is `:slow` becomes ready
+`slow_seconds` after it started (on `clock`, which tests force); the node of an instance in
+`not_ready` reports Ready=False.
 
 Call `sync()` from a `FakeClock`'s `on_sleep` so that the engine's waits see the world move, or
 `start()` a background thread (and `stop()` it). The thread syncs within `interval` seconds of

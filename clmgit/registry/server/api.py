@@ -1,5 +1,6 @@
-"""The Cluster Registry API of DESIGN.md §8 without HTTP: validated data in, a `Response` out.
-`app` maps routes onto these methods; bodies reach them already checked against `models`.
+"""The Cluster Registry API (docs/reference/registry-api.md) without HTTP: validated data in, a
+`Response` out. `app` maps routes onto these methods; bodies reach them already checked against
+`models`.
 
 Leases (clmgit's addition, for reconcilers sharing a registry) are part of a cluster's PATCH:
 `"lease": {"holder": H, "ttl_seconds": T}` takes or renews it (409 `lease-held`, naming the
