@@ -1,7 +1,7 @@
-"""The cluster hash and desired version (DESIGN.md §5), against vectors built by hand the way
-CLM's `Cluster.Version` builds its byte string: strings as UTF-8, criticality as a little-endian
-int32, node-pool sizes as little-endian int64, config items sorted by key; SHA-1; base64 URL
-encoding without padding."""
+"""The cluster hash and desired version (docs/explanation/design.md), against vectors built by hand
+the way CLM's `Cluster.Version` builds its byte string: strings as UTF-8, criticality as a
+little-endian int32, node-pool sizes as little-endian int64, config items sorted by key; SHA-1;
+base64 URL encoding without padding."""
 
 from __future__ import annotations
 

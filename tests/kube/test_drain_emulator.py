@@ -1,5 +1,6 @@
-"""The drain and its SLA (DESIGN.md §6 step 6) against the emulator, on a fake clock: eviction
-through the Eviction API, PodDisruptionBudgets, and force-deletion only when the SLA allows."""
+"""The drain and its SLA (docs/explanation/reconcile.md) against the emulator, on a fake clock:
+eviction through the Eviction API, PodDisruptionBudgets, and force-deletion only when the SLA
+allows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Manifests and deletions (DESIGN.md §6 step 7) through the real adapter against the emulator."""
+"""Manifests and deletions (the engine's step 7) through the real adapter against the emulator."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rolling update (DESIGN.md §6 step 6) end to end: node pools on moto through the real Auto
+"""The rolling update (the engine's step 6) end to end: node pools on moto through the real Auto
 Scaling adapter, nodes in the emulator kept in step by the node simulator, the drain through the
 real Kubernetes adapter, all on a fake clock."""
 

@@ -45,7 +45,7 @@ def test_invalid_pin_in_channel_file(fleet: Fleet) -> None:
 
 def test_missing_branch(fleet: Fleet) -> None:
     fleet.builder.git("branch", "-D", "dev")
-    fleet.builder.git("branch", "-D", "-r", "origin/dev")  # else read from there (#30)
+    fleet.builder.git("branch", "-D", "-r", "origin/dev")  # else read from there
     assert_refused(fleet, "promote", "dev", "alpha", says="branch 'dev' does not exist")
 
 

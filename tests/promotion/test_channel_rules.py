@@ -1,4 +1,4 @@
-"""Issue #28: one channel per branch, none on the control branch; pins are commits, in channel
+"""One channel per branch, none on the control branch; pins are commits, in channel
 files and in `--sha` / `--to`. Each refusal is one sentence and leaves the checkout as it was."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The healthy_in_source gate (issue #31) on a real repo: verdicts read from the registry at
-promote time, bound to the version and the apply, stable_for, deadlines, unknown clusters, and
-what the commit records. Times are forced through `now` (the CLI cases use the wall clock)."""
+"""The healthy_in_source gate (docs/how-to/health-gate.md) on a real repo: verdicts read from the
+registry at promote time, bound to the version and the apply, stable_for, deadlines, unknown
+clusters, and what the commit records. Times are forced through `now` (the CLI cases use the wall
+clock)."""
 
 from __future__ import annotations
 

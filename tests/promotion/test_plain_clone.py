@@ -1,4 +1,4 @@
-"""Issue #30: a plain `git clone` of a config repo works. There, only the control branch is
+"""A plain `git clone` of a config repo works. There, only the control branch is
 local and the channel branches are `origin/<channel>`; clmgit reads them there (a local branch,
 where there is one, still comes first), and a promotion that moves a channel branch creates the
 local branch at its new commit. Run from a subdirectory, clmgit finds the checkout as git does."""

@@ -1,4 +1,5 @@
-"""Promotion semantics of DESIGN.md §4, through the real CLI on a real repo with a bare origin."""
+"""Promotion semantics (docs/explanation/promotion.md), through the real CLI on a real repo with a
+bare origin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #28: `--push` plans on the remote's branches, so a run killed after its push landed, or
+"""`--push` plans on the remote's branches, so a run killed after its push landed, or
 one that lost the race to another clone, is finished by running it again — it says "already at"
 or promotes on top, and brings the local branches to the remote's. A push rejected mid-flight
 leaves every local ref as it was and names the command that works."""

@@ -1,4 +1,4 @@
-"""Issue #28: every write is a transaction. A refusal or a lost race leaves the checkout exactly
+"""Every write is a transaction. A refusal or a lost race leaves the checkout exactly
 as it was — status, HEAD, every ref, the index bytes — and two writers racing end with one
 commit and nothing staged. Races are forced with a barrier (tests/helpers/barrier.py)."""
 

@@ -1,6 +1,7 @@
-"""The health gate end to end (issue #31) on moto and the emulator: a crash-looping Deployment
-applied by reconcile blocks `promote`; once fixed and observed healthy for `stable_for` (forced
-clocks) it passes; an API server that does not answer is `unknown` and blocks."""
+"""The health gate end to end (docs/how-to/health-gate.md) on moto and the emulator: a
+crash-looping Deployment applied by reconcile blocks `promote`; once fixed and observed healthy
+for `stable_for` (forced clocks) it passes; an API server that does not answer is `unknown` and
+blocks."""
 
 from __future__ import annotations
 

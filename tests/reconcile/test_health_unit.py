@@ -1,4 +1,4 @@
-"""reconcile looks at a cluster's health right after each apply (issue #31) and records the
+"""reconcile looks at a cluster's health right after each apply and records the
 verdict with the applied version; a look that fails never undoes the apply."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The reconcile protocol (DESIGN.md §5) with the real file registry and a fake engine."""
+"""The reconcile protocol (docs/explanation/reconcile.md) with the real file registry and a fake
+engine."""
 
 from __future__ import annotations
 

