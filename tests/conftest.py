@@ -21,13 +21,11 @@ from hypothesis import settings
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 
-from clmgit.model import parse_cluster
 from clmgit.registry.file import clusters_yaml
-from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
 from tests.helpers.fleet import Fleet, make_fleet
 from tests.helpers.kube import CONTEXT, RawCall
-from tests.helpers.registry import BACKENDS, TOKEN, MakeRegistry
+from tests.helpers.registry import TOKEN, MakeRegistry, start_server
 
 # Property tests judge what an example does, never how fast: on a busy CI machine hypothesis's
 # default 200 ms deadline per example failed a yamledit round trip once. Speed is measured in
@@ -181,24 +179,12 @@ def make_registry(
     servers: list[RegistryServer] = []
 
     def make(backend: str, records: list[dict[str, Any]]) -> str:
-        n = next(_numbers)
         if backend == "file":
-            path = tmp_path / f"clusters-{n}.yaml"
+            path = tmp_path / f"clusters-{next(_numbers)}.yaml"
             path.write_text(clusters_yaml(records))
             return str(path)
-        if backend == "sqlite":
-            db = f"sqlite:///{tmp_path / f'registry-{n}.db'}"
-        elif backend == "postgresql":
-            pg: LocalPostgres = request.getfixturevalue("local_postgres")
-            db = pg.create_database(f"registry_{os.getpid()}_{n}")
-        else:
-            raise ValueError(f"unknown registry backend {backend!r}; use one of {BACKENDS}")
-        server = RegistryServer(db, tokens=[TOKEN]).start()
-        servers.append(server)
-        client = HttpRegistry(server.url, token=TOKEN)
-        for i, record in enumerate(records):
-            client.put_cluster(parse_cluster(record, f"record #{i + 1}"))
-        return server.url
+        servers.append(start_server(backend, records, folder=tmp_path, request=request))
+        return servers[-1].url
 
     yield make
     for server in servers:

@@ -18,7 +18,7 @@ import requests
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server import limits
-from tests.helpers.registry import TOKEN, MakeRegistry, records
+from tests.helpers.registry import TOKEN, MakeRegistry, records, start_server
 
 C0 = "aws:123456789012:eu-central-1:c0"
 C1 = "aws:123456789012:eu-central-1:c1"
@@ -33,6 +33,18 @@ def url(request: pytest.FixtureRequest, make_registry: MakeRegistry,
     monkeypatch.setattr(limits, "HEADER_TIMEOUT_SECONDS", 1.0)
     monkeypatch.setattr(limits, "BODY_TIMEOUT_SECONDS", 1.0)
     return make_registry(str(request.param), records(2))
+
+
+@pytest.fixture(scope="module", params=("sqlite", "postgresql"))
+def shared_url(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server per backend for this module's checks that leave the server as they found it
+    (reads, and writes it must refuse, each asserting that nothing changed): a server started
+    per check had been most of the module's time."""
+    server = start_server(str(request.param), records(2), request=request,
+                          folder=tmp_path_factory.mktemp("registry"))
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture
@@ -186,12 +198,12 @@ def test_slow_clients_are_cut_off_and_do_not_stall_others(
 
 @pytest.mark.parametrize("ttl", [1e12, 86_401, 2**63, -1, "60"])
 def test_an_unbounded_lease_ttl_is_refused_and_breaks_nothing(
-    url: str, http: requests.Session, ttl: Any
+    shared_url: str, http: requests.Session, ttl: Any
 ) -> None:
-    response = http.patch(url + PATH0, json={"lease": {"holder": "a", "ttl_seconds": ttl}})
+    response = http.patch(shared_url + PATH0, json={"lease": {"holder": "a", "ttl_seconds": ttl}})
     assert response.status_code == 400, response.text
-    assert http.get(url + PATH0).json()["lease"] is None
-    assert_healthy(url, http)
+    assert http.get(shared_url + PATH0).json()["lease"] is None
+    assert_healthy(shared_url, http)
 
 
 def test_the_longest_lease_is_a_day(url: str, http: requests.Session) -> None:
@@ -248,23 +260,23 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize(("method", "path", "body"), BAD_BODIES)
 def test_bad_strings_depth_and_integers_are_400_and_not_stored(
-    url: str, http: requests.Session, method: str, path: str, body: bytes
+    shared_url: str, http: requests.Session, method: str, path: str, body: bytes
 ) -> None:
-    before = http.get(url + PATH0).json()
-    response = http.request(method, url + path, data=body,
+    before = http.get(shared_url + PATH0).json()
+    response = http.request(method, shared_url + path, data=body,
                             headers={"Content-Type": "application/json"})
     assert response.status_code == 400, response.text
     assert response.headers["Content-Type"] == "application/problem+json"
-    assert http.get(url + PATH0).json() == before
-    assert_healthy(url, http)
+    assert http.get(shared_url + PATH0).json() == before
+    assert_healthy(shared_url, http)
 
 
 @pytest.mark.parametrize("query", [
     "channel=a%00b", "alias=%ED%A0%80", "region=%00", "criticality_level=2147483648",
     "criticality_level=99999999999999999999999", "lifecycle_status=%00", "verbose=maybe",
 ])
-def test_bad_query_values_are_400(url: str, http: requests.Session, query: str) -> None:
-    response = http.get(f"{url}/kubernetes-clusters?{query}")
+def test_bad_query_values_are_400(shared_url: str, http: requests.Session, query: str) -> None:
+    response = http.get(f"{shared_url}/kubernetes-clusters?{query}")
     assert response.status_code == 400, response.text
     assert response.headers["Content-Type"] == "application/problem+json"
 
@@ -272,30 +284,30 @@ def test_bad_query_values_are_400(url: str, http: requests.Session, query: str) 
 @pytest.mark.parametrize("query", [
     "name=a%00b", "owner=%ED%A0%80", "criticality_level=2147483648", "lifecycle_status=gone",
 ])
-def test_bad_account_queries_are_400(url: str, http: requests.Session, query: str) -> None:
-    assert http.get(f"{url}/infrastructure-accounts?{query}").status_code == 400
+def test_bad_account_queries_are_400(shared_url: str, http: requests.Session, query: str) -> None:
+    assert http.get(f"{shared_url}/infrastructure-accounts?{query}").status_code == 400
 
 
 @pytest.mark.parametrize("path", ["/kubernetes-clusters", "/infrastructure-accounts"])
 @pytest.mark.parametrize("level", ["%0C9", "%209", "+9", "9%20", "9_0", "9.0", "0x9"])
-def test_an_integer_query_is_digits_as_clm_reads_it(url: str, http: requests.Session,
+def test_an_integer_query_is_digits_as_clm_reads_it(shared_url: str, http: requests.Session,
                                                      path: str, level: str) -> None:
     """Go's strconv.ParseInt refuses what pydantic would read as 9 or 90 (the fuzz test found
     `%0C9` accepted); a sign and leading zeros stay, as in Go."""
-    assert http.get(f"{url}{path}?criticality_level={level}").status_code == 400
+    assert http.get(f"{shared_url}{path}?criticality_level={level}").status_code == 400
     for good in ("9", "%2B9", "-1", "09"):
-        assert http.get(f"{url}{path}?criticality_level={good}").status_code == 200
+        assert http.get(f"{shared_url}{path}?criticality_level={good}").status_code == 200
 
 
 @pytest.mark.parametrize("path", [
     "/kubernetes-clusters/a%00b", "/kubernetes-clusters/..", "/kubernetes-clusters/%ED%A0%80",
     PATH0 + "/config-items/a%00b", PATH0 + "/node-pools/a%00b",
 ])
-def test_bad_path_values_are_refused(url: str, http: requests.Session, path: str) -> None:
+def test_bad_path_values_are_refused(shared_url: str, http: requests.Session, path: str) -> None:
     # 405 where no GET or PUT exists on such a path at all (a cluster has no PUT).
-    assert http.get(url + path).status_code in (400, 404, 405)
-    assert http.put(url + path, json={"value": "v"}).status_code in (400, 404, 405)
-    assert_healthy(url, http)
+    assert http.get(shared_url + path).status_code in (400, 404, 405)
+    assert http.put(shared_url + path, json={"value": "v"}).status_code in (400, 404, 405)
+    assert_healthy(shared_url, http)
 
 
 def test_many_bad_requests_at_once_leave_the_server_serving(
