@@ -17,21 +17,18 @@ import pytest
 from clmgit_sandbox.aws import moto_server
 from clmgit_sandbox.kubeapi import KubeAPIServer
 from clmgit_sandbox.localpg import LocalPostgres, find_pg_ctl
-from hypothesis import settings
 from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.server.httpd import RegistryServer
 from tests.helpers.fleet import Fleet, make_fleet
+from tests.helpers.hypothesis_profiles import load_profiles
 from tests.helpers.kube import CONTEXT, RawCall
 from tests.helpers.registry import TOKEN, MakeRegistry, start_server
 
-# Property tests judge what an example does, never how fast: on a busy CI machine hypothesis's
-# default 200 ms deadline per example failed a yamledit round trip once. Speed is measured in
-# bench/.
-settings.register_profile("clmgit", deadline=None)
-settings.load_profile("clmgit")
+# Hypothesis: the full example count in CI, a tenth locally (tests/helpers/hypothesis_profiles.py).
+load_profiles()
 
 
 @pytest.fixture(autouse=True, scope="session")

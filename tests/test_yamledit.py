@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from clmgit import yamledit
 from clmgit.errors import ConfigError
+from tests.helpers.hypothesis_profiles import examples
 
 TEXT = """\
 # top comment
@@ -123,7 +124,7 @@ def _other_lines(text: str, keys: tuple[str, ...]) -> list[str]:
             if not ln.strip().removeprefix("- ").startswith(keys)]
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(channel_files(), st.booleans(), _VALUE, st.data())
 def test_an_edit_changes_exactly_the_requested_values(file, frozen, reason, data) -> None:
     from clmgit.channels import pin_groups, set_freeze

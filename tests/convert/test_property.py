@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clmgit.convert.both import render_both
+from tests.helpers.hypothesis_profiles import examples
 
 DATA = {
     "Cluster": {
@@ -114,7 +115,7 @@ def _blocks(depth: int, in_loop: bool) -> st.SearchStrategy[str]:
     return st.lists(_block(depth, in_loop), max_size=4).map("".join)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.tuples(_TEXT, _blocks(0, False)).map(lambda p: '{{ $v := "V" }}' + p[0] + p[1]))
 def test_random_templates_render_identically_both_ways(template: str) -> None:
     go, jinja = render_both(template, DATA, FUNCTIONS, name="random.yaml")

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from clmgit.errors import ClmgitError
 from clmgit.model import _Irregular, _plain_cluster, cluster_to_dict, parse_cluster
 from clmgit.urls import url_host
+from tests.helpers.hypothesis_profiles import examples
 
 ODD = st.one_of(
     st.none(),
@@ -104,13 +105,13 @@ def read(raw: Any) -> Any:
         return f"refused: {e}"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(RECORD)
 def test_the_plain_reading_is_the_general_one(raw: dict[str, Any]) -> None:
     assert read(raw) == read(MappingProxyType(raw))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(RECORD)
 def test_a_record_written_back_reads_as_the_same_cluster(raw: dict[str, Any]) -> None:
     """What the parsed-registry cache relies on: a cluster's wire form, through JSON, reads back
@@ -144,7 +145,7 @@ def _general_host(url: str) -> str:
         return ""
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.sampled_from(["https://", "http://", "HTTPS://", "https:", ""]),
        st.text("ab.:/?#@[]-%_ \t\nä1é", max_size=12))
 def test_the_plain_host_of_a_url_is_urlsplits(scheme: str, rest: str) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server.httpd import RegistryServer
 from tests.helpers.concurrency import all_at_once
+from tests.helpers.hypothesis_profiles import examples
 from tests.helpers.registry import TOKEN, records
 
 C0 = "aws:123456789012:eu-central-1:c0"
@@ -281,7 +282,8 @@ JSON = st.recursive(
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150), deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(body=JSON, path=st.sampled_from(["", "/node-pools/p", "/config-items/k"]))
 def test_no_body_makes_the_server_fail(
