@@ -68,11 +68,31 @@ def test_every_option_has_help_and_flags_show_no_value(path: list[str]) -> None:
         assert text.lstrip().startswith(flag.help.split()[0]), line
 
 
-def test_an_unreachable_registry_is_one_line_after_the_retries(fleet: Fleet) -> None:
-    proc = subprocess.run([sys.executable, "-m", "clmgit", "--repo", str(fleet.path),
-                           "--registry", "http://127.0.0.1:9/", "status"],
-                          capture_output=True, text=True, timeout=300)
+#: clmgit run as its console script runs it, in a process of its own (the logging it sets up is
+#: the process's), with urllib3's backoff waits written to the file named first instead of slept:
+#: every retry happens, and the test does not wait seconds for them.
+_WAITS_RECORDED = """
+import json, sys
+from urllib3.util.retry import Retry
+waits = []
+Retry._sleep_backoff = lambda self: waits.append(self.get_backoff_time())
+from clmgit.cli import main
+record = sys.argv.pop(1)
+try:
+    main()
+finally:
+    open(record, "w").write(json.dumps(waits))
+"""
+
+
+def test_an_unreachable_registry_is_one_line_after_the_retries(fleet: Fleet, tmp_path) -> None:
+    waits = tmp_path / "waits.json"
+    proc = subprocess.run([sys.executable, "-c", _WAITS_RECORDED, str(waits),
+                           "--repo", str(fleet.path), "--registry", "http://127.0.0.1:9/",
+                           "status"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1
+    backoff = json.loads(waits.read_text())
+    assert len(backoff) >= 4 and backoff == sorted(backoff) and backoff[-1] > 0, backoff
     assert proc.stderr.count("\n") == 1, proc.stderr  # no urllib3 retry warnings before it
     assert proc.stderr.startswith("error: cannot reach the cluster registry at http://127.0.0.1:9")
 
