@@ -13,6 +13,10 @@ from clmgit_sandbox.demo import Demo
 
 from tests.helpers.fleet import Fleet
 
+# End to end: each test runs `make demo`'s code in processes of its own (bash, clmgit, a fresh
+# Python importing the demo), seconds each; `make test-fast` leaves them out.
+pytestmark = pytest.mark.slow
+
 
 def test_the_printed_lines_run_the_same_command(fleet: Fleet, tmp_path,
                                                 capfd: pytest.CaptureFixture[str]) -> None:
