@@ -1,9 +1,9 @@
 """A config repository's layout, chosen by `clmgit.yaml` at the top of the control branch.
 
-`layout: clmgit` (the default, also when the file is missing) is clmgit's own layout (README,
-*The config repo*). `layout: clm` reads `cluster/` the way Zalando's Cluster Lifecycle Manager
-does and names, tags and orders the CloudFormation stacks as CLM does, so that clmgit takes over
-clusters CLM created instead of making a second set of stacks:
+`layout: clmgit` (the default, also when the file is missing) is clmgit's own layout
+(docs/reference/config-repo.md). `layout: clm` reads `cluster/` the way Zalando's Cluster
+Lifecycle Manager does and names, tags and orders the CloudFormation stacks as CLM does, so that
+clmgit takes over clusters CLM created instead of making a second set of stacks:
 
 - the main stack from `cluster/cluster.yaml`, named `<local_id>`;
 - the etcd stack from `cluster/etcd/stack.yaml` (provider `zalando-aws` only, as CLM's

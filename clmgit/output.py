@@ -75,7 +75,7 @@ invocation = _Invocation()
 
 def emit(value: Any, fmt: Format, *, kind: str, errors: Sequence[Any] = (),
          **extra: Any) -> None:
-    """The one document a command writes for programs (README, "Output for programs"):
+    """The one document a command writes for programs (docs/reference/output.md):
 
         {"apiVersion": "clmgit/v1", "kind": KIND, "items": [...] | "result": {...},
          ...extra, "errors": [{"message": ..., ...}]}

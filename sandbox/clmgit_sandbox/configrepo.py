@@ -39,8 +39,9 @@ def example_records() -> list[dict[str, Any]]:
 
 
 def init_example_repo(path: Path) -> ConfigRepoBuilder:
-    """The example config repo made at `path` by `examples/config-repo/init.sh`, the way README
-    tells a new user to make one: so the demo proves the documented command."""
+    """The example config repo made at `path` by `examples/config-repo/init.sh`, the way the
+    manual (docs/how-to/your-config-repo.md) tells a new user to make one: so the demo proves
+    the documented command."""
     subprocess.run([str(EXAMPLE_REPO / "init.sh"), str(path)], env={**os.environ, **GIT_ENV},
                    check=True, stdout=subprocess.DEVNULL)
     return ConfigRepoBuilder(path, create=False)

@@ -4,7 +4,7 @@ A shared registry must not be broken by one request, so every bound is explicit:
 JSON nesting, string contents (no NUL, which PostgreSQL text cannot hold, and no lone UTF-16
 surrogates, which cannot be encoded as UTF-8 and so could never be hashed by a client), integer
 ranges (CLM's int32, and int64 where CLM has no format), the lease TTL, and the time a client
-may take to send a request. README's registry section lists them for operators.
+may take to send a request. docs/reference/registry-api.md lists them for operators.
 """
 
 from __future__ import annotations
