@@ -22,7 +22,7 @@ from kubernetes.dynamic import DynamicClient
 
 from clmgit.registry.file import clusters_yaml
 from clmgit.registry.server.httpd import RegistryServer
-from tests.helpers.fleet import Fleet, make_fleet
+from tests.helpers.fleet import Fleet, copy_fleet, make_fleet
 from tests.helpers.hypothesis_profiles import load_profiles
 from tests.helpers.kube import CONTEXT, RawCall
 from tests.helpers.registry import TOKEN, MakeRegistry, start_server
@@ -67,9 +67,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                                     f"{order.seed} (again: --random-order-seed={order.seed})")
 
 
+@pytest.fixture(scope="session")
+def _fleet_template(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
+    """The fleet's repository built once per session (per xdist worker); each test copies it."""
+    return make_fleet(tmp_path_factory.mktemp("fleet") / "config")
+
+
 @pytest.fixture
-def fleet(tmp_path: Path) -> Fleet:
-    return make_fleet(tmp_path / "config")
+def fleet(tmp_path: Path, _fleet_template: Fleet) -> Fleet:
+    return copy_fleet(_fleet_template, tmp_path / "config")
 
 
 # -- moto and the Kubernetes emulator ---------------------------------------------------------

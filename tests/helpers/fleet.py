@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,18 @@ def make_fleet(path: Path) -> Fleet:
     )
     origin = b.add_origin()
     return Fleet(b, b.path, origin, c1, c2, c3)
+
+
+def copy_fleet(template: Fleet, path: Path) -> Fleet:
+    """A copy of `template`'s repository (and its origin) at `path`: the same commits, made in
+    a few milliseconds instead of the dozen git commands that build one. The copy's `origin`
+    is its own."""
+    origin = path.parent / template.origin.name
+    shutil.copytree(template.path, path, symlinks=True)
+    shutil.copytree(template.origin, origin, symlinks=True)
+    builder = ConfigRepoBuilder(path, create=False)
+    builder.git("remote", "set-url", "origin", str(origin))
+    # The copied index records the template's inodes; git refuses to merge into entries whose
+    # stat data no longer matches until it has looked again.
+    builder.git("update-index", "-q", "--refresh")
+    return Fleet(builder, path, origin, template.c1, template.c2, template.c3)
