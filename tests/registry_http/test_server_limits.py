@@ -18,6 +18,7 @@ import requests
 
 from clmgit.registry.http import HttpRegistry
 from clmgit.registry.server import limits
+from clmgit.registry.server.httpd import RegistryServer
 from tests.helpers.registry import TOKEN, MakeRegistry, records, start_server
 
 C0 = "aws:123456789012:eu-central-1:c0"
@@ -35,16 +36,27 @@ def url(request: pytest.FixtureRequest, make_registry: MakeRegistry,
     return make_registry(str(request.param), records(2))
 
 
-@pytest.fixture(scope="module", params=("sqlite", "postgresql"))
-def shared_url(request: pytest.FixtureRequest,
-               tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def _shared_servers(
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, RegistryServer]]:
     """One server per backend for this module's checks that leave the server as they found it
     (reads, and writes it must refuse, each asserting that nothing changed): a server started
-    per check had been most of the module's time."""
-    server = start_server(str(request.param), records(2), request=request,
-                          folder=tmp_path_factory.mktemp("registry"))
-    yield server.url
-    server.stop()
+    per check had been most of the module's time. Both stay up for the whole module, so tests
+    in random order do not restart them at each change of backend."""
+    servers: dict[str, RegistryServer] = {}
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+@pytest.fixture(params=("sqlite", "postgresql"))
+def shared_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+               _shared_servers: dict[str, RegistryServer]) -> str:
+    backend = str(request.param)
+    if backend not in _shared_servers:
+        _shared_servers[backend] = start_server(backend, records(2), request=request,
+                                                folder=tmp_path_factory.mktemp("registry"))
+    return _shared_servers[backend].url
 
 
 @pytest.fixture
