@@ -1,6 +1,7 @@
 """The package's dependency direction, written down once and enforced (STYLE.md §11):
 
-    cli → promotion / reconcile → workspace → engine / config / registry → adapters → model
+    cli → promotion / reconcile → workspace → versions → engine / config / registry → adapters
+        → model
 
 Every `import` of clmgit is read (module level and inside functions: lazy imports are
 dependencies too; imports only for type checking are not). A wrong arrow fails with the module,
@@ -27,8 +28,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "registry": frozenset(),
     "config": frozenset({"adapters"}),  # reading trees at a SHA from git's object database
     "engine": frozenset({"config"}),
-    "workspace": frozenset({"adapters", "registry"}),
-    "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
+    # the versions port: resolve, contains, log and commit time over the sources' repositories
+    "versions": frozenset({"adapters"}),
+    "workspace": frozenset({"adapters", "registry", "versions"}),
+    "promotion": frozenset({"workspace", "versions", "adapters", "config", "engine", "registry"}),
     "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
     "views": frozenset({"promotion", "reconcile", "engine", "config"}),
     # the fleet as a page: what status, history and diff read, laid out (as views is)

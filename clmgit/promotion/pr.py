@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
-from clmgit.errors import ClmgitError
+from clmgit.errors import ClmgitError, ConfigError
 from clmgit.promotion.content import CONFIG_DIR
 from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
@@ -71,6 +71,9 @@ def open_pull_request(
     Checks the token and finds an open pull request before pushing, so that a bad token or
     repository leaves nothing behind. A dry run reads only: no push, no API call.
     """
+    if len(ws.versions.names) > 1:
+        raise ConfigError("--pr does not open pull requests for several config sources yet; "
+                          "use --push")
     env = os.environ if env is None else env
     repository = resolve_repository(env, ws.origin_url())
     branch, title = branch_name(plan), plan.message.splitlines()[0]
