@@ -9,7 +9,7 @@ ancestry questions repeat thousands of times in a fleet's status), so no caller 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from clmgit.adapters.git import SHORT_SHA_RE, Commit, GitRepo
@@ -105,16 +105,21 @@ class Versions:
         """The newest commit time of the version's commits."""
         return max(self.repo(n).commit_time(sha) for n, sha in pins.items())
 
-    def applied(self, cluster: Cluster) -> Pins | None:
-        """The version a cluster applied, as a pin (None: nothing, or other sources)."""
-        version = cluster.status.current_version
+    def pins(self, version: str | None) -> Pins | None:
+        """A config version as a pin (None: none, or one of other sources)."""
+        if not version:
+            return None
         if version not in self._applied:
             try:
-                pins = split_config_version(parse_version(version)[0], self.names)
+                pins = split_config_version(version, self.names)
             except ConfigError:
                 pins = {}
-            self._applied[version] = pins if all(pins.values()) and pins else None
+            self._applied[version] = pins if pins and all(pins.values()) else None
         return self._applied[version]
+
+    def applied(self, cluster: Cluster) -> Pins | None:
+        """The version a cluster applied, as a pin (None: nothing, or other sources)."""
+        return self.pins(parse_version(cluster.status.current_version)[0])
 
     def has_applied(self, cluster: Cluster, pins: Pins) -> bool:
         """The cluster applied `pins` or a version that contains it, in every source."""
@@ -149,12 +154,6 @@ class Versions:
                                       paths=[CONFIG_DIR]) for n, sha in new.items())
 
 
-def single(repo: GitRepo, head: Callable[[str], str | None],
-           sources: Sources | None = None) -> Versions:
-    """The port over one repository that is its own (only) source."""
-    return Versions(sources or Sources(), lambda _: repo, lambda _, branch: head(branch))
-
-
 def parse_pins(values: Sequence[str], names: Sequence[str], option: str = "--sha"
                ) -> dict[str, str]:
     """`--sha SOURCE=SHA` (repeatable) as {source: sha}; a bare SHA only with one source."""
@@ -173,7 +172,3 @@ def parse_pins(values: Sequence[str], names: Sequence[str], option: str = "--sha
                               else f"{option}: one SHA, the repository has one config source")
         out[name] = sha
     return out
-
-
-def in_order(pins: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
-    return {n: pins[n] for n in names if n in pins}

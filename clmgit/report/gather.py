@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from clmgit.channels import DEFAULT_GROUP, Channel, Pins
 from clmgit.durations import format_duration
-from clmgit.model import Cluster, split_config_version
+from clmgit.model import Cluster
 from clmgit.promotion import gates
 from clmgit.promotion.history import history
 from clmgit.promotion.status import ClusterState, GroupRow, fleet_status, group_rollup, state_counts
@@ -96,8 +96,8 @@ class _SourceGates:
             if source and nxt and ch.gates.soak else None,
         )
 
-    def _pins(self, version: str | None) -> dict[str, str] | None:
-        return split_config_version(version, self.ws.versions.names) if version else None
+    def _pins(self, version: str | None) -> Pins | None:
+        return self.ws.versions.pins(version)
 
     def _applied_in(self, clusters: Sequence[Cluster], pins: Pins) -> tuple[int, int]:
         done = sum(self.ws.versions.has_applied(c, pins) for c in clusters)
