@@ -154,7 +154,7 @@ def module_graph() -> dict[str, set[str]]:
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The groups of modules that import each other (strongly connected, more than one)."""
-    reach = {m: set() for m in graph}
+    reach: dict[str, set[str]] = {m: set() for m in graph}
     for start in graph:
         todo = list(graph[start])
         while todo:

@@ -42,7 +42,7 @@ def fleets(draw: st.DrawFn) -> dict[str, object]:
 
 def _build(root: Path, f: dict[str, object]) -> Path:
     """dev has two commits in every source (old, new); beta's groups are pinned as drawn."""
-    names = ["main", "addons"][: int(f["sources"])]  # type: ignore[call-overload]
+    names = ["main", "addons"][: int(f["sources"])]  # type: ignore[call-overload]  # an int
     builders = {n: ConfigRepoBuilder(root / n) for n in names}
     for n, b in builders.items():
         b.commit("dev", {f"cluster/{n}.yaml": "v: 1\n"}, f"{n} v1")
@@ -79,13 +79,14 @@ def _build(root: Path, f: dict[str, object]) -> Path:
         gates.append("  healthy_in_source: {stable_for: 10m}\n")
     if f["soak"]:
         gates.append(f"  soak: {f['soak']}\n")
-    pins: dict[str, str] = f["pins"]  # type: ignore[assignment]
+    pins: dict[str, str] = f["pins"]  # type: ignore[assignment]  # drawn as such
     beta = ("channel: beta\nsource: dev\n" + f"frozen: {str(f['frozen']).lower()}\n"
             + "gates:\n" + "".join(gates) + "groups:\n"
             + "  - name: canary\n    selector: {alias: \"*-canary\"}\n"
             + (pin(pins["canary"]) if pins["canary"] != "none" else "")
             + "  - name: default\n" + (pin(pins["default"]) if pins["default"] != "none" else ""))
-    dev, canary = f["dev"], f["canary"]
+    dev: tuple[str, bool] = f["dev"]  # type: ignore[assignment]  # drawn as such
+    canary: tuple[str, bool] = f["canary"]  # type: ignore[assignment]  # drawn as such
     records = [
         cluster_record("aws:1:eu-central-1:dev-1", channel="dev", status=status(*dev)),
         cluster_record("aws:1:eu-central-1:b-canary", channel="beta", alias="b-canary",
