@@ -14,7 +14,7 @@ from pathlib import Path
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.channels import Channel, load_channels
-from clmgit.errors import ConfigError, GitError
+from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.layout import (
     MAIN,
     SETTINGS_PATH,
@@ -123,6 +123,40 @@ class Workspace:
             if u.ref.removeprefix("refs/heads/") in self._from_remote else u
             for u in updates
         ]
+
+    def write(self, *, files: Mapping[str, str], message: str,
+              updates: Sequence[RefUpdate] = (), push: bool = False,
+              ours: Sequence[str] = ()) -> str | None:
+        """Commit `files` with `message` on top of the control branch (when either is given)
+        and move it and the refs of `updates` with it; with `push`, send all of it to the
+        remote in one atomic push first. `ours` are files among `files` whose uncommitted
+        changes in the checkout are clmgit's own and exactly what is committed (the file
+        registry's state). The commit made, or None."""
+        repo, target = self.repo, self.control_branch
+        if self.url is not None and not push:
+            # A mirror's refs are the remote's and the next fetch resets them: a change kept
+            # only there would be reported as done and then silently lost.
+            raise RefusedError("a URL repo is written only with --push")
+        if files and repo.current_branch() == target:  # no paths would mean every path
+            dirty = [p for p in repo.dirty(files) if p not in ours]
+            if dirty:
+                raise RefusedError(f"{', '.join(dirty)} has uncommitted changes in "
+                                   f"{repo.location}; commit or stash them first")
+        commit = None
+        moved = list(updates)
+        if files or message:  # a message alone records what moved (sync-branches --force)
+            commit = repo.make_commit(self.control_sha,
+                                      {p: t.encode() for p, t in files.items()}, message)
+            moved.insert(0, RefUpdate(f"refs/heads/{target}", commit, self.control_sha))
+        if push and moved:
+            if not repo.has_remote(self.remote):
+                raise RefusedError(f"{repo.location} has no remote {self.remote!r} to push to")
+            repo.push(self.remote, moved)
+            # Landed. A kill or a refusal from here on leaves the local side behind the remote,
+            # which the next --push run (planned on the remote) finds done and catches up.
+        if moved or push:  # nothing moved: a --push run still catches the local side up
+            repo.update_refs(self.local_updates(moved), ours=ours)
+        return commit
 
     @cached_property
     def registry(self) -> Registry:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from clmgit.adapters.git import GitRepo, RefUpdate
-from clmgit.errors import PushRejectedError, RefusedError
+from clmgit.errors import PushRejectedError
 from clmgit.promotion.content import BranchMove, MoveKind
 from clmgit.workspace import Workspace
 
@@ -38,44 +38,13 @@ def land(
     push: bool = False,
     ours: Sequence[str] = (),
 ) -> Landed:
-    """Commit `files` on top of the control branch and move channel branches; with `push`,
-    send all of it to the remote in one atomic push first. `ours` are files among `files`
-    whose uncommitted changes in the checkout are clmgit's own and exactly what is committed
-    (the file registry's state, clmgit/promotion/record.py)."""
-    repo = ws.repo
-    target = ws.control_branch
-    if ws.url is not None and not push:
-        # A mirror's refs are the remote's and the next fetch resets them: a change kept only
-        # there would be reported as done and then silently lost.
-        raise RefusedError("a URL repo is written only with --push")
-    if files and repo.current_branch() == target:  # no paths would mean every path
-        dirty = [p for p in repo.dirty(files) if p not in ours]
-        if dirty:
-            raise RefusedError(
-                f"{', '.join(dirty)} has uncommitted changes in {repo.location}; "
-                "commit or stash them first"
-            )
-    updates: list[RefUpdate] = []
-    commit = None
-    if files or message:  # a message alone records what moved (sync-branches --force)
-        commit = repo.make_commit(
-            ws.control_sha, {p: t.encode() for p, t in files.items()}, message
-        )
-        updates.append(RefUpdate(f"refs/heads/{target}", commit, ws.control_sha))
-    for move in moves:
-        updates.append(RefUpdate(f"refs/heads/{move.branch}", move_commit(repo, move), move.old))
-    if not updates:
-        if push:
-            catch_up(ws)
-        return Landed(commit=None, pushed=False, branch=target)
-    if push:
-        if not repo.has_remote(ws.remote):
-            raise RefusedError(f"{repo.location} has no remote {ws.remote!r} to push to")
-        repo.push(ws.remote, updates)
-        # Landed. A kill or a refusal from here on leaves the local side behind the remote,
-        # which the next --push run (planned on the remote) finds done and catches up.
-    repo.update_refs(ws.local_updates(updates), ours=ours)
-    return Landed(commit=commit, pushed=push, branch=target)
+    """Commit `files` on top of the control branch and move channel branches with it
+    (`Workspace.write`); with `push`, in one atomic push to the remote first."""
+    updates = [RefUpdate(f"refs/heads/{m.branch}", move_commit(ws.repo, m), m.old)
+               for m in moves]
+    commit = ws.write(files=files, message=message, updates=updates, push=push, ours=ours)
+    written = bool(files or message or updates)
+    return Landed(commit=commit, pushed=push and written, branch=ws.control_branch)
 
 
 def catch_up(ws: Workspace) -> None:
