@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from clmgit.adapters.git import SHORT_SHA_RE, Commit, GitRepo
 from clmgit.channels import Channel, Pins, named, pin_version
 from clmgit.errors import ConfigError, GitError
 from clmgit.layout import Sources
 from clmgit.model import SHA_RE, Cluster, parse_version, split_config_version
+from clmgit.timestamps import parse_timestamp
 
 CONFIG_DIR = "cluster/"
 
@@ -101,9 +103,10 @@ class Versions:
         repo = self.repo(source)
         return a == b or repo.subtree(a, CONFIG_DIR) == repo.subtree(b, CONFIG_DIR)
 
-    def commit_time(self, pins: Pins) -> str:
+    def commit_time(self, pins: Pins) -> datetime:
         """The newest commit time of the version's commits."""
-        return max(self.repo(n).commit_time(sha) for n, sha in pins.items())
+        times = [parse_timestamp(self.repo(n).commit_time(sha)) for n, sha in pins.items()]
+        return max(t for t in times if t is not None)
 
     def pins(self, version: str | None) -> Pins | None:
         """A config version as a pin (None: none, or one of other sources)."""

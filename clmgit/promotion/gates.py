@@ -240,9 +240,7 @@ def soak_start(ws: Workspace, source: Channel, pins: Pins,
     candidates = known + [t for t in pinned if t is not None]
     if candidates:
         return max(candidates)
-    start = parse_timestamp(ws.versions.commit_time(pins))
-    assert start is not None
-    return start
+    return ws.versions.commit_time(pins)
 
 
 def healthy_start(ws: Workspace, clusters: Sequence[Cluster], now: datetime) -> datetime | None:

@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
-from clmgit.channels import Pins
 from clmgit.durations import format_duration
 from clmgit.healthstate import (
     HEALTHY,
@@ -42,12 +41,12 @@ NAMED = 10
 LISTED = 50
 
 
-def judge_in_source(p: Promotion, cluster: Cluster, new: Pins) -> Judgement:
-    """The cluster's health for promoting `new`: its own verdict, once it runs `new`."""
+def judge_in_source(p: Promotion, cluster: Cluster) -> Judgement:
+    """The cluster's health for promoting `p.new`: its own verdict, once it runs that."""
     status = cluster.status
     deadline = gate_for(p.ws.channels.values(), cluster.channel).progress_deadline
     judged = judge(status, deadline=deadline, now=p.now)
-    if judged.state in (HEALTHY, UNKNOWN) and not p.versions.has_applied(cluster, new):
+    if judged.state in (HEALTHY, UNKNOWN) and not p.versions.has_applied(cluster, p.new):
         return Judgement("pending", (f"it has not applied {p.shown}",))
     if judged.state == HEALTHY and (status.next_version or status.problems):
         why = "it has problems" if status.problems else "an update is under way"
@@ -64,7 +63,7 @@ def check_healthy(p: Promotion) -> list[GateResult]:
 
 def _healthy(p: Promotion, gate: HealthGate) -> GateResult:
     clusters, now = p.source_clusters, p.now
-    judged = [(c, judge_in_source(p, c, p.new)) for c in clusters]
+    judged = [(c, judge_in_source(p, c)) for c in clusters]
     record = _record(judged, gate)
     if not clusters:
         return GateResult(HEALTHY_IN_SOURCE, (
@@ -139,7 +138,7 @@ def check_groups_healthy(p: Promotion) -> list[GateResult]:
 
 def _groups_healthy(p: Promotion, clusters: Sequence[Cluster]) -> GateResult:
     gate = p.target.gates.healthy_in_source or HealthGate()
-    judged = [(c, judge_in_source(p, c, p.new)) for c in clusters]
+    judged = [(c, judge_in_source(p, c)) for c in clusters]
     blocking = [(c, _why_not(j, gate, p.now) or "unknown") for c, j in judged
                 if _why_not(j, gate, p.now) or j.state == UNKNOWN]
     if not blocking:

@@ -20,6 +20,7 @@ from typing import Any
 
 from clmgit.channels import DEFAULT_GROUP, Channel, Group, Pins, encode_pin, pin_groups, pin_range
 from clmgit.errors import ConfigError, RefusedError
+from clmgit.model import short_version
 from clmgit.promotion import gates, health
 from clmgit.promotion.content import BranchMove, plan_branch_move
 from clmgit.promotion.history import pins_in_history
@@ -88,7 +89,8 @@ def check(plan: Plan) -> Plan:
     if plan.refusals:
         verb = "promotion" if plan.action == "promote" else "rollback"
         raise RefusedError(
-            f"{verb} of {plan.sha[:7]} to {plan.target!r} refused: " + "; ".join(plan.refusals)
+            f"{verb} of {short_version(plan.sha)} to {plan.target!r} refused: "
+            + "; ".join(plan.refusals)
         )
     return plan
 
