@@ -1,13 +1,18 @@
 """Channel files (`channels/<name>.yaml` on the control branch): their model, validation and edits.
 
-A channel is a git branch plus, optionally, groups of clusters pinned to commit SHAs. A cluster
+A channel is a git branch plus, optionally, groups of clusters pinned to commits. A cluster
 belongs to the first group whose selector matches it; a channel with no groups follows its branch.
+
+A pin is always a map {source: sha}, one entry per config source (`sources:` in `clmgit.yaml`;
+without it the repository is its one source, `main`). How a pin is spelled — in the channel
+file (a bare `sha:` for one source, a mapping for several), in a commit subject, as a config
+version — is decided here, by the pin codec at the end of this module, and nowhere else.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -16,11 +21,15 @@ from clmgit import yamledit
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
-from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
+from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster, config_version
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
-    from clmgit.layout import Sources
+
+#: A pin: {source: sha} in the order of the sources.
+Pins = Mapping[str, str]
+#: The name of the one source of a repository that declares none (as `clmgit.layout.MAIN`).
+MAIN_SOURCE = "main"
 
 CHANNELS_DIR = "channels"
 DEFAULT_GROUP = "default"
@@ -30,12 +39,11 @@ DEFAULT_GROUP = "default"
 class Group:
     name: str
     selector: Mapping[str, str] = field(default_factory=dict)
-    sha: str | None = None
+    #: {source: sha} as the file has it ({}: no pin yet); `Channel.pins_of` tells whether it
+    #: names every source.
+    pins: Pins = field(default_factory=dict)
     promoted_at: str = ""
     promoted_from: str = ""
-    #: {source: sha} when the pin names several config sources (`sha:` a mapping); `sha` is
-    #: then None, so that code that knows one source alone never reads half a pin.
-    pins: Mapping[str, str] = field(default_factory=dict)
 
     def matches(self, cluster: Cluster) -> bool:
         return selector_matches(self.selector, cluster)
@@ -72,10 +80,22 @@ class Channel:
     freeze_reason: str = ""
     gates: Gates = Gates()
     groups: tuple[Group, ...] = ()
+    #: The config sources the pins name, in order.
+    sources: tuple[str, ...] = (MAIN_SOURCE,)
 
     @property
     def pinned(self) -> bool:
         return bool(self.groups)
+
+    @property
+    def health_gate(self) -> HealthGate | None:
+        return self.gates.healthy_in_source
+
+    def pins_of(self, group: Group) -> Pins | None:
+        """The group's pin when it names every source, else None."""
+        if not group.pins or set(group.pins) != set(self.sources):
+            return None
+        return {n: group.pins[n] for n in self.sources}
 
     def group(self, name: str) -> Group:
         for g in self.groups:
@@ -102,7 +122,9 @@ def _str(value: Any) -> str:
     return "" if value is None else str(yamledit.normalize(value))
 
 
-def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
+def parse_channel(name: str, text: bytes | str, path: str,
+                  sources: Sequence[str] = (MAIN_SOURCE,)) -> Channel:
+    """A channel file; `sources` are the names of the config sources its pins name."""
     raw = yamledit.load(text, path)
     if raw is None:
         raw = {}
@@ -115,7 +137,8 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     groups_raw = raw.get("groups") or []
     if not isinstance(groups_raw, list):
         raise ConfigError(f"{path}: groups must be a list")
-    groups = tuple(_parse_group(g, f"{path}, group #{i + 1}") for i, g in enumerate(groups_raw))
+    groups = tuple(_parse_group(g, f"{path}, group #{i + 1}", sources)
+                   for i, g in enumerate(groups_raw))
     seen: set[str] = set()
     for g in groups:
         if g.name in seen:
@@ -146,10 +169,11 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
             healthy_in_source=parse_gate(gates_raw.get("healthy_in_source"), path),
         ),
         groups=groups,
+        sources=tuple(sources),
     )
 
 
-def _parse_group(raw: Any, where: str) -> Group:
+def _parse_group(raw: Any, where: str, sources: Sequence[str]) -> Group:
     if not isinstance(raw, Mapping) or not raw.get("name"):
         raise ConfigError(f"{where}: every group needs a name")
     where = f"{where.rsplit(',', 1)[0]}, group {raw['name']!r}"
@@ -159,42 +183,23 @@ def _parse_group(raw: Any, where: str) -> Group:
     for key in selector:
         if key not in SELECTOR_FIELDS and not str(key).startswith("config_items."):
             raise ConfigError(f"{where}: unknown selector key {key!r}")
-    sha = raw.get("sha")
-    pins: dict[str, str] = {}
-    if isinstance(sha, Mapping):  # several config sources (clmgit.layout.Sources)
-        pins, sha = {str(k): str(v) for k, v in sha.items()}, None
-        for source, pin in pins.items():
-            if not SHA_RE.match(pin):
-                raise ConfigError(f"{where}: sha of source {source!r} must be a full 40-hex "
-                                  f"commit SHA, not {pin!r}")
-    elif sha is not None:
-        sha = str(sha)
-        if not SHA_RE.match(sha):
-            raise ConfigError(f"{where}: sha must be a full 40-hex commit SHA, not {sha!r}")
     return Group(
         name=str(raw["name"]),
         selector={str(k): _str(v) for k, v in selector.items()},
-        sha=sha,
+        pins=decode_pin(raw.get("sha"), sources, where),
         promoted_at=_str(raw.get("promoted_at")),
         promoted_from=_str(raw.get("promoted_from")),
-        pins=pins,
     )
-
-
-def group_pins(group: Group, sources: Sources) -> dict[str, str] | None:
-    """{source: sha} a group is pinned to; None when it lacks a pin for any source."""
-    if not sources.several:
-        return {sources.main.name: group.sha} if group.sha else None
-    pins = dict(group.pins)
-    return pins if set(pins) == set(sources.names) else None
 
 
 def channel_path(name: str) -> str:
     return f"{CHANNELS_DIR}/{name}.yaml"
 
 
-def load_channels(repo: GitRepo, ref: str, *, control_branch: str) -> dict[str, Channel]:
-    """Every channel file at `ref` of the control branch, validated together, in promotion order."""
+def load_channels(repo: GitRepo, ref: str, *, control_branch: str,
+                  sources: Sequence[str] = (MAIN_SOURCE,)) -> dict[str, Channel]:
+    """Every channel file at `ref` of the control branch, validated together, in promotion order;
+    `sources` are the names of the config sources the pins name."""
     channels: dict[str, Channel] = {}
     for path in repo.list_files(ref, CHANNELS_DIR):
         if not path.endswith((".yaml", ".yml")) or path.count("/") != 1:
@@ -202,7 +207,7 @@ def load_channels(repo: GitRepo, ref: str, *, control_branch: str) -> dict[str, 
         name = path.rsplit("/", 1)[1].rsplit(".", 1)[0]
         data = repo.read_file(ref, path)
         assert data is not None
-        channels[name] = parse_channel(name, data, path)
+        channels[name] = parse_channel(name, data, path, sources)
     for ch in channels.values():
         if ch.source is not None and ch.source not in channels:
             raise ConfigError(f"{ch.path}: source channel {ch.source!r} does not exist")
@@ -237,14 +242,14 @@ def check_pins_are_commits(repo: GitRepo, channels: Iterable[Channel]) -> None:
     """A pin names a commit. An annotated tag's id looks like one, but a tag can be moved or
     re-made, and nothing below expects one; a tree or blob has no history at all. A pin this
     repository does not have yet passes: a fetch may bring it."""
-    pinned = [(ch, g) for ch in channels for g in ch.groups if g.sha]
-    kinds = repo.object_types([g.sha for _, g in pinned if g.sha])
-    for ch, g in pinned:
-        kind = kinds.get(g.sha or "")
+    pinned = [(ch, g, sha) for ch in channels for g in ch.groups for sha in g.pins.values()]
+    kinds = repo.object_types([sha for _, _, sha in pinned])
+    for ch, g, sha in pinned:
+        kind = kinds.get(sha)
         if kind not in (None, "commit"):
             raise ConfigError(
-                f"{ch.path}, group {g.name!r}: sha {g.sha} is "
-                f"{repo.describe_object(g.sha or '', kind)}, not a commit; pin the commit id"
+                f"{ch.path}, group {g.name!r}: sha {sha} is "
+                f"{repo.describe_object(sha, kind)}, not a commit; pin the commit id"
             )
 
 
@@ -293,3 +298,51 @@ def set_freeze(text: str, channel: Channel, *, frozen: bool, reason: str) -> str
     doc = yamledit.Document(text, channel.path)
     doc.set([], {"frozen": frozen, "freeze_reason": reason})
     return doc.text
+
+
+# --- the pin codec: every spelling of a pin ------------------------------------------------------
+
+
+def decode_pin(raw: Any, sources: Sequence[str], where: str) -> dict[str, str]:
+    """A group's `sha:` as {source: sha}: a bare SHA is the first (with one source: the only)
+    source's, a mapping names each source; {} when there is none."""
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        pins = {str(k): str(v) for k, v in raw.items()}
+        for source, pin in pins.items():
+            if not SHA_RE.match(pin):
+                raise ConfigError(f"{where}: sha of source {source!r} must be a full 40-hex "
+                                  f"commit SHA, not {pin!r}")
+        return pins
+    sha = str(raw)
+    if not SHA_RE.match(sha):
+        raise ConfigError(f"{where}: sha must be a full 40-hex commit SHA, not {sha!r}")
+    return {sources[0]: sha}
+
+
+def encode_pin(pins: Pins) -> str | dict[str, str]:
+    """The `sha:` value written for a pin: a bare SHA for one source, else a mapping (written as
+    one flow mapping, `sha: {main: ..., addons: ...}`)."""
+    if len(pins) == 1:
+        return next(iter(pins.values()))
+    return dict(pins)
+
+
+def pin_version(pins: Pins) -> str:
+    """The config version of a pin (CLM's): the SHA for one source, else `main=<sha>;...`."""
+    return config_version(list(pins.items()))
+
+
+def pin_range(old: Pins | None, new: Pins) -> str:
+    """A move of a pin as a commit subject says it: `a..b` for one source, else
+    `main a..b, addons c..d`."""
+    moves = {n: f"{(old or {}).get(n, 'none')[:7]}..{sha[:7]}" for n, sha in new.items()}
+    if len(moves) == 1:
+        return next(iter(moves.values()))
+    return ", ".join(f"{n} {m}" for n, m in moves.items())
+
+
+def named(sources: Sequence[str], source: str, sentence: str) -> str:
+    """A sentence about one source's commit: as it is with one source, else naming it."""
+    return sentence if len(sources) == 1 else f"source {source!r}: {sentence}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clmgit.durations import format_duration, parse_duration
 from clmgit.errors import ConfigError
@@ -31,8 +31,17 @@ from clmgit.model import ClusterStatus, Health
 from clmgit.timestamps import format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
-    from clmgit.channels import Channel
     from clmgit.model import Cluster
+
+
+class Promoted(Protocol):
+    """A channel as the health gate sees it (`clmgit.channels.Channel`)."""
+
+    @property
+    def source(self) -> str | None: ...
+
+    @property
+    def health_gate(self) -> HealthGate | None: ...
 
 HEALTHY = "healthy"
 PENDING = "pending"
@@ -171,9 +180,9 @@ class ClusterGate:
     namespaces: tuple[str, ...] = ()
 
 
-def gate_for(channels: Iterable[Channel], channel: str) -> ClusterGate:
-    gates = [ch.gates.healthy_in_source for ch in channels
-             if ch.source == channel and ch.gates.healthy_in_source is not None]
+def gate_for(channels: Iterable[Promoted], channel: str) -> ClusterGate:
+    gates = [ch.health_gate for ch in channels
+             if ch.source == channel and ch.health_gate is not None]
     found = [g for g in gates if g is not None]
     if not found:
         return ClusterGate()

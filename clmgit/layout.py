@@ -19,14 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from clmgit.errors import ConfigError
-
-if TYPE_CHECKING:
-    from clmgit.channels import Channel
 
 SETTINGS_PATH = "clmgit.yaml"
 CLMGIT = "clmgit"
@@ -113,8 +110,9 @@ class Source:
     #: Channel name -> this source's branch for it (default: the channel's own branch).
     branches: Mapping[str, str] = field(default_factory=dict)
 
-    def branch(self, channel: Channel) -> str:
-        return self.branches.get(channel.name, channel.branch)
+    def branch(self, channel: str, branch: str) -> str:
+        """This source's branch for a channel (`channel` and its own `branch`)."""
+        return self.branches.get(channel, branch)
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,12 @@ from functools import cached_property
 from pathlib import Path
 
 from clmgit.adapters.git import GitRepo, RefUpdate
-from clmgit.channels import Channel, group_pins, load_channels
-from clmgit.errors import ConfigError, GitError
+from clmgit.channels import Channel, load_channels
+from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.layout import (
+    MAIN,
     SETTINGS_PATH,
+    SINGLE,
     Layout,
     Source,
     Sources,
@@ -26,6 +28,7 @@ from clmgit.layout import (
 )
 from clmgit.model import Cluster, channel_overrides, config_version
 from clmgit.registry import Registry, open_registry
+from clmgit.versions import Versions
 
 
 @dataclass
@@ -55,7 +58,7 @@ class Workspace:
     @cached_property
     def channels(self) -> dict[str, Channel]:
         channels = load_channels(self.repo, self.control_sha,
-                                 control_branch=self.control_branch)
+                                 control_branch=self.control_branch, sources=self.sources.names)
         if not channels:
             raise ConfigError(
                 f"no channel files in channels/ on branch {self.control_branch!r} of "
@@ -121,6 +124,40 @@ class Workspace:
             for u in updates
         ]
 
+    def write(self, *, files: Mapping[str, str], message: str,
+              updates: Sequence[RefUpdate] = (), push: bool = False,
+              ours: Sequence[str] = ()) -> str | None:
+        """Commit `files` with `message` on top of the control branch (when either is given)
+        and move it and the refs of `updates` with it; with `push`, send all of it to the
+        remote in one atomic push first. `ours` are files among `files` whose uncommitted
+        changes in the checkout are clmgit's own and exactly what is committed (the file
+        registry's state). The commit made, or None."""
+        repo, target = self.repo, self.control_branch
+        if self.url is not None and not push:
+            # A mirror's refs are the remote's and the next fetch resets them: a change kept
+            # only there would be reported as done and then silently lost.
+            raise RefusedError("a URL repo is written only with --push")
+        if files and repo.current_branch() == target:  # no paths would mean every path
+            dirty = [p for p in repo.dirty(files) if p not in ours]
+            if dirty:
+                raise RefusedError(f"{', '.join(dirty)} has uncommitted changes in "
+                                   f"{repo.location}; commit or stash them first")
+        commit = None
+        moved = list(updates)
+        if files or message:  # a message alone records what moved (sync-branches --force)
+            commit = repo.make_commit(self.control_sha,
+                                      {p: t.encode() for p, t in files.items()}, message)
+            moved.insert(0, RefUpdate(f"refs/heads/{target}", commit, self.control_sha))
+        if push and moved:
+            if not repo.has_remote(self.remote):
+                raise RefusedError(f"{repo.location} has no remote {self.remote!r} to push to")
+            repo.push(self.remote, moved)
+            # Landed. A kill or a refusal from here on leaves the local side behind the remote,
+            # which the next --push run (planned on the remote) finds done and catches up.
+        if moved or push:  # nothing moved: a --push run still catches the local side up
+            repo.update_refs(self.local_updates(moved), ours=ours)
+        return commit
+
     @cached_property
     def registry(self) -> Registry:
         return open_registry(self.registry_spec, default_dir=self.repo.workdir)
@@ -142,30 +179,63 @@ class Workspace:
             return None
         return self.repo.run("remote", "get-url", self.remote).strip()
 
+    @cached_property
+    def versions(self) -> Versions:
+        """The versions port over this repository and the other config sources'."""
+        return Versions(self.sources, self.source_repos.repo, self._source_branch)
+
+    def _source_branch(self, source: str, branch: str) -> str | None:
+        if self.sources.get(source).repo is None:
+            return self.branch_head(branch)
+        key = f"{source}\0{branch}"
+        if key not in self._heads:
+            self._heads[key] = read_branch(self.source_repos.repo(source), branch)[0]
+        return self._heads[key]
+
     def pinned_sha(self, cluster: Cluster) -> tuple[str | None, str]:
-        """(desired SHA, group name) of a cluster; SHA None with a reason when it has none.
-        With declared config sources the "SHA" is the config version (`main=<sha>;...`)."""
-        if self.sources.declared:
-            return desired_config_version(self.channels, cluster, self.sources,
-                                          self.source_repos)
-        return pinned_sha(self.channels, cluster, self.head)
+        """(desired config version, group name) of a cluster — with one source its pinned SHA;
+        None with a reason when it has none."""
+        return desired_version(self.channels, cluster, self.sources, self.versions.head,
+                               self.source_repos.resolve)
+
+
+def desired_version(channels: Mapping[str, Channel], cluster: Cluster, sources: Sources,
+                    heads: Callable[[Channel], Mapping[str, str]],
+                    resolve: Callable[[str, str], str]) -> tuple[str | None, str]:
+    """(config version, group) of a cluster: per source its group's pin (a channel without
+    groups: the head of the source's branch), unless `override_channel` points the source at
+    another revision (only where `clmgit.yaml` declares the sources). None with a reason when
+    a source has no pin."""
+    channel = channels.get(cluster.channel)
+    if channel is None:
+        return None, f"unknown channel {cluster.channel!r}"
+    try:
+        overrides = channel_overrides(cluster, sources.names) if sources.declared else {}
+    except ConfigError as e:
+        return None, str(e)  # this cluster is held back, saying why; the others go on
+    group_name = ""
+    pins: Mapping[str, str] | None = None
+    if channel.pinned:
+        group = channel.group_for(cluster)
+        if group is None:
+            return None, f"no group of channel {channel.name!r} matches"
+        group_name, pins = group.name, channel.pins_of(group)
+        if pins is None and len(overrides) < len(sources.sources):
+            every = (f" of every source ({', '.join(sources.names)})"
+                     if sources.several else "")
+            return None, f"group {group.name!r} of channel {channel.name!r} has no pin{every} yet"
+    if pins is None and len(overrides) < len(sources.sources):
+        pins = heads(channel)
+    shas = [(n, resolve(n, overrides[n]) if n in overrides else (pins or {})[n])
+            for n in sources.names]
+    return config_version(shas), group_name
 
 
 def pinned_sha(channels: Mapping[str, Channel], cluster: Cluster,
                head: Callable[[Channel], str]) -> tuple[str | None, str]:
-    """(desired SHA, group name) of a cluster under `channels`; SHA None with a reason when it
-    has none. `head` gives the commit an unpinned channel follows."""
-    channel = channels.get(cluster.channel)
-    if channel is None:
-        return None, f"unknown channel {cluster.channel!r}"
-    if not channel.pinned:
-        return head(channel), ""
-    group = channel.group_for(cluster)
-    if group is None:
-        return None, f"no group of channel {channel.name!r} matches"
-    if group.sha is None:
-        return None, f"group {group.name!r} of channel {channel.name!r} has no pin yet"
-    return group.sha, group.name
+    """`desired_version` of a repository that is its own one source."""
+    return desired_version(channels, cluster, SINGLE, lambda ch: {MAIN: head(ch)},
+                           lambda _, rev: rev)
 
 
 def read_branch(repo: GitRepo, branch: str, remote: str = "origin") -> tuple[str | None, bool]:
@@ -273,40 +343,11 @@ def mirror_source(name: str, url: str) -> GitRepo:
     return GitRepo.mirror(url, folder / f"{name}-{digest}")
 
 
-# --- a cluster's desired version under declared config sources ---------------------------------
-
-
 def desired_config_version(
     channels: Mapping[str, Channel], cluster: Cluster, sources: Sources, repos: SourceRepos,
 ) -> tuple[str | None, str]:
-    """(config version, group) of a cluster under several sources (or one declared source):
-    per source its group's pin (a channel without groups: the head of the source's branch),
-    unless `override_channel` points the source at another revision. None with a reason when
-    a source has no pin."""
-    channel = channels.get(cluster.channel)
-    if channel is None:
-        return None, f"unknown channel {cluster.channel!r}"
-    try:
-        overrides = channel_overrides(cluster, sources.names)
-    except ConfigError as e:
-        return None, str(e)  # this cluster is held back, saying why; the others go on
-    group_name = ""
-    pins: dict[str, str] | None = None
-    if channel.pinned:
-        group = channel.group_for(cluster)
-        if group is None:
-            return None, f"no group of channel {channel.name!r} matches"
-        group_name, pins = group.name, group_pins(group, sources)
-        if pins is None and len(overrides) < len(sources.sources):
-            return None, (f"group {group.name!r} of channel {channel.name!r} has no pin of "
-                          f"every source ({', '.join(sources.names)}) yet")
-    shas = []
-    for s in sources.sources:
-        if s.name in overrides:
-            sha = repos.resolve(s.name, overrides[s.name])
-        elif pins is not None:
-            sha = pins[s.name]
-        else:
-            sha = repos.head(s.name, s.branch(channel))
-        shas.append((s.name, sha))
-    return config_version(shas), group_name
+    """`desired_version` with the sources' repositories read anew."""
+    def heads(ch: Channel) -> dict[str, str]:
+        return {s.name: repos.head(s.name, s.branch(ch.name, ch.branch)) for s in sources.sources}
+
+    return desired_version(channels, cluster, sources, heads, repos.resolve)

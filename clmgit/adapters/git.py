@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
+from clmgit.adapters.gitfailure import failure
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
 from clmgit.redact import redact
@@ -89,25 +90,6 @@ def run_git(
     if proc.returncode not in ok:
         raise GitError(failure(args, proc.returncode, proc.stderr))
     return proc
-
-
-_OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
-
-
-def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
-    """The one form of a git failure: the command, its exit code and what git said (one line,
-    credentials in URLs hidden)."""
-    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
-    said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-    command, rest = "", iter(args)
-    for arg in rest:
-        if arg in _OPTIONS_WITH_VALUE:
-            next(rest, None)
-        elif not arg.startswith("-"):
-            command = arg
-            break
-    exit_code = "killed" if code is None or code < 0 else f"exit {code}"
-    return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
 
 
 def checkout_top(path: str | os.PathLike[str]) -> str | os.PathLike[str]:

@@ -8,16 +8,16 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clmgit import output
 from clmgit.cli.common import Format, Groups, OutputOpt, settings
+from clmgit.model import short_version
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
+    from clmgit.promotion.promote import Plan
     from clmgit.workspace import Workspace
 
 PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
@@ -55,24 +55,13 @@ def promote(
     for stable_for. Health states: healthy, pending, unhealthy, failed (not healthy by
     progress_deadline after its apply), unknown (unreachable; up to allow_unknown pass). The
     verdicts are written into the commit (Clmgit-Health); --force overrides, recorded."""
-    from clmgit.promotion.promote import land_plan, plan_promotion
+    from clmgit.promotion.promote import plan_promotion
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    if ws.sources.several:
-        plan, land = _promote_sources(ws, source=source, target=target, groups=group, sha=sha,
-                                      force=force, ignore_freeze=ignore_freeze,
-                                      from_any=from_any, pr=pr)
-        with _retry_hint():
-            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land)
-        return
-    if len(sha) > 1:
-        raise typer.BadParameter("one SHA: the repository has one config source",
-                                 param_hint="'--sha'")
-    plan = plan_promotion(ws, source=source, target=target, groups=group,
-                          sha=sha[0] if sha else None, force=force,
+    plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
     with _retry_hint():
-        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out)
 
 
 def rollback(
@@ -90,58 +79,12 @@ def rollback(
     out: OutputOpt = Format.table,
 ) -> None:
     """Pin the groups of CHANNEL back to their previous pin (or --to SHA)."""
-    from clmgit.promotion.promote import land_plan, plan_rollback
+    from clmgit.promotion.promote import plan_rollback
 
     ws = _plan_workspace(ctx, push=push, pr=pr)
-    if ws.sources.several:
-        from clmgit.promotion.sources import land_sources_plan, parse_sha_options
-        from clmgit.promotion.sources_rollback import plan_sources_rollback
-
-        _no_pr(pr)
-        plan = plan_sources_rollback(ws, channel=channel, groups=group,
-                                     to=parse_sha_options(to, ws.sources, option="--to"),
-                                     force=force, now=_now())
-        with _retry_hint():
-            _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out,
-                         land=land_sources_plan)
-        return
-    if len(to) > 1:
-        raise typer.BadParameter("one SHA: the repository has one config source",
-                                 param_hint="'--to'")
-    plan = plan_rollback(ws, channel=channel, groups=group, to=to[0] if to else None,
-                         force=force)
+    plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
     with _retry_hint():
-        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out, land=land_plan)
-
-
-def _promote_sources(ws: Workspace, *, source: str, target: str, groups: list[str],
-                     sha: list[str], force: bool, ignore_freeze: bool, from_any: bool,
-                     pr: bool) -> tuple[Any, Any]:
-    """The plan (and how to land it) of a promotion of several config sources."""
-    from clmgit.promotion.sources import (
-        land_sources_plan,
-        parse_sha_options,
-        plan_sources_promotion,
-    )
-
-    _no_pr(pr)
-    plan = plan_sources_promotion(
-        ws, source=source, target=target, groups=groups,
-        shas=parse_sha_options(sha, ws.sources), force=force, ignore_freeze=ignore_freeze,
-        from_any=from_any, now=_now())
-    return plan, land_sources_plan
-
-
-def _no_pr(pr: bool) -> None:
-    if pr:
-        raise typer.BadParameter("--pr does not open pull requests for several config sources "
-                                 "yet; use --push", param_hint="'--pr'")
-
-
-def _now() -> datetime:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).replace(microsecond=0)
+        _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out)
 
 
 def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
@@ -173,10 +116,10 @@ def _retry_hint() -> Iterator[None]:
         raise PushRejectedError(f"{e}: {again}") from None
 
 
-def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: bool, out: Format,
-                 land: Any) -> None:
+def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bool,
+                 out: Format) -> None:
     from clmgit import views
-    from clmgit.promotion.promote import check
+    from clmgit.promotion.promote import check, land_plan
 
     if plan.refusals:
         if dry_run or out is not Format.table:  # the plan first, then why it is refused
@@ -191,7 +134,7 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
             output.emit({"outcome": "nothing-to-do", "action": plan.action, "target": plan.target,
                          "sha": plan.sha}, out, kind="Plan")
         else:
-            output.line(f"{plan.target} already at {plan.sha[:7]}")
+            output.line(f"{plan.target} already at {short_version(plan.sha)}")
         return
     if pr:
         from clmgit.promotion.pr import open_pull_request
@@ -199,7 +142,7 @@ def _finish_plan(ws: Workspace, plan: Any, *, dry_run: bool, push: bool, pr: boo
         opened = open_pull_request(ws, plan, dry_run=dry_run)
         views.pull_request(plan, opened, fmt=out)
         return
-    landed = None if dry_run else land(ws, plan, push=push)
+    landed = None if dry_run else land_plan(ws, plan, push=push)
     views.plan(plan, landed, fmt=out)
 
 
@@ -211,7 +154,9 @@ def diff(
     cluster: Annotated[
         str | None, typer.Option(help="Only the group of this cluster, rendered for it.")
     ] = None,
-    sha: Annotated[str | None, typer.Option(help="Preview this SHA of the source.")] = None,
+    sha: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Preview this SHA of the source; with several config sources "
+        "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
     out: OutputOpt = Format.table,
 ) -> None:
     """Preview what `promote SOURCE TARGET` would bring, per group: the commits to cluster/ and
@@ -219,17 +164,8 @@ def diff(
     from clmgit import views
     from clmgit.promotion.preview import preview
 
-    ws = settings(ctx).ws
-    if ws.sources.several:
-        from clmgit.promotion.sources import parse_sha_options
-        from clmgit.promotion.sources_preview import preview_sources
-
-        previews = preview_sources(ws, source=source, target=target, groups=group,
-                                   cluster=cluster,
-                                   shas=parse_sha_options([sha] if sha else [], ws.sources))
-    else:
-        previews = preview(ws, source=source, target=target, groups=group, cluster=cluster,
-                           sha=sha)
+    previews = preview(settings(ctx).ws, source=source, target=target, groups=group,
+                       cluster=cluster, sha=sha)
     views.previews(previews, fmt=out)
 
 
@@ -389,13 +325,9 @@ def sync_branches(
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
-        if ws.sources.several:
-            from clmgit.promotion.sources import sync_sources
-
-            moved = [(f"{m.source} ", m.move) for m in sync_sources(
-                ws, push=push, dry_run=dry_run, force=force)]
-        else:
-            moved = [("", m) for m in sync(ws, push=push, dry_run=dry_run, force=force)]
+        several = len(ws.versions.names) > 1
+        moved = [(f"{m.source} " if several else "", m.move)
+                 for m in sync(ws, push=push, dry_run=dry_run, force=force)]
     if out is not Format.table:
         output.emit([{"source": source.strip() or None, **output.to_data(m)}
                      for source, m in moved], out, kind="BranchMoveList", dry_run=dry_run)

@@ -69,10 +69,10 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
 
 def _record(ws: Workspace, *, push: bool) -> Exception | None:
     """Commit what the run wrote into a file registry tracked on the control branch (see
-    clmgit.promotion.record.py); the error when that failed, for after the results."""
+    clmgit.reconcile.record.py); the error when that failed, for after the results."""
     from clmgit import output
     from clmgit.errors import ClmgitError
-    from clmgit.promotion.record import record_state
+    from clmgit.reconcile.record import record_state
 
     try:
         recorded = record_state(ws, push=push)
@@ -92,7 +92,7 @@ def _record(ws: Workspace, *, push: bool) -> Exception | None:
 def _check_push(ws: Workspace) -> None:
     """--push before any work: it needs a file registry that the control branch tracks."""
     from clmgit.errors import RefusedError
-    from clmgit.promotion.record import tracked_registry
+    from clmgit.reconcile.record import tracked_registry
 
     if tracked_registry(ws) is None:
         raise RefusedError(

@@ -1,22 +1,29 @@
-"""Promotion gates (docs/reference/channel-files.md): freeze, applied in the source channel, soak
-time, and the two that keep content safe: forward-only and the channel branch's own content.
+"""Promotion gates (docs/reference/channel-files.md): one list, each gate judged over the config version — every
+source's commit — for one source or many alike.
 
-Each gate either passes, or returns the sentence that says why it refuses. `judge` decides which
-refusals an override (--force, --ignore-freeze) lifts; every lifted refusal is recorded.
+A gate is a function of a `Promotion` (what is promoted, from where, into which groups) that
+returns `GateResult`s: passed, or the sentence that says why it refuses. A refusal about one
+source's commit names that source when there are several (`Versions.named`). The planner
+judges the list `clmgit/promotion/promote.py:GATES`; a new gate is a function added there (and
+its key in `clmgit/channels.py:Gates`). `judge` decides which refusals an override (--force,
+--ignore-freeze, --from-any) lifts; every lifted refusal is recorded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
-from clmgit.adapters.git import GitRepo
-from clmgit.channels import Channel
+from clmgit.channels import Channel, Pins
 from clmgit.durations import format_duration
-from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster
+from clmgit.healthstate import HEALTHY, gate_for
+from clmgit.healthstate import judge as judge_health
+from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster, short_version
 from clmgit.promotion.content import contains
 from clmgit.timestamps import parse_timestamp
+from clmgit.versions import Versions
 from clmgit.workspace import Workspace
 
 #: Clusters that are not (or no longer) running do not hold back a promotion.
@@ -30,6 +37,7 @@ FORWARD = "forward_only"
 BRANCH_CONTENT = "branch_content"
 SOURCE = "source"
 GROUPS_BEFORE = "groups_before"
+HEALTHY_IN_SOURCE = "healthy_in_source"
 
 #: The flag that lifts each gate's refusal; every other gate is lifted by --force.
 _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
@@ -47,6 +55,34 @@ class GateResult:
 class Verdict:
     refusals: tuple[str, ...]
     overrides: tuple[str, ...]  # "--force: <the refusal it lifted>"
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What the gates judge: `new` promoted from `source` into `target`, whose `olds` (group →
+    its pin before, None: none) change; `groups` are the names of those groups when the target
+    has groups, else ()."""
+
+    ws: Workspace
+    source: Channel
+    target: Channel
+    new: Pins
+    olds: Mapping[str, Pins | None]
+    groups: tuple[str, ...]
+    now: datetime
+
+    @property
+    def versions(self) -> Versions:
+        return self.ws.versions
+
+    @property
+    def shown(self) -> str:
+        """The new version as refusals show it: a short SHA, or each source's."""
+        return short_version(self.versions.version(self.new))
+
+    @cached_property
+    def source_clusters(self) -> list[Cluster]:
+        return source_clusters(self.ws, self.source)
 
 
 def judge(results: Sequence[GateResult], *, force: bool, ignore_freeze: bool,
@@ -67,79 +103,121 @@ def judge(results: Sequence[GateResult], *, force: bool, ignore_freeze: bool,
     return Verdict(tuple(dict.fromkeys(refusals)), tuple(dict.fromkeys(overrides)))
 
 
-def check_forward(
-    repo: GitRepo, target: Channel, pins: Sequence[tuple[str, str]], sha: str
-) -> GateResult:
-    """Every current pin (group, SHA) of the target must be contained in the new SHA."""
-    behind = [(group, old) for group, old in pins if not contains(repo, old, sha)]
+# --- the gates ---------------------------------------------------------------------------------
+
+
+def check_freeze(p: Promotion) -> list[GateResult]:
     refusal = None
-    if behind:
-        where = "" if target.pinned else f", the head of branch {target.branch!r}"
-        at = ", ".join(f"{group} at {old[:7]}{where}" for group, old in behind)
-        refusal = (
-            f"{sha[:7]} does not contain the pins of {target.name!r} ({at}); promotion only "
-            "moves forward (use rollback, or --force)"
-        )
-    return GateResult(FORWARD, refusal)
+    if p.target.frozen:
+        why = f": {p.target.freeze_reason}" if p.target.freeze_reason else ""
+        refusal = f"channel {p.target.name!r} is frozen{why} (--ignore-freeze overrides)"
+    return [GateResult(FREEZE, refusal)]
 
 
-def check_source(source: Channel, target: Channel) -> GateResult:
+def check_source(p: Promotion) -> list[GateResult]:
     """Gates are judged in the source channel: promoting past the pipeline's order would judge
     them where the change never ran (`promote dev stable` while stable's source is beta)."""
+    target, source = p.target, p.source
     if target.source is None or target.source == source.name:
-        return GateResult(SOURCE, None)
-    return GateResult(SOURCE, (
+        return [GateResult(SOURCE, None)]
+    return [GateResult(SOURCE, (
         f"{target.name!r} is promoted from {target.source!r}, not {source.name!r}: its gates "
         f"would be judged where the change has not run (--from-any overrides)"
-    ))
+    ))]
 
 
-def check_groups_before(
-    ws: Workspace, target: Channel, groups: Sequence[str], sha: str,
-    now: datetime | None = None,
-) -> GateResult:
-    """`groups_before: applied`: every group promoted must have all the groups before it in
-    the channel file (the canary first) running `sha` already; `healthy`: running it healthy
-    (clmgit/promotion/health.py)."""
-    if target.gates.groups_before not in ("applied", "healthy") or not groups:
-        return GateResult(GROUPS_BEFORE, None)
-    last = max(i for i, g in enumerate(target.groups) if g.name in groups)
-    earlier = [g for g in target.groups[:last] if g.name not in groups]
-    promoted_together = [g.name for g in target.groups[:last] if g.name in groups]
-    clusters = [c for c in source_clusters(ws, target)
+def check_forward(p: Promotion) -> list[GateResult]:
+    """Every current pin of a changed group must be contained in the new one, per source."""
+    results = []
+    for name, sha in p.new.items():
+        repo = p.versions.repo(name)
+        behind = [(g, old[name]) for g, old in p.olds.items()
+                  if old and not contains(repo, old[name], sha)]
+        refusal = None
+        if behind:
+            where = "" if p.target.pinned else (
+                f", the head of branch {p.versions.branch_name(name, p.target)!r}")
+            at = ", ".join(f"{group} at {old[:7]}{where}" for group, old in behind)
+            refusal = p.versions.named(name, (
+                f"{sha[:7]} does not contain the pins of {p.target.name!r} ({at}); promotion "
+                "only moves forward (use rollback, or --force)"))
+        results.append(GateResult(FORWARD, refusal))
+    return results
+
+
+def check_applied(p: Promotion) -> list[GateResult]:
+    """`applied_in_source`: every running source cluster applied the new commit, per source."""
+    if not p.target.gates.applied_in_source:
+        return []
+    clusters = p.source_clusters
+    results = []
+    for name, sha in p.new.items():
+        missing = [c for c in clusters if not p.versions.has_applied(c, {name: sha})]
+        refusal = None
+        if not clusters:
+            refusal = (f"no running cluster of {p.source.name!r} can have applied {sha[:7]}: "
+                       "the channel has none, so this gate cannot pass (--force overrides)")
+        elif missing:
+            names = ", ".join(c.alias or c.id for c in missing[:10])
+            more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+            refusal = (f"{len(missing)} of {len(clusters)} clusters of {p.source.name!r} have "
+                       f"not applied {sha[:7]}: {names}{more} (--force overrides)")
+        results.append(GateResult(APPLIED, refusal and p.versions.named(name, refusal)))
+    return results
+
+
+def groups_before(p: Promotion) -> tuple[list[str], list[Cluster]]:
+    """For `groups_before`: the groups before the promoted ones promoted in the same step, and
+    the running clusters of the groups before them (the canary first in the channel file)."""
+    target = p.target
+    last = max(i for i, g in enumerate(target.groups) if g.name in p.groups)
+    earlier = [g for g in target.groups[:last] if g.name not in p.groups]
+    together = [g.name for g in target.groups[:last] if g.name in p.groups]
+    clusters = [c for c in source_clusters(p.ws, target)
                 if (group := target.group_for(c)) is not None and group in earlier]
-    cache: dict[str, bool] = {}
-    waiting = [c for c in clusters if not has_applied(ws, c, sha, cache)]
-    if target.gates.groups_before == "healthy" and not promoted_together:
-        from clmgit.promotion.health import check_groups_healthy
-
-        return check_groups_healthy(ws, target, clusters, sha, now)
-    return groups_before_result(target, promoted_together, waiting, sha[:7])
+    return together, clusters
 
 
-def groups_before_result(target: Channel, promoted_together: Sequence[str],
-                         waiting: Sequence[Cluster], shown: str) -> GateResult:
-    """The verdict of `groups_before`: groups before promoted in the same step, or clusters of
-    them that have not applied `shown` (a short SHA or config version), refuse."""
-    if promoted_together:
-        waiting_for = f"group(s) {', '.join(promoted_together)} promoted in the same step"
+def check_groups_before(p: Promotion) -> list[GateResult]:
+    """`groups_before: applied`: every group promoted must have all the groups before it in
+    the channel file running the new version already (`healthy`, when no group before is
+    promoted in the same step: clmgit/promotion/health.py:check_groups_healthy)."""
+    if p.target.gates.groups_before not in ("applied", "healthy") or not p.groups:
+        return [GateResult(GROUPS_BEFORE, None)]
+    together, clusters = groups_before(p)
+    if p.target.gates.groups_before == "healthy" and not together:
+        return []
+    waiting = [c for c in clusters if not p.versions.has_applied(c, p.new)]
+    if together:
+        waiting_for = f"group(s) {', '.join(together)} promoted in the same step"
     elif waiting:
         names = ", ".join(c.alias or c.id for c in waiting[:10])
         waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
     else:
-        return GateResult(GROUPS_BEFORE, None)
-    return GateResult(GROUPS_BEFORE, (
-        f"{target.name!r} promotes a group only after the groups before it applied "
-        f"{shown}; {waiting_for} (--force overrides)"
-    ))
+        return [GateResult(GROUPS_BEFORE, None)]
+    return [GateResult(GROUPS_BEFORE, (
+        f"{p.target.name!r} promotes a group only after the groups before it applied "
+        f"{p.shown}; {waiting_for} (--force overrides)"))]
 
 
-def check_freeze(target: Channel) -> GateResult:
+def check_soak(p: Promotion) -> list[GateResult]:
+    soak = p.target.gates.soak
+    if not soak:
+        return []
+    start = soak_start(p.ws, p.source, p.new, p.source_clusters)
+    if p.target.gates.healthy_in_source is not None:
+        # With the health gate the soak clock starts when the source became healthy.
+        start = healthy_start(p.ws, p.source_clusters, p.now) or p.now
+    left = soak - (p.now - start)
     refusal = None
-    if target.frozen:
-        why = f": {target.freeze_reason}" if target.freeze_reason else ""
-        refusal = f"channel {target.name!r} is frozen{why} (--ignore-freeze overrides)"
-    return GateResult(FREEZE, refusal)
+    if left.total_seconds() > 0:
+        refusal = (f"{p.shown} has soaked in {p.source.name!r} for "
+                   f"{format_duration(p.now - start)} of the {format_duration(soak)} that "
+                   f"{p.target.name!r} requires; {format_duration(left)} left (--force overrides)")
+    return [GateResult(SOAK, refusal)]
+
+
+# --- what the gates read -----------------------------------------------------------------------
 
 
 def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:
@@ -148,96 +226,32 @@ def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:
     ]
 
 
-def has_applied(ws: Workspace, cluster: Cluster, sha: str, cache: dict[str, bool]) -> bool:
-    """A cluster has applied `sha` if its applied commit is `sha` or contains it."""
-    applied = cluster.applied_sha
-    if not applied:
-        return False
-    if applied not in cache:
-        cache[applied] = ws.repo.rev(applied) is not None and ws.repo.is_ancestor(sha, applied)
-    return cache[applied]
-
-
-def check_applied(
-    ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]
-) -> GateResult:
-    if not clusters:
-        return GateResult(APPLIED, (
-            f"no running cluster of {source.name!r} can have applied {sha[:7]}: the channel "
-            "has none, so this gate cannot pass (--force overrides)"
-        ))
-    cache: dict[str, bool] = {}
-    missing = [c for c in clusters if not has_applied(ws, c, sha, cache)]
-    refusal = None
-    if missing:
-        names = ", ".join(c.alias or c.id for c in missing[:10])
-        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        refusal = (
-            f"{len(missing)} of {len(clusters)} clusters of {source.name!r} have not applied "
-            f"{sha[:7]}: {names}{more} (--force overrides)"
-        )
-    return GateResult(APPLIED, refusal)
-
-
-def soak_start(ws: Workspace, source: Channel, sha: str, clusters: Sequence[Cluster]) -> datetime:
-    """When `sha` landed in the source channel: the latest time a source cluster applied it, as
-    the registry records; without records, when it was pinned there; else its commit time."""
+def soak_start(ws: Workspace, source: Channel, pins: Pins,
+               clusters: Sequence[Cluster]) -> datetime:
+    """When `pins` landed in the source channel: the latest time a source cluster applied it,
+    as the registry records; without records, when it was pinned there; else the newest of
+    its commit times."""
     times = [parse_timestamp(c.status.applied_at) for c in clusters]
     known = [t for t in times if t is not None]
     if known and len(known) == len(times):
         return max(known)
-    pinned = [parse_timestamp(g.promoted_at) for g in source.groups if g.sha == sha]
+    pinned = [parse_timestamp(g.promoted_at) for g in source.groups
+              if source.pins_of(g) == dict(pins)]
     candidates = known + [t for t in pinned if t is not None]
     if candidates:
         return max(candidates)
-    start = parse_timestamp(ws.repo.commit_time(sha))
-    assert start is not None
-    return start
+    return ws.versions.commit_time(pins)
 
 
-def check_soak(
-    ws: Workspace,
-    target: Channel,
-    source: Channel,
-    sha: str,
-    clusters: Sequence[Cluster],
-    now: datetime,
-) -> GateResult:
-    soak = target.gates.soak
-    refusal = None
-    if soak:
-        start = soak_start(ws, source, sha, clusters)
-        if target.gates.healthy_in_source is not None:
-            from clmgit.promotion.health import soak_start as healthy_start
-
-            # With the health gate the soak clock starts when the source became healthy.
-            start = healthy_start(clusters, ws, now) or now
-        left = soak - (now - start)
-        if left.total_seconds() > 0:
-            refusal = (
-                f"{sha[:7]} has soaked in {source.name!r} for {format_duration(now - start)} of "
-                f"the {format_duration(soak)} that {target.name!r} requires; "
-                f"{format_duration(left)} left (--force overrides)"
-            )
-    return GateResult(SOAK, refusal)
-
-
-def check_all(
-    ws: Workspace, *, source: Channel, target: Channel, sha: str, now: datetime,
-    groups: Sequence[str] = (),
-) -> list[GateResult]:
-    results = [check_freeze(target), check_source(source, target),
-               check_groups_before(ws, target, groups, sha, now)]
-    healthy = target.gates.healthy_in_source is not None
-    if target.gates.applied_in_source or target.gates.soak or healthy:
-        clusters = source_clusters(ws, source)
-        if target.gates.applied_in_source:
-            results.append(check_applied(ws, source, sha, clusters))
-        if healthy:
-            from clmgit.promotion.health import check_healthy
-
-            results.append(check_healthy(ws, target=target, source=source, sha=sha,
-                                         clusters=clusters, now=now))
-        if target.gates.soak:
-            results.append(check_soak(ws, target, source, sha, clusters, now))
-    return results
+def healthy_start(ws: Workspace, clusters: Sequence[Cluster], now: datetime) -> datetime | None:
+    """With the health gate, the soak clock starts when the source became healthy: the
+    latest `healthy_since` of its clusters (None unless every one has a healthy verdict)."""
+    starts = []
+    for cluster in clusters:
+        deadline = gate_for(ws.channels.values(), cluster.channel).progress_deadline
+        judged = judge_health(cluster.status, deadline=deadline, now=now)
+        start = parse_timestamp(judged.since) if judged.state == HEALTHY else None
+        if start is None:
+            return None
+        starts.append(start)
+    return max(starts) if starts else None

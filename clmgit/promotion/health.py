@@ -1,6 +1,6 @@
-"""The `healthy_in_source` gate (docs/how-to/health-gate.md): promote only what runs healthy.
+"""The `healthy_in_source` gate: promote only what runs healthy.
 
-Every running cluster of the source channel must run the SHA (or a commit containing it) with
+Every running cluster of the source channel must run the version (or one containing it) with
 no update under way and no problem, and have been observed healthy on that version, after its
 apply, continuously for `stable_for` — from `healthy_since` to its latest observation, so a
 verdict seen once proves nothing about the time after it. The verdicts are read from the
@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
-from clmgit.channels import Channel
 from clmgit.durations import format_duration
 from clmgit.healthstate import (
     HEALTHY,
@@ -27,40 +26,48 @@ from clmgit.healthstate import (
     judge,
 )
 from clmgit.model import Cluster
-from clmgit.promotion.gates import GateResult, has_applied
+from clmgit.promotion.gates import (
+    GROUPS_BEFORE,
+    HEALTHY_IN_SOURCE,
+    GateResult,
+    Promotion,
+    groups_before,
+)
 from clmgit.timestamps import parse_timestamp
 from clmgit.workspace import Workspace
 
-HEALTHY_IN_SOURCE = "healthy_in_source"
 #: At most this many clusters are named in a refusal, and listed in the commit.
 NAMED = 10
 LISTED = 50
 
 
-def judge_in_source(ws: Workspace, cluster: Cluster, sha: str, now: datetime,
-                    cache: dict[str, bool]) -> Judgement:
-    """The cluster's health for promoting `sha`: its own verdict, once it runs `sha`."""
+def judge_in_source(p: Promotion, cluster: Cluster) -> Judgement:
+    """The cluster's health for promoting `p.new`: its own verdict, once it runs that."""
     status = cluster.status
-    deadline = gate_for(ws.channels.values(), cluster.channel).progress_deadline
-    judged = judge(status, deadline=deadline, now=now)
-    if judged.state in (HEALTHY, UNKNOWN) and not has_applied(ws, cluster, sha, cache):
-        return Judgement("pending", (f"it has not applied {sha[:7]}",))
+    deadline = gate_for(p.ws.channels.values(), cluster.channel).progress_deadline
+    judged = judge(status, deadline=deadline, now=p.now)
+    if judged.state in (HEALTHY, UNKNOWN) and not p.versions.has_applied(cluster, p.new):
+        return Judgement("pending", (f"it has not applied {p.shown}",))
     if judged.state == HEALTHY and (status.next_version or status.problems):
         why = "it has problems" if status.problems else "an update is under way"
         return Judgement("pending", (why,))
     return judged
 
 
-def check_healthy(ws: Workspace, *, target: Channel, source: Channel, sha: str,
-                  clusters: Sequence[Cluster], now: datetime) -> GateResult:
-    gate = target.gates.healthy_in_source
-    assert gate is not None
-    cache: dict[str, bool] = {}
-    judged = [(c, judge_in_source(ws, c, sha, now, cache)) for c in clusters]
+def check_healthy(p: Promotion) -> list[GateResult]:
+    """Every running source cluster healthy on the new version for `stable_for`."""
+    if p.target.gates.healthy_in_source is None:
+        return []
+    return [_healthy(p, p.target.gates.healthy_in_source)]
+
+
+def _healthy(p: Promotion, gate: HealthGate) -> GateResult:
+    clusters, now = p.source_clusters, p.now
+    judged = [(c, judge_in_source(p, c)) for c in clusters]
     record = _record(judged, gate)
     if not clusters:
         return GateResult(HEALTHY_IN_SOURCE, (
-            f"no running cluster of {source.name!r} can be healthy on {sha[:7]}: the channel "
+            f"no running cluster of {p.source.name!r} can be healthy on {p.shown}: the channel "
             "has none, so this gate cannot pass (--force overrides)"), record)
     blocking = [(c, _why_not(j, gate, now)) for c, j in judged]
     blocking = [(c, why) for c, why in blocking if why]
@@ -74,8 +81,8 @@ def check_healthy(ws: Workspace, *, target: Channel, source: Channel, sha: str,
     allowed = (f" ({len(unknown)} unknown, {gate.allow_unknown} allowed)"
                if unknown else "")
     return GateResult(HEALTHY_IN_SOURCE, (
-        f"{len(blocking)} of {len(clusters)} clusters of {source.name!r} are not healthy on "
-        f"{sha[:7]} for {format_duration(gate.stable_for)}{allowed}: {named}{more} "
+        f"{len(blocking)} of {len(clusters)} clusters of {p.source.name!r} are not healthy on "
+        f"{p.shown} for {format_duration(gate.stable_for)}{allowed}: {named}{more} "
         "(--force overrides)"), record)
 
 
@@ -119,38 +126,27 @@ def _record(judged: Sequence[tuple[Cluster, Judgement]], gate: HealthGate) -> tu
     return tuple(lines)
 
 
-def soak_start(clusters: Sequence[Cluster], ws: Workspace, now: datetime) -> datetime | None:
-    """With the health gate, the soak clock starts when the source became healthy: the
-    latest `healthy_since` of its clusters (None unless every one has a healthy verdict)."""
-    starts = []
-    for cluster in clusters:
-        deadline = gate_for(ws.channels.values(), cluster.channel).progress_deadline
-        judged = judge(cluster.status, deadline=deadline, now=now)
-        start = parse_timestamp(judged.since) if judged.state == HEALTHY else None
-        if start is None:
-            return None
-        starts.append(start)
-    return max(starts) if starts else None
-
-
-def check_groups_healthy(ws: Workspace, target: Channel, clusters: Sequence[Cluster], sha: str,
-                         now: datetime | None) -> GateResult:
+def check_groups_healthy(p: Promotion) -> list[GateResult]:
     """`groups_before: healthy`: the clusters of the groups before the promoted ones (the
-    canary) run `sha` healthy, for the `stable_for` of the channel's health gate if it has one."""
-    from clmgit.promotion.gates import GROUPS_BEFORE
+    canary) run the new version healthy, for the `stable_for` of the channel's health gate if
+    it has one. (Groups before promoted in the same step: gates.py:check_groups_before.)"""
+    if p.target.gates.groups_before != "healthy" or not p.groups:
+        return []
+    together, clusters = groups_before(p)
+    return [] if together else [_groups_healthy(p, clusters)]
 
-    gate = target.gates.healthy_in_source or HealthGate()
-    moment = now or datetime.now(UTC)
-    cache: dict[str, bool] = {}
-    blocking = [(c, _why_not(judge_in_source(ws, c, sha, moment, cache), gate, moment))
-                for c in clusters]
-    blocking = [(c, why or "unknown") for c, why in blocking
-                if why or judge_in_source(ws, c, sha, moment, cache).state == UNKNOWN]
+
+def _groups_healthy(p: Promotion, clusters: Sequence[Cluster]) -> GateResult:
+    gate = p.target.gates.healthy_in_source or HealthGate()
+    judged = [(c, judge_in_source(p, c)) for c in clusters]
+    blocking = [(c, _why_not(j, gate, p.now) or "unknown") for c, j in judged
+                if _why_not(j, gate, p.now) or j.state == UNKNOWN]
     if not blocking:
         return GateResult(GROUPS_BEFORE, None)
     named = "; ".join(f"{c.alias or c.id} {why}" for c, why in blocking[:NAMED])
+    target = p.target
     return GateResult(GROUPS_BEFORE, (
-        f"{target.name!r} promotes a group only after the groups before it run {sha[:7]} "
+        f"{target.name!r} promotes a group only after the groups before it run {p.shown} "
         f"healthy; {len(blocking)} cluster(s) do not: {named} (--force overrides)"))
 
 

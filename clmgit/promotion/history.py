@@ -7,11 +7,10 @@ hand-made commit to a channel file shows up as an `edit`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from clmgit import yamledit
 from clmgit.adapters.git import Commit, trailer_pairs, trailers
-from clmgit.channels import CHANNELS_DIR, Channel, Group, channel_path
+from clmgit.channels import CHANNELS_DIR, Channel, Group, channel_path, decode_pin
 from clmgit.errors import ConfigError
 from clmgit.workspace import Workspace
 
@@ -85,37 +84,19 @@ def _logged(ws: Workspace, channel: str | None, limit: int | None) -> list[Commi
     return sorted(merged.values(), key=lambda c: rank[c.sha])[:limit]
 
 
-def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[str]:
-    """The SHAs the group was pinned to, newest first, as the channel file's history records."""
-    return [str(sha) for sha in raw_pins_in_history(ws, channel, group)]
-
-
-def raw_pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[Any]:
-    """The group's `sha:` values as written, newest first: a SHA, or with several config
-    sources a mapping {source: sha}."""
-    shas: list[Any] = []
+def pins_in_history(ws: Workspace, channel: Channel, group: Group) -> list[dict[str, str]]:
+    """The pins of the group, newest first, as the channel file's history records them (a
+    revision whose pin cannot be read is passed over)."""
+    found: list[dict[str, str]] = []
     for c in ws.repo.log(ws.control_sha, paths=[channel.path], limit=PIN_HISTORY_DEPTH):
         data = ws.repo.read_file(c.sha, channel.path)
         if data is None:
             continue
         try:
             raw = yamledit.load(data, channel.path) or {}
+            found += [decode_pin(g["sha"], channel.sources, channel.path)
+                      for g in raw.get("groups") or []
+                      if isinstance(g, dict) and g.get("name") == group.name and g.get("sha")]
         except ConfigError:
             continue  # a broken revision of the file holds no usable pin
-        for g in raw.get("groups") or []:
-            if isinstance(g, dict) and g.get("name") == group.name and g.get("sha"):
-                shas.append(g["sha"])
-    return shas
-
-
-def previous_pin(ws: Workspace, channel: Channel, group: Group) -> str | None:
-    """The most recent earlier pin of the group that is behind its current one.
-
-    Pins ahead of the current one (undone by an earlier rollback) are passed over, so repeated
-    rollbacks keep going back instead of flipping between two SHAs.
-    """
-    assert group.sha is not None
-    for sha in pins_in_history(ws, channel, group):
-        if sha != group.sha and ws.repo.rev(sha) and ws.repo.is_ancestor(sha, group.sha):
-            return sha
-    return None
+    return found

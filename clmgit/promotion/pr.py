@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
 from clmgit.errors import ClmgitError
-from clmgit.promotion.content import CONFIG_DIR
+from clmgit.model import short_version
 from clmgit.promotion.preview import (
     PREVIEW_LIMIT,
     GroupPreview,
@@ -60,7 +60,8 @@ def branch_name(plan: Plan) -> str:
     if len(groups) > GROUPS_IN_BRANCH:
         digest = hashlib.sha256(groups.encode()).hexdigest()[:8]
         groups = f"{groups[:GROUPS_IN_BRANCH - len(digest) - 1]}-{digest}"
-    return f"clmgit/{name}-{plan.target}-{groups}-{plan.sha[:7]}"
+    version = _REF_UNSAFE.sub("-", short_version(plan.sha)).strip("-")
+    return f"clmgit/{name}-{plan.target}-{groups}-{version}"
 
 
 def open_pull_request(
@@ -127,9 +128,9 @@ def pull_request_body(ws: Workspace, plan: Plan, *, limit: int = BODY_LIMIT) -> 
     groups = ", ".join(f"`{c.group}`" for c in plan.changes)
     if plan.action == "promote":
         intro = f"Promotes {groups} of channel `{plan.target}` from `{plan.source}`"
-        intro += f" to `{plan.sha[:7]}`."
+        intro += f" to `{short_version(plan.sha)}`."
     else:
-        intro = f"Rolls back {groups} of channel `{plan.target}` to `{plan.sha[:7]}`."
+        intro = f"Rolls back {groups} of channel `{plan.target}` to `{short_version(plan.sha)}`."
     if plan.overrides:
         intro += "\n\n**Overrides:**\n" + "\n".join(f"- {o}" for o in plan.overrides)
     after = "Merging this moves the pins; `clmgit reconcile` then applies them."
@@ -150,7 +151,9 @@ def _report(ws: Workspace, plan: Plan) -> str:
     """`clmgit diff` of a promotion; for a rollback, the commits it takes back."""
     groups = [c.group for c in plan.changes]
     if plan.source is not None:
-        items = preview(ws, source=plan.source, target=plan.target, groups=groups, sha=plan.sha)
+        pins = ws.versions.pins(plan.sha) or {}
+        items = preview(ws, source=plan.source, target=plan.target, groups=groups,
+                        sha=[f"{n}={s}" for n, s in pins.items()])
         return format_report(items, markdown=True)
     return format_report(
         [_taken_back(ws, c.group, c.old, c.new) for c in plan.changes], markdown=True
@@ -158,10 +161,11 @@ def _report(ws: Workspace, plan: Plan) -> str:
 
 
 def _taken_back(ws: Workspace, group: str, old: str | None, new: str) -> GroupPreview:
-    span = f"{new}..{old}"
-    commits = tuple(ws.repo.log(span, paths=[CONFIG_DIR], limit=PREVIEW_LIMIT)) if old else ()
-    total = ws.repo.count(span, paths=[CONFIG_DIR]) if old else 0
-    return GroupPreview(group, old, new, commits, total, forward=False)
+    v = ws.versions
+    was, back = v.pins(old), v.pins(new)
+    log = v.log(was, [back] if back else [], limit=PREVIEW_LIMIT) if was else None
+    return GroupPreview(group, old, new, log.commits if log else (), log.total if log else 0,
+                        forward=False)
 
 
 def cut_body(intro: str, report: str, after: str, *, limit: int = BODY_LIMIT) -> str:

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 from clmgit.adapters.git import Commit
 from clmgit.channels import DEFAULT_GROUP, Channel, Group
+from clmgit.config.composed import workspace_source
 from clmgit.config.diff import ClusterDiff, rendered_diff
 from clmgit.config.secrets import masker_for
-from clmgit.config.source import ConfigSource, GitConfigSource
+from clmgit.config.source import ConfigSource
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.layout import Layout
 from clmgit.model import Cluster, short_version
-from clmgit.promotion.content import CONFIG_DIR
-from clmgit.promotion.promote import source_sha
+from clmgit.promotion.promote import given_pins, source_pins
 from clmgit.workspace import Workspace
 
 PREVIEW_LIMIT = 200
@@ -48,27 +48,27 @@ def preview(
     target: str,
     groups: Sequence[str] = (),
     cluster: str | None = None,
-    sha: str | None = None,
+    sha: str | Sequence[str] | None = None,
     rendered_limit: int = RENDERED_LIMIT,
 ) -> list[GroupPreview]:
-    """Per selected group of `target`: the commits and the rendered diff that promoting
-    `source` (or `sha`) would bring. `cluster` selects its group and is the one rendered."""
+    """Per selected group of `target`: the commits (of every source; with several, each
+    subject names its source) and the rendered diff that promoting `source` (or `sha`: `--sha`
+    values) would bring. `cluster` selects its group and is the one rendered."""
+    v = ws.versions
     src, dst = ws.channel(source), ws.channel(target)
-    new = source_sha(ws, src, sha)
+    new = source_pins(ws, src, given_pins(ws, sha, "--sha"))
+    version = v.version(new)
     selected, chosen = _selection(ws, dst, groups, cluster)
-    config = GitConfigSource(ws.repo, follow_symlinks=ws.layout.clm)
+    config = workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
     out = []
     for g in selected:
-        old = g.sha
-        forward = old is None or ws.repo.is_ancestor(old, new)
-        rev_range = f"{old}..{new}" if old and forward else new
-        commits = tuple(ws.repo.log(rev_range, paths=[CONFIG_DIR], limit=PREVIEW_LIMIT))
-        total = len(commits)
-        if total == PREVIEW_LIMIT:
-            total = ws.repo.count(rev_range, paths=[CONFIG_DIR])
+        old = dst.pins_of(g) if dst.groups else v.head(dst)
+        log = v.log(new, [old] if old else [], limit=PREVIEW_LIMIT, from_start=True)
+        forward = old is None or v.contains(old, new)
+        was = v.version(old) if old else None
         record = chosen or _representative(ws, dst, g)
-        diff, note = _rendered(config, record, dst, g, old=old, new=new, layout=ws.layout)
-        out.append(GroupPreview(g.name, old, new, commits, total, forward,
+        diff, note = _rendered(config, record, dst, g, old=was, new=version, layout=ws.layout)
+        out.append(GroupPreview(g.name, was, version, log.commits, log.total, forward,
                                 diff and diff.capped(rendered_limit), note))
     return out
 

@@ -1,54 +1,54 @@
-"""Promotion and rollback (docs/explanation/promotion.md): a plan is computed and checked first,
-then landed.
+"""The planner (docs/explanation/promotion.md): promotion and rollback of a config version — every config
+source's commit, one source being the case n = 1 — computed and checked first, then landed.
 
 `plan_promotion` and `plan_rollback` read only. They refuse bad input with one sentence, and
 otherwise return a `Plan` holding the new channel file, the commit message, the channel-branch
-move and the refusals of any gate no override lifts (forward-only and the branch's own content
-are gates too, see gates.py). `check` turns a refused plan into its sentence; `land_plan` writes
-an allowed one. A dry run is a plan that is printed (refused or not) and never landed.
+moves (this repository's and the other sources') and the refusals of any gate no override lifts
+(`GATES`; forward-only and the branches' own content are gates too). `check` turns a refused
+plan into its sentence; `land_plan` writes an allowed one. A dry run is a plan that is printed
+(refused or not) and never landed; `status --by group` and the report ask the same function.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Any
 
-from clmgit.adapters.git import SHORT_SHA_RE
-from clmgit.channels import DEFAULT_GROUP, Channel, pin_groups
-from clmgit.errors import ConfigError, GitError, RefusedError
-from clmgit.promotion import gates
-from clmgit.promotion.content import (
-    CONFIG_DIR,
-    BranchMove,
-    PlannedMove,
-    plan_branch_move,
-    same_content,
-)
-from clmgit.promotion.history import previous_pin
-from clmgit.promotion.write import Landed, land
+from clmgit.channels import DEFAULT_GROUP, Channel, Group, Pins, encode_pin, pin_groups, pin_range
+from clmgit.errors import ConfigError, RefusedError
+from clmgit.model import short_version
+from clmgit.promotion import gates, health
+from clmgit.promotion.content import BranchMove, plan_branch_move
+from clmgit.promotion.history import pins_in_history
+from clmgit.promotion.write import Landed, SourceMove, land_moves
 from clmgit.timestamps import format_timestamp
+from clmgit.versions import parse_pins
 from clmgit.workspace import Workspace
 
-if TYPE_CHECKING:
-    from clmgit.promotion.sources import SourceMove  # which imports this module
-
 SHORTLOG_LIMIT = 50
+
+#: The gates every promotion is judged by, in the order their refusals are listed. A new gate
+#: is a function of `gates.Promotion` returning `gates.GateResult`s, added here.
+GATES: tuple[Callable[[gates.Promotion], list[gates.GateResult]], ...] = (
+    gates.check_freeze, gates.check_source, gates.check_groups_before, health.check_groups_healthy,
+    gates.check_applied, health.check_healthy, gates.check_soak, gates.check_forward,
+)
 
 
 @dataclass(frozen=True)
 class GroupChange:
     group: str
-    old: str | None
+    old: str | None  # config versions (one source: SHAs)
     new: str
     clusters: int = 0  # how many running clusters the change moves
 
 
 class PlanKind(enum.Enum):
-    NOTHING_TO_DO = "nothing-to-do"  # every selected group is at the SHA already
+    NOTHING_TO_DO = "nothing-to-do"  # every selected group is at the version already
     PIN = "pin"  # groups get new pins
     REFUSED = "refused"  # a gate refuses; the plan is shown (dry run) but never landed
 
@@ -58,17 +58,17 @@ class Plan:
     action: str  # "promote" or "rollback"
     target: str
     source: str | None
-    sha: str
+    sha: str  # the config version pinned (one source: the SHA)
     changes: tuple[GroupChange, ...]
     unchanged: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
     commits: tuple[str, ...] = ()  # shortlog lines of what the change brings to cluster/
-    move: BranchMove | None = None
+    move: BranchMove | None = None  # this repository's channel branch
     files: dict[str, str] = field(default_factory=dict)
     message: str = ""
     refusals: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what the plan does that is easy to miss
-    #: Branch moves in the repositories of other config sources (promotion/sources.py).
+    #: Branch moves in the repositories of other config sources.
     source_moves: tuple[SourceMove, ...] = ()
     #: What gates record in the commit (the health verdicts of the source clusters).
     records: tuple[str, ...] = ()
@@ -89,7 +89,8 @@ def check(plan: Plan) -> Plan:
     if plan.refusals:
         verb = "promotion" if plan.action == "promote" else "rollback"
         raise RefusedError(
-            f"{verb} of {plan.sha[:7]} to {plan.target!r} refused: " + "; ".join(plan.refusals)
+            f"{verb} of {short_version(plan.sha)} to {plan.target!r} refused: "
+            + "; ".join(plan.refusals)
         )
     return plan
 
@@ -98,45 +99,36 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def resolve_commit(ws: Workspace, ref: str) -> str:
-    """The full id of the commit `ref` abbreviates. A tag's id is refused, not peeled: a pin
-    names a commit, and the user should see which one they are pinning."""
-    if not SHORT_SHA_RE.match(ref):
-        raise ConfigError(f"{ref!r} is not a commit SHA")
-    oid = ws.repo.object_id(ref)
-    kind = ws.repo.object_types([oid])[oid] if oid else None
-    if oid is None or kind is None:
-        raise GitError(f"commit {ref} does not exist in {ws.repo.location}")
-    if kind != "commit":
-        raise ConfigError(
-            f"{ref} is {ws.repo.describe_object(oid, kind)}, not a commit; pass the commit id"
-        )
-    return oid
+def given_pins(ws: Workspace, sha: str | Sequence[str] | None, option: str) -> dict[str, str]:
+    """`--sha`/`--to` values as {source: full commit id}."""
+    values = [sha] if isinstance(sha, str) else list(sha or ())
+    v = ws.versions
+    return {n: v.resolve(n, ref) for n, ref in parse_pins(values, v.names, option).items()}
 
 
-def source_sha(ws: Workspace, source: Channel, sha: str | None) -> str:
-    """Promotion rule 1: `--sha`, else the SHA the source's groups agree on, else its head."""
-    head = ws.head(source)
-    if sha:
-        resolved = resolve_commit(ws, sha)
-        if not ws.repo.is_ancestor(resolved, head):
-            raise RefusedError(
-                f"{sha} is not on branch {source.branch!r} of channel {source.name!r}"
-            )
-        return resolved
-    pinned = [g for g in source.groups if g.sha]
-    if not pinned:
-        return head
-    shas = {g.sha for g in pinned}
-    if len(shas) > 1:
-        listing = ", ".join(f"{g.name} at {g.sha[:7]}" for g in pinned if g.sha)
-        raise RefusedError(
-            f"the groups of {source.name!r} are at different SHAs ({listing}); "
-            "choose one with --sha"
-        )
-    (only,) = shas
-    assert only is not None
-    return only
+def source_pins(ws: Workspace, source: Channel, given: Mapping[str, str]) -> dict[str, str]:
+    """docs/explanation/promotion.md, per source: `--sha`, else the commit the source channel's pinned groups
+    agree on, else the head of its branch."""
+    v = ws.versions
+    heads = v.head(source)
+    out = {}
+    for name in v.names:
+        if name in given:
+            if not v.is_ancestor(name, given[name], heads[name]):
+                raise RefusedError(v.named(name, (
+                    f"{given[name]} is not on branch {v.branch_name(name, source)!r} of "
+                    f"channel {source.name!r}")))
+            out[name] = given[name]
+            continue
+        pinned = {g.name: g.pins[name] for g in source.groups if name in g.pins}
+        if len(set(pinned.values())) > 1:
+            listing = ", ".join(f"{g} at {s[:7]}" for g, s in pinned.items())
+            option = "--sha" if len(v.names) == 1 else f"--sha {name}=SHA"
+            raise RefusedError(v.named(name, (
+                f"the groups of {source.name!r} are at different SHAs ({listing}); "
+                f"choose one with {option}")))
+        out[name] = next(iter(pinned.values()), heads[name])
+    return out
 
 
 def plan_promotion(
@@ -145,61 +137,60 @@ def plan_promotion(
     source: str,
     target: str,
     groups: Sequence[str] = (),
-    sha: str | None = None,
+    sha: str | Sequence[str] | None = None,
     force: bool = False,
     ignore_freeze: bool = False,
     from_any: bool = False,
     now: datetime | None = None,
 ) -> Plan:
+    """Pin the groups of `target` to the version `source` has (`sha`: `--sha` values)."""
     now = now or _now()
+    v = ws.versions
     src, dst = ws.channel(source), ws.channel(target)
     if src.name == dst.name:
         raise ConfigError("source and target are the same channel")
-    new = source_sha(ws, src, sha)
+    new = source_pins(ws, src, given_pins(ws, sha, "--sha"))
+    version = v.version(new)
     if groups and not dst.groups:
         dst.group(groups[0])  # raises: the channel has no groups
     notes: tuple[str, ...] = ()
+    selected: list[tuple[str, Pins | None]]
     if dst.groups:
-        selected = [(g.name, g.sha) for g in dst.select(groups)]
+        selected = [(g.name, dst.pins_of(g)) for g in dst.select(groups)]
     else:
         # A channel that follows its branch is, in effect, pinned at the branch head.
-        head = ws.head(dst)
-        if same_content(ws.repo, head, new):
-            return Plan("promote", dst.name, src.name, new, (), (DEFAULT_GROUP,))
-        selected = [(DEFAULT_GROUP, head)]
-        notes = (
-            f"{dst.name!r} follows branch {dst.branch!r} today; this promotion pins it (group "
-            f"{DEFAULT_GROUP!r}), and its clusters then follow the pin, not the branch",
-        )
+        heads = v.head(dst)
+        if all(v.same_content(n, heads[n], new[n]) for n in new):
+            return Plan("promote", dst.name, src.name, version, (), (DEFAULT_GROUP,))
+        selected = [(DEFAULT_GROUP, heads)]
+        follows = (f"branch {dst.branch!r}", "pin, not the branch") if len(new) == 1 else (
+            "its branches", "pins")
+        notes = (f"{dst.name!r} follows {follows[0]} today; this promotion pins it (group "
+                 f"{DEFAULT_GROUP!r}), and its clusters then follow the {follows[1]}",)
     members = group_members(ws, dst)
-    changes = tuple(GroupChange(name, old, new, members[name])
-                    for name, old in selected if old != new)
+    olds = {name: old for name, old in selected if old != new}
+    changes = tuple(GroupChange(name, v.version(old) if old else None, version, members[name])
+                    for name, old in olds.items())
     unchanged = tuple(name for name, old in selected if old == new)
     if not changes:
-        return Plan("promote", dst.name, src.name, new, (), unchanged)
+        return Plan("promote", dst.name, src.name, version, (), unchanged)
 
-    olds = [c.old for c in changes if c.old]
-    results = gates.check_all(ws, source=src, target=dst, sha=new, now=now,
-                              groups=[c.group for c in changes] if dst.groups else ())
-    results.append(gates.check_forward(
-        ws.repo, dst, [(c.group, c.old) for c in changes if c.old], new))
-    planned = _branch_move(ws, dst, {c.group: new for c in changes}, new,
-                           known=olds if dst.groups else ())
-    results.append(gates.GateResult(gates.BRANCH_CONTENT, planned.refusal))
-    verdict = gates.judge(results, force=force, ignore_freeze=ignore_freeze, from_any=from_any)
-
-    promoted_at = format_timestamp(now)
-    pins = {
-        c.group: {"sha": new, "promoted_at": promoted_at, "promoted_from": src.name}
-        for c in changes
-    }
-    commits = _shortlog(ws, changes, new)
-    plan = Plan(
-        "promote", dst.name, src.name, new, changes, unchanged, verdict.overrides, commits,
-        planned.taken(), refusals=verdict.refusals, notes=notes,
-        records=tuple(line for r in results for line in r.record),
-    )
-    return _with_commit(ws, plan, dst, pins)
+    promotion = gates.Promotion(ws, src, dst, new, olds, tuple(olds) if dst.groups else (), now)
+    results = [r for gate in GATES for r in gate(promotion)]
+    moves, refused = _branch_moves(ws, dst, {**_pins(dst), **{g: new for g in olds}}, new,
+                                   known=[o for o in olds.values() if o] if dst.groups else [])
+    verdict = gates.judge([*results, *refused], force=force, ignore_freeze=ignore_freeze,
+                          from_any=from_any)
+    log = v.log(new, [o for o in olds.values() if o], limit=SHORTLOG_LIMIT)
+    commits = tuple(f"{c.sha[:7]} {c.subject} ({c.author})" for c in log.commits)
+    if log.total > len(log.commits):
+        commits += (f"... and {log.total - len(log.commits)} more",)
+    plan = Plan("promote", dst.name, src.name, version, changes, unchanged, verdict.overrides,
+                commits, refusals=verdict.refusals, notes=notes,
+                records=tuple(line for r in results for line in r.record))
+    pins = {g: {"sha": encode_pin(new), "promoted_at": format_timestamp(now),
+                "promoted_from": src.name} for g in olds}
+    return _with_writes(ws, plan, dst, pins, moves, old=olds[changes[0].group], new=new)
 
 
 def plan_rollback(
@@ -207,49 +198,77 @@ def plan_rollback(
     *,
     channel: str,
     groups: Sequence[str] = (),
-    to: str | None = None,
+    to: str | Sequence[str] | None = None,
     force: bool = False,
     now: datetime | None = None,
 ) -> Plan:
+    """Pin the groups of `channel` back to their previous pins (or to `to`; with several
+    sources the sources `to` does not name stay where they are)."""
     now = now or _now()
+    v = ws.versions
     ch = ws.channel(channel)
     if not ch.groups:
         raise RefusedError(f"channel {ch.name!r} has no pinned groups to roll back")
-    target_sha = resolve_commit(ws, to) if to else None
-    changes: list[GroupChange] = []
+    given = given_pins(ws, to, "--to")
+    several = len(v.names) > 1
+    backs: dict[str, Pins] = {}
+    olds: dict[str, Pins] = {}
     unchanged: list[str] = []
-    members = group_members(ws, ch)
+    last: Pins | None = None
     for g in ch.select(groups):
-        if g.sha is None:
-            raise RefusedError(f"group {g.name!r} of {ch.name!r} has no pin to roll back")
-        back = target_sha or previous_pin(ws, ch, g)
+        current = ch.pins_of(g)
+        if current is None:
+            every = " of every source" if several else ""
+            raise RefusedError(f"group {g.name!r} of {ch.name!r} has no pin{every} to roll back")
+        back = {**current, **given} if given else _previous(ws, ch, g, current)
         if back is None:
             raise RefusedError(
-                f"history has no earlier pin of group {g.name!r} of {ch.name!r}; pass --to SHA"
-            )
-        if back == g.sha:
+                f"history has no earlier pin{'s' if several else ''} of group {g.name!r} of "
+                f"{ch.name!r}; pass --to {'SOURCE=SHA' if several else 'SHA'}")
+        _check_behind(ws, ch, g, current, back)
+        last = back
+        if back == current:
             unchanged.append(g.name)
-        elif not ws.repo.is_ancestor(back, g.sha):
-            raise RefusedError(
-                f"{back[:7]} is not behind group {g.name!r} of {ch.name!r} (at {g.sha[:7]}); "
-                "moving forward is `clmgit promote`"
-            )
         else:
-            changes.append(GroupChange(g.name, g.sha, back, members[g.name]))
-    sha = changes[0].new if changes else (target_sha or "")
-    if not changes:
-        return Plan("rollback", ch.name, None, sha, (), tuple(unchanged))
-    pins = {
-        c.group: {"sha": c.new, "promoted_at": format_timestamp(now), "promoted_from": "rollback"}
-        for c in changes
-    }
-    new_pins = {c.group: c.new for c in changes}
-    planned = _branch_move(ws, ch, new_pins, sha, known=[c.old for c in changes if c.old])
-    verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
-                          force=force, ignore_freeze=False)
-    plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
-                verdict.overrides, (), planned.taken(), refusals=verdict.refusals)
-    return _with_commit(ws, plan, ch, pins)
+            backs[g.name], olds[g.name] = back, current
+    if not backs:
+        return Plan("rollback", ch.name, None, v.version(last) if last else "", (),
+                    tuple(unchanged))
+    members = group_members(ws, ch)
+    changes = tuple(GroupChange(n, v.version(olds[n]), v.version(b), members[n])
+                    for n, b in backs.items())
+    moves, refused = _branch_moves(ws, ch, {**_pins(ch), **backs}, next(iter(backs.values())),
+                                   known=list(olds.values()))
+    verdict = gates.judge(refused, force=force, ignore_freeze=False)
+    plan = Plan("rollback", ch.name, None, changes[0].new, changes, tuple(unchanged),
+                verdict.overrides, refusals=verdict.refusals)
+    pins = {n: {"sha": encode_pin(b), "promoted_at": format_timestamp(now),
+                "promoted_from": "rollback"} for n, b in backs.items()}
+    first = changes[0].group
+    return _with_writes(ws, plan, ch, pins, moves, old=olds[first], new=backs[first])
+
+
+def _previous(ws: Workspace, ch: Channel, g: Group, current: Pins) -> Pins | None:
+    """The most recent earlier pin of the group that is behind its current one in every source.
+
+    Pins ahead of the current one (undone by an earlier rollback) are passed over, so repeated
+    rollbacks keep going back instead of flipping between two versions.
+    """
+    v = ws.versions
+    for pins in pins_in_history(ws, ch, g):
+        if (set(pins) == set(current) and pins != current
+                and all(v.is_ancestor(n, pins[n], current[n]) for n in current)):
+            return {n: pins[n] for n in current}
+    return None
+
+
+def _check_behind(ws: Workspace, ch: Channel, g: Group, current: Pins, back: Pins) -> None:
+    v = ws.versions
+    for name, sha in back.items():
+        if not v.is_ancestor(name, sha, current[name]):
+            raise RefusedError(v.named(name, (
+                f"{sha[:7]} is not behind group {g.name!r} of {ch.name!r} (at "
+                f"{current[name][:7]}); moving forward is `clmgit promote`")))
 
 
 def group_members(ws: Workspace, ch: Channel) -> Counter[str]:
@@ -264,42 +283,49 @@ def group_members(ws: Workspace, ch: Channel) -> Counter[str]:
     return counts
 
 
-def _branch_move(
-    ws: Workspace, ch: Channel, new_pins: dict[str, str], sha: str, *, known: Sequence[str]
-) -> PlannedMove:
-    """The channel branch follows once every group of the channel is at the same SHA."""
-    after = {g.name: new_pins.get(g.name, g.sha) for g in ch.groups} or new_pins
-    if set(after.values()) != {sha}:
-        return PlannedMove(None)
-    return plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha, known=known)
+def _pins(ch: Channel) -> dict[str, Pins | None]:
+    return {g.name: ch.pins_of(g) for g in ch.groups}
 
 
-def _shortlog(ws: Workspace, changes: Sequence[GroupChange], new: str) -> tuple[str, ...]:
-    bases = {c.old for c in changes if c.old and ws.repo.is_ancestor(c.old, new)}
-    if not bases:
-        return ()
-    rev_range = [new, *(f"^{b}" for b in bases)]
-    log = ws.repo.log(rev_range, paths=[CONFIG_DIR], limit=SHORTLOG_LIMIT + 1)
-    lines = [f"{c.sha[:7]} {c.subject} ({c.author})" for c in log[:SHORTLOG_LIMIT]]
-    if len(log) > SHORTLOG_LIMIT:
-        total = ws.repo.count(rev_range, paths=[CONFIG_DIR])
-        lines.append(f"... and {total - SHORTLOG_LIMIT} more")
-    return tuple(lines)
+def _branch_moves(ws: Workspace, ch: Channel, after: Mapping[str, Pins | None], pins: Pins, *,
+                  known: Sequence[Pins]) -> tuple[list[SourceMove], list[gates.GateResult]]:
+    """Each source's channel branch to its commit of `pins`, once every group of the channel
+    is there (`after`: every group's pin once the change lands); the refusals of branches that
+    carry content the pins lack (gate `branch_content`)."""
+    if any(p != pins for p in after.values()):
+        return [], []
+    v = ws.versions
+    moves, refused = [], []
+    for name, sha in pins.items():
+        branch = v.branch_name(name, ch)
+        planned = plan_branch_move(v.repo(name), branch, v.branch(name, branch), sha,
+                                   known=[k[name] for k in known])
+        refused.append(gates.GateResult(gates.BRANCH_CONTENT,
+                                        planned.refusal and v.named(name, planned.refusal)))
+        if (move := planned.taken()) is not None:
+            moves.append(SourceMove(name, move))
+    return moves, refused
 
 
-def _with_commit(ws: Workspace, plan: Plan, ch: Channel, pins: dict[str, dict[str, str]]) -> Plan:
-    text = pin_groups(ws.channel_text(ch), ch, pins)
-    return replace(plan, files={ch.path: text}, message=commit_message(plan))
+def _with_writes(ws: Workspace, plan: Plan, ch: Channel, pins: Mapping[str, Mapping[str, Any]],
+                 moves: Sequence[SourceMove], *, old: Pins | None, new: Pins) -> Plan:
+    """The plan with the channel file, the commit message and the branch moves: this
+    repository's with the commit, the other sources' after it."""
+    local = [m.move for m in moves if ws.sources.get(m.source).repo is None]
+    plan = replace(plan, files={ch.path: pin_groups(ws.channel_text(ch), ch, pins)},
+                   move=local[0] if local else None,
+                   source_moves=tuple(m for m in moves
+                                      if ws.sources.get(m.source).repo is not None))
+    return replace(plan, message=commit_message(plan, pin_range(old, new)))
 
 
-def commit_message(plan: Plan) -> str:
+def commit_message(plan: Plan, moved: str) -> str:
+    """The commit of a plan; `moved` says how the pins move (`pin_range`)."""
     groups = ",".join(c.group for c in plan.changes)
-    old = plan.changes[0].old
-    old7 = old[:7] if old else "none"
     if plan.action == "promote":
-        subject = f"promote({plan.target}): {plan.source} {old7}..{plan.sha[:7]} [{groups}]"
+        subject = f"promote({plan.target}): {plan.source} {moved} [{groups}]"
     else:
-        subject = f"rollback({plan.target}): {old7}..{plan.sha[:7]} [{groups}]"
+        subject = f"rollback({plan.target}): {moved} [{groups}]"
     paragraphs = [subject]
     if plan.action == "rollback":
         paragraphs.append(
@@ -325,7 +351,9 @@ def commit_message(plan: Plan) -> str:
 
 
 def land_plan(ws: Workspace, plan: Plan, *, push: bool = False) -> Landed:
-    """Write a plan: the commit on the control branch and the channel-branch move."""
+    """Write a plan: the commit on the control branch with this repository's branch move, then
+    the other sources' branch moves."""
     check(plan)
-    moves = [plan.move] if plan.move else []
-    return land(ws, files=plan.files, message=plan.message, moves=moves, push=push)
+    return land_moves(ws, files=plan.files, message=plan.message,
+                      moves=[plan.move] if plan.move else [], others=plan.source_moves,
+                      push=push)

@@ -184,7 +184,8 @@ def group_rollup(ws: Workspace, states: Sequence[ClusterState]) -> list[GroupRow
         names = [g.name for g in ch.groups] or [DEFAULT_GROUP]
         for name in names:
             members = by_group.get((ch.name, name), [])
-            pinned = ch.group(name).sha if ch.groups else ws.head(ch)
+            pins = ch.pins_of(ch.group(name)) if ch.groups else ws.versions.head(ch)
+            pinned = ws.versions.version(pins) if pins else None
             next_sha, gate, why = _gate(ws, ch, name if ch.groups else None)
             rows.append(GroupRow(ch.name, name, pinned, len(members), state_counts(members),
                                  ch.frozen, ch.freeze_reason, ch.source, next_sha, gate, why))

@@ -12,24 +12,26 @@ from collections.abc import Sequence
 
 from clmgit.errors import RefusedError
 from clmgit.promotion.content import BranchMove, plan_branch_move
-from clmgit.promotion.write import land
+from clmgit.promotion.write import SourceMove, land_moves
 from clmgit.workspace import Workspace
 
 
-def planned_moves(ws: Workspace, *, force: bool = False) -> list[BranchMove]:
-    moves: list[BranchMove] = []
+def planned_moves(ws: Workspace, *, force: bool = False) -> list[SourceMove]:
+    """Each source's branch of each channel whose groups are all at the same pins."""
+    v = ws.versions
+    moves: list[SourceMove] = []
     refusals: list[str] = []
     for ch in ws.channels.values():
-        shas = {g.sha for g in ch.groups}
-        if len(shas) != 1 or None in shas:
-            continue  # unpinned, partly promoted, or a group without a pin: the branch stays
-        (sha,) = shas
-        assert sha is not None
-        planned = plan_branch_move(ws.repo, ch.branch, ws.branch_head(ch.branch), sha)
-        if planned.refusal and not force:
-            refusals.append(planned.refusal)
-        elif move := planned.taken():
-            moves.append(move)
+        pins = [ch.pins_of(g) for g in ch.groups]
+        if not pins or any(p is None or p != pins[0] for p in pins):
+            continue  # unpinned, partly promoted, or a group without a pin: the branches stay
+        for name, sha in (pins[0] or {}).items():
+            branch = v.branch_name(name, ch)
+            planned = plan_branch_move(v.repo(name), branch, v.branch(name, branch), sha)
+            if planned.refusal and not force:
+                refusals.append(v.named(name, planned.refusal))
+            elif move := planned.taken():
+                moves.append(SourceMove(name, move))
     if refusals:
         raise RefusedError("sync-branches refused: " + "; ".join(refusals))
     return moves
@@ -37,10 +39,13 @@ def planned_moves(ws: Workspace, *, force: bool = False) -> list[BranchMove]:
 
 def sync_branches(
     ws: Workspace, *, push: bool = False, dry_run: bool = False, force: bool = False
-) -> list[BranchMove]:
+) -> list[SourceMove]:
     moves = planned_moves(ws, force=force)
     if not dry_run:  # no moves: a --push run still catches the local branches up
-        land(ws, files={}, message=record_message(ws, moves), moves=moves, push=push)
+        local = [m.move for m in moves if ws.sources.get(m.source).repo is None]
+        others = [m for m in moves if ws.sources.get(m.source).repo is not None]
+        land_moves(ws, files={}, message=record_message(ws, local), moves=local, others=others,
+                   push=push)
     return moves
 
 

@@ -1,6 +1,7 @@
 """Landing a change of channel files: one commit on the control branch, channel branches moved
 with it, all locally or in one atomic push to the remote (local refs move only after it lands,
-from where they were: a --push plan is made on the remote, see remote.py)."""
+from where they were: a --push plan is made on the remote, see remote.py). The channel branches
+of other config sources move after it, one atomic push per source's remote."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from clmgit.adapters.git import GitRepo, RefUpdate
-from clmgit.errors import RefusedError
+from clmgit.errors import PushRejectedError
 from clmgit.promotion.content import BranchMove, MoveKind
 from clmgit.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SourceMove:
+    """A channel branch of a config source moving with the pins."""
+
+    source: str
+    move: BranchMove
 
 
 @dataclass(frozen=True)
@@ -29,44 +38,13 @@ def land(
     push: bool = False,
     ours: Sequence[str] = (),
 ) -> Landed:
-    """Commit `files` on top of the control branch and move channel branches; with `push`,
-    send all of it to the remote in one atomic push first. `ours` are files among `files`
-    whose uncommitted changes in the checkout are clmgit's own and exactly what is committed
-    (the file registry's state, clmgit/promotion/record.py)."""
-    repo = ws.repo
-    target = ws.control_branch
-    if ws.url is not None and not push:
-        # A mirror's refs are the remote's and the next fetch resets them: a change kept only
-        # there would be reported as done and then silently lost.
-        raise RefusedError("a URL repo is written only with --push")
-    if files and repo.current_branch() == target:  # no paths would mean every path
-        dirty = [p for p in repo.dirty(files) if p not in ours]
-        if dirty:
-            raise RefusedError(
-                f"{', '.join(dirty)} has uncommitted changes in {repo.location}; "
-                "commit or stash them first"
-            )
-    updates: list[RefUpdate] = []
-    commit = None
-    if files or message:  # a message alone records what moved (sync-branches --force)
-        commit = repo.make_commit(
-            ws.control_sha, {p: t.encode() for p, t in files.items()}, message
-        )
-        updates.append(RefUpdate(f"refs/heads/{target}", commit, ws.control_sha))
-    for move in moves:
-        updates.append(RefUpdate(f"refs/heads/{move.branch}", move_commit(repo, move), move.old))
-    if not updates:
-        if push:
-            catch_up(ws)
-        return Landed(commit=None, pushed=False, branch=target)
-    if push:
-        if not repo.has_remote(ws.remote):
-            raise RefusedError(f"{repo.location} has no remote {ws.remote!r} to push to")
-        repo.push(ws.remote, updates)
-        # Landed. A kill or a refusal from here on leaves the local side behind the remote,
-        # which the next --push run (planned on the remote) finds done and catches up.
-    repo.update_refs(ws.local_updates(updates), ours=ours)
-    return Landed(commit=commit, pushed=push, branch=target)
+    """Commit `files` on top of the control branch and move channel branches with it
+    (`Workspace.write`); with `push`, in one atomic push to the remote first."""
+    updates = [RefUpdate(f"refs/heads/{m.branch}", move_commit(ws.repo, m), m.old)
+               for m in moves]
+    commit = ws.write(files=files, message=message, updates=updates, push=push, ours=ours)
+    written = bool(files or message or updates)
+    return Landed(commit=commit, pushed=push and written, branch=ws.control_branch)
 
 
 def catch_up(ws: Workspace) -> None:
@@ -90,3 +68,47 @@ def move_commit(repo: GitRepo, move: BranchMove) -> str:
         f"moves without rewriting its history.\n\n{forced}{trailers}"
     )
     return repo.merge_commit(head=move.old, new=move.new, message=message)
+
+
+def land_moves(ws: Workspace, *, files: Mapping[str, str], message: str,
+               moves: Sequence[BranchMove], others: Sequence[SourceMove],
+               push: bool = False) -> Landed:
+    """`land` the control-branch commit with this repository's moves, then each other source's
+    branch moves: locally, or with `push` in one atomic push to its remote."""
+    if push:
+        check_remotes(ws, others)
+    landed = land(ws, files=files, message=message, moves=moves, push=push)
+    land_source_moves(ws, others, push=push)
+    return landed
+
+
+def check_remotes(ws: Workspace, moves: Sequence[SourceMove]) -> None:
+    """Before anything is pushed: every other source's branch is, on its remote, where the plan
+    saw it (or already moved), so that its push after the control branch's lands. Pushes to
+    several remotes cannot be one transaction; this keeps a refusal from leaving one behind."""
+    for sm in moves:
+        ref = f"refs/heads/{sm.move.branch}"
+        there = ws.source_repos.repo(sm.source).remote_sha("origin", ref)
+        if there not in (sm.move.old, sm.move.new):
+            raise PushRejectedError(
+                f"branch {sm.move.branch!r} of config source {sm.source!r} is at "
+                f"{(there or 'nothing')[:7]} on its remote, not at {(sm.move.old or 'nothing')[:7]}"
+                " as planned; nothing was pushed — fetch that source and run the command again")
+
+
+def land_source_moves(ws: Workspace, moves: Sequence[SourceMove], *, push: bool) -> None:
+    """Move the channel branches of other sources: per source one atomic push to its `origin`
+    (with `push`), then its local branches; a URL source's mirror moves only with `push`."""
+    by_source: dict[str, list[RefUpdate]] = {}
+    for sm in moves:
+        repo = ws.source_repos.repo(sm.source)
+        by_source.setdefault(sm.source, []).append(
+            RefUpdate(f"refs/heads/{sm.move.branch}", move_commit(repo, sm.move), sm.move.old))
+    for name, updates in by_source.items():
+        repo, url = ws.source_repos.repo(name), ws.source_repos.url(name)
+        if push:
+            repo.push("origin", updates)
+        elif url is not None:
+            continue  # a mirror's branches are the remote's: they move only with --push
+        if url is None:
+            repo.update_refs(updates)

@@ -12,9 +12,10 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from clmgit.engine.clock import Backoff, Clock
+from clmgit.engine.cluster import BackendFactory
 from clmgit.engine.health import HealthBackends, observe
 from clmgit.engine.probes import Fetch, http_fetch
 from clmgit.errors import ClmgitError
@@ -31,8 +32,21 @@ from clmgit.layout import DEFAULT, Layout
 from clmgit.model import DECOMMISSIONED, REQUESTED, Cluster, Health
 from clmgit.workspace import Workspace
 
-if TYPE_CHECKING:
-    from clmgit.reconcile.session import Options
+
+class BackendOptions(Protocol):
+    """What `health_backends` reads of a run's options (`clmgit.reconcile.session.Options`)."""
+
+    @property
+    def token(self) -> str | None: ...
+
+    @property
+    def kubeconfig(self) -> str | None: ...
+
+    @property
+    def backends(self) -> BackendFactory | None: ...
+
+    @property
+    def clock(self) -> Clock | None: ...
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +56,7 @@ HEALTH_BACKOFF = Backoff(initial=0.2, factor=2, maximum=1, timeout=2)
 HealthBackendFactory = Callable[[Cluster], HealthBackends]
 
 
-def health_backends(options: Options, layout: Layout = DEFAULT) -> HealthBackendFactory:
+def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> HealthBackendFactory:
     """The run's own backends when it was given some (tests, the demo), else the real ones."""
     given = options.backends
     if given is None:

@@ -14,6 +14,7 @@ import threading
 from clmgit.adapters.git import GitRepo
 from clmgit.channels import Channel, load_channels
 from clmgit.errors import GitError
+from clmgit.layout import MAIN
 from clmgit.model import Cluster
 from clmgit.workspace import SourceRepos, desired_config_version, pinned_sha, read_branch
 
@@ -37,7 +38,8 @@ class CurrentPins:
         with self._lock:
             control = self._branch(self._control_branch)
             if self._parsed is None or self._parsed[0] != control:
-                self._parsed = (control, load_channels(self._repo, control,
+                names = self._sources.sources.names if self._sources else (MAIN,)
+                self._parsed = (control, load_channels(self._repo, control, sources=names,
                                                        control_branch=self._control_branch))
             if self._sources is not None:
                 return desired_config_version(self._parsed[1], cluster, self._sources.sources,

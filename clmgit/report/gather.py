@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from clmgit.channels import DEFAULT_GROUP, Channel
+from clmgit.channels import DEFAULT_GROUP, Channel, Pins
 from clmgit.durations import format_duration
 from clmgit.model import Cluster
 from clmgit.promotion import gates
-from clmgit.promotion.content import CONFIG_DIR
 from clmgit.promotion.history import history
 from clmgit.promotion.status import ClusterState, GroupRow, fleet_status, group_rollup, state_counts
 from clmgit.redact import redact
@@ -76,40 +75,36 @@ def _cluster_row(s: ClusterState, record: Cluster) -> ClusterRow:
 
 class _SourceGates:
     """The pipeline's view of each group: the planner's verdict (from `group_rollup`) with the
-    figures behind the applied-in-source and soak gates, read through the gates' own functions."""
+    figures behind the applied-in-source and soak gates, asked of the versions port."""
 
     def __init__(self, ws: Workspace, now: datetime) -> None:
         self.ws, self.now = ws, now
-        self._applied: dict[str, bool] = {}  # has_applied's cache, shared by every group
 
     def group(self, ch: Channel, row: GroupRow) -> GroupView:
         source = self.ws.channels.get(ch.source) if ch.source else None
-        nxt = row.next_sha
+        nxt = self._pins(row.next_sha)
         clusters = gates.source_clusters(self.ws, source) if source and nxt else []
         promoted_at = ch.group(row.group).promoted_at if ch.groups else ""
         return GroupView(
             name=row.group if ch.groups else DEFAULT_GROUP, pinned_sha=row.pinned_sha,
             promoted_at=promoted_at, clusters=row.clusters, states=row.states,
-            next_sha=nxt, gate=row.gate, refusals=row.refusals,
-            behind=self._behind(row.pinned_sha, nxt),
+            next_sha=row.next_sha, gate=row.gate, refusals=row.refusals,
+            behind=self.ws.versions.count(self._pins(row.pinned_sha), nxt) if nxt else None,
             applied_in_source=self._applied_in(clusters, nxt)
             if source and nxt and ch.gates.applied_in_source else None,
             soak_left=self._soak_left(ch, source, nxt, clusters)
             if source and nxt and ch.gates.soak else None,
         )
 
-    def _behind(self, pinned: str | None, nxt: str | None) -> int | None:
-        if not nxt:
-            return None
-        revs = [nxt, f"^{pinned}"] if pinned else [nxt]
-        return self.ws.repo.count(revs, paths=[CONFIG_DIR])
+    def _pins(self, version: str | None) -> Pins | None:
+        return self.ws.versions.pins(version)
 
-    def _applied_in(self, clusters: Sequence[Cluster], sha: str) -> tuple[int, int]:
-        done = sum(gates.has_applied(self.ws, c, sha, self._applied) for c in clusters)
+    def _applied_in(self, clusters: Sequence[Cluster], pins: Pins) -> tuple[int, int]:
+        done = sum(self.ws.versions.has_applied(c, pins) for c in clusters)
         return done, len(clusters)
 
-    def _soak_left(self, ch: Channel, source: Channel, sha: str,
+    def _soak_left(self, ch: Channel, source: Channel, pins: Pins,
                    clusters: Sequence[Cluster]) -> str:
         assert ch.gates.soak is not None
-        start = gates.soak_start(self.ws, source, sha, clusters)
+        start = gates.soak_start(self.ws, source, pins, clusters)
         return format_duration(ch.gates.soak - (self.now - start))

@@ -1,6 +1,7 @@
 """The commit x channel/group matrix: for each of the last changes to cluster/ on the pipeline's
 first branch, which groups are pinned to a commit that contains it and how many of their
-clusters have applied it ("where is my change now?")."""
+clusters have applied it ("where is my change now?"). With several config sources, the changes
+are the main source's."""
 
 from __future__ import annotations
 
@@ -19,11 +20,18 @@ from clmgit.workspace import Workspace
 def matrix(ws: Workspace, rows: Sequence[GroupRow], states: Sequence[ClusterState], *,
            limit: int) -> tuple[tuple[Column, ...], tuple[Change, ...]]:
     columns = tuple(Column(r.channel, r.group) for r in rows)
+    v = ws.versions
+    main = v.names[0]
+    repo = v.repo(main)
     first = next(iter(ws.channels.values()))
-    commits = ws.repo.log(ws.head(first), paths=[CONFIG_DIR], limit=limit) if limit else []
+    commits = repo.log(v.head(first)[main], paths=[CONFIG_DIR], limit=limit) if limit else []
     if not commits:
         return columns, ()
-    reach = _Reach(ws.repo, [c.sha for c in commits])
+    window = _Reach(repo, [c.sha for c in commits])
+
+    def reach(version: str | None) -> frozenset[str]:
+        return window((v.pins(version) or {}).get(main))
+
     applied: dict[tuple[str, str], Counter[str]] = {}
     for s in states:
         applied.setdefault((s.channel, s.group or DEFAULT_GROUP), Counter())[s.applied_sha] += 1

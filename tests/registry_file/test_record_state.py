@@ -8,9 +8,9 @@ import pytest
 
 from clmgit.errors import RefusedError
 from clmgit.model import ClusterStatus
-from clmgit.promotion.record import record_state, tracked_registry
+from clmgit.reconcile.record import record_state, tracked_registry
 from clmgit.registry.file import FileRegistry
-from clmgit.workspace import open_workspace
+from clmgit.workspace import Workspace, open_workspace
 from tests.helpers.cli import run_cli
 from tests.helpers.fleet import Fleet
 
@@ -132,8 +132,6 @@ def test_reconcile_push_without_a_tracked_registry_is_refused_up_front(fleet: Fl
 def test_a_lost_race_is_retried_on_top_of_the_other_commit(fleet: Fleet,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Another run committed on main between our read and our write: ours goes on top."""
-    from clmgit.promotion import write
-
     write_status(fleet, DEV, f"{fleet.c3}#abc")
     ws = open_workspace(str(fleet.path))
     assert ws.control_sha  # the plan's view of main, before the other commit
@@ -141,28 +139,26 @@ def test_a_lost_race_is_retried_on_top_of_the_other_commit(fleet: Fleet,
                          "Another run")
     other = fleet.branch("main")
     calls: list[str] = []
-    original = write.land
+    original = Workspace.write
 
-    def land(*args, **kwargs):
-        calls.append("land")
+    def write(*args, **kwargs):
+        calls.append("write")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(write, "land", land)
+    monkeypatch.setattr(Workspace, "write", write)
     recorded = record_state(ws)
     assert recorded is not None and fleet.builder.git("rev-parse", "main^") == other
-    assert calls == ["land", "land"]
+    assert calls == ["write", "write"]
 
 
 def test_refused_for_good_after_the_attempts(fleet: Fleet,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from clmgit.promotion import write
-
     write_status(fleet, DEV, f"{fleet.c3}#abc")
 
-    def land(*args, **kwargs):
+    def write(*args, **kwargs):
         raise RefusedError("branch 'main' moved")
 
-    monkeypatch.setattr(write, "land", land)
+    monkeypatch.setattr(Workspace, "write", write)
     with pytest.raises(RefusedError):
         record_state(open_workspace(str(fleet.path)))
 

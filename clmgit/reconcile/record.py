@@ -72,8 +72,6 @@ def tracked_registry(ws: Workspace) -> str | None:
 
 
 def _commit(ws: Workspace, rel: str, text: bytes, *, push: bool) -> Recorded:
-    from clmgit.promotion.write import land
-
     committed = ws.repo.read_file(ws.control_sha, rel)
     if committed is None or committed == text:
         return Recorded(rel, None)
@@ -87,15 +85,16 @@ def _commit(ws: Workspace, rel: str, text: bytes, *, push: bool) -> Recorded:
     more = f"\n- and {len(changed) - 50} more" if len(changed) > 50 else ""
     message = (f"{subject}\n\nWritten by clmgit reconcile into the file registry:\n"
                f"{body}{more}\n\nClmgit-Action: record\n")
+    files = {rel: text.decode()}
     try:
-        landed = land(ws, files={rel: text.decode()}, message=message, push=push, ours=(rel,))
+        commit = ws.write(files=files, message=message, push=push, ours=(rel,))
     except PushRejectedError:  # the state is kept, here; origin moved on meanwhile
-        landed = land(ws, files={rel: text.decode()}, message=message, ours=(rel,))
-        return Recorded(rel, landed.commit, note=(
-            f"recorded the state in {landed.commit and landed.commit[:7]} on "
+        commit = ws.write(files=files, message=message, ours=(rel,))
+        return Recorded(rel, commit, note=(
+            f"recorded the state in {commit and commit[:7]} on "
             f"{ws.control_branch}, but origin's {ws.control_branch} moved on meanwhile: "
             "`git pull --rebase` and `git push` it"))
-    return Recorded(rel, landed.commit, landed.pushed)
+    return Recorded(rel, commit, push)
 
 
 def _changed_by_clmgit(old: bytes, new: bytes) -> list[str] | None:
