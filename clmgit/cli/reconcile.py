@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from clmgit.access import AUTO
 from clmgit.cli.common import Format, OutputOpt, settings
 
 if TYPE_CHECKING:
@@ -27,6 +29,23 @@ TokenFile = Annotated[str | None, typer.Option(
 Kubeconfig = Annotated[str | None, typer.Option(
     envvar="CLMGIT_KUBECONFIG", show_envvar=True,
     help="A kubeconfig with a context per cluster, named after its id or alias.")]
+
+
+class KubeAuthMode(StrEnum):
+    """The choices of --kube-auth (`clmgit.access.KUBE_AUTH_MODES`)."""
+
+    auto = "auto"
+    kubeconfig = "kubeconfig"
+    eks = "eks"
+    token = "token"
+
+
+KubeAuth = Annotated[KubeAuthMode, typer.Option(
+    envvar="CLMGIT_KUBE_AUTH", show_envvar=True,
+    help="How to reach each cluster's API server: kubeconfig (its context named after the "
+         "cluster), token (one bearer token for all), eks (a token from STS in the cluster's "
+         "account, for zalando-eks clusters; no kubeconfig needed) or auto (kubeconfig if "
+         "given, else token if given, else eks for zalando-eks clusters).")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
 Processes = Annotated[int | None, typer.Option(
     min=1, help="Worker processes for rendering and dry runs [default: the usable cores].")]
@@ -39,7 +58,7 @@ Work = Callable[["Workspace", "Options"], Sequence[Any]]
 
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
          concurrency: int = 1, processes: int | None = None, token: str | None = None,
-         kubeconfig: str | None = None, push: bool = False,
+         kubeconfig: str | None = None, kube_auth: str = AUTO, push: bool = False,
          wait_for_leases: float = 0.0) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
@@ -51,7 +70,8 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
     with stoppable(progress.interrupted) as stop:
         options = Options(dry_run=dry_run, concurrency=concurrency,
                           processes=processes or usable_cores(), token=token or None,
-                          kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                          kubeconfig=kubeconfig, kube_auth=kube_auth, on_plan=progress.plan,
+                          on_start=progress.start,
                           on_result=progress.result, on_event=progress.event, stop=stop,
                           lease_seconds=lease_seconds(), wait_for_leases=wait_for_leases)
         ws = settings(ctx).ws
@@ -179,6 +199,7 @@ def reconcile(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     wait_for_leases: Annotated[str, typer.Option(
         help="Wait this long (such as 10m) for clusters whose leases other reconcilers hold, "
@@ -197,7 +218,8 @@ def reconcile(
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push,
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push,
          wait_for_leases=wait)
 
 
@@ -245,6 +267,7 @@ def provision(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -255,7 +278,8 @@ def provision(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
          out=out, title="clmgit provision", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push)
 
 
 def decommission(
@@ -269,6 +293,7 @@ def decommission(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -278,7 +303,8 @@ def decommission(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
          out=out, title="clmgit decommission", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push)
 
 
 def controller(
@@ -290,6 +316,7 @@ def controller(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
 ) -> None:
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
@@ -305,7 +332,7 @@ def controller(
     pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
                       token=bearer_token(token, token_file), kubeconfig=kubeconfig,
-                      lease_seconds=lease_seconds())
+                      kube_auth=kube_auth.value, lease_seconds=lease_seconds())
 
     rounds: list[Workspace] = []
 

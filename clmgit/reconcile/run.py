@@ -113,6 +113,9 @@ class Reconciler:
     #: Looks at a cluster's health right after its apply (clmgit.reconcile.health); the
     #: verdict is recorded with the applied version.
     observe: Callable[[Cluster], Health] | None = None
+    #: Refuses a cluster before anything is done or written for it, dry runs too (the account
+    #: its record names is not the one the run acts in): a failure with that one sentence.
+    check: Callable[[Cluster], None] | None = None
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -143,11 +146,23 @@ class Reconciler:
             return self._report(_result(target, SKIPPED, detail="the run was interrupted"))
         self.on_start(target.cluster.id)
         started = time.monotonic()
-        if self.dry_run:
+        refusal = self._refusal(target.cluster)
+        if refusal is not None:
+            result = _result(target, FAILED, detail=refusal)
+        elif self.dry_run:
             result = self._dry_run(target)
         else:
             result = self._apply(target, renewal)
         return self._report(replace(result, seconds=round(time.monotonic() - started, 3)))
+
+    def _refusal(self, cluster: Cluster) -> str | None:
+        if self.check is None:
+            return None
+        try:
+            self.check(cluster)
+        except ClmgitError as e:
+            return str(e)
+        return None
 
     def _dry_run(self, target: Target) -> Result:
         cluster = target.cluster

@@ -14,7 +14,7 @@ from tests.helpers.configrepo import cluster as make_cluster
 
 
 def test_each_cluster_gets_its_region_and_the_models_are_read_once(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, moto_endpoint: str) -> None:
     # A new reader per botocore session, as outside the tests (conftest.py shares one).
     monkeypatch.setattr(botocore.session, "create_loader", botocore.loaders.create_loader)
     frankfurt = dataclasses.replace(make_cluster(id="a"), region="eu-central-1")
