@@ -144,9 +144,10 @@ def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
 def _show_results(results: Sequence[Any], *, out: Format, title: str,
                   unrecorded: Exception | None = None) -> None:
     from clmgit import views
-    from clmgit.errors import ClustersFailed, ClustersSkipped
+    from clmgit.errors import ClustersBlocked, ClustersFailed, ClustersSkipped
 
-    views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
+    views.reconcile_results(results, fmt=out, also=[*_blocked_errors(results),
+                                                     *_errors(unrecorded)])
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         views.step_summary(results, summary, title=title)
@@ -160,6 +161,23 @@ def _show_results(results: Sequence[Any], *, out: Format, title: str,
         raise ClustersSkipped(
             f"{len(held)} cluster(s) not reconciled, other reconcilers hold their leases: "
             f"{_names(held)}; run again later, or wait with --wait-for-leases")
+    blocked = [r for r in results if r.blocked]
+    if blocked:
+        raise ClustersBlocked(f"{len(blocked)} cluster(s) blocked, not reconciled: "
+                              f"{_reasons(blocked)}")
+
+
+def _blocked_errors(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """The envelope's `errors` for blocked clusters (failed and held ones are the view's)."""
+    from clmgit.errors import ClustersBlocked
+
+    return [{"cluster": r.id, "message": r.detail, "exit_code": ClustersBlocked.exit_code}
+            for r in results if r.blocked]
+
+
+def _reasons(results: Sequence[Any]) -> str:
+    named = "; ".join(f"{r.alias or r.id} ({r.detail})" for r in results[:5])
+    return named + (f"; and {len(results) - 5} more" if len(results) > 5 else "")
 
 
 def _names(results: Sequence[Any]) -> str:
@@ -350,7 +368,8 @@ def controller(
             "apiVersion": API_VERSION, "kind": "ControllerRound", "items": to_data(busy),
             "summary": {"clusters": len(results), **Counter(r.outcome for r in results)},
             "errors": [*({"cluster": r.id, "message": r.detail, "exit_code": 4}
-                         for r in busy if r.failed), *_errors(unrecorded)]}) + "\n")
+                         for r in busy if r.failed), *_blocked_errors(busy),
+                       *_errors(unrecorded)]}) + "\n")
         sys.stdout.flush()
 
     loop(open_round, options, interval=pause, report=report)

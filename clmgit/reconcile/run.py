@@ -83,6 +83,11 @@ class Result:
         return self.outcome == FAILED
 
     @property
+    def blocked(self) -> bool:
+        """Not reconciled because its record or the pins block it (`Target.reason`)."""
+        return self.action == BLOCKED and self.outcome == SKIPPED
+
+    @property
     def lease_held(self) -> bool:
         """Skipped because another reconciler held its lease (the run did not reconcile it)."""
         return self.outcome == SKIPPED and self.detail.startswith(LEASE_HELD)
@@ -332,7 +337,7 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
 
 
 def _no_work(target: Target) -> Result:
-    if target.action == BLOCKED:
+    if target.reason:
         return _result(target, SKIPPED, detail=target.reason)
     return _result(target, IN_SYNC)
 

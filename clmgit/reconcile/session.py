@@ -253,7 +253,7 @@ def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool 
         # Asked for by the registry, not by --yes: the request may have been withdrawn since.
         if confirmed or now.lifecycle_status == DECOMMISSION_REQUESTED:
             return keep_plan(planned, now)
-        return Target(now, BLOCKED, reason=f"its lifecycle_status is now "
+        return Target(now, IN_SYNC, reason=f"its lifecycle_status is now "
                       f"{now.lifecycle_status!r}, no longer {DECOMMISSION_REQUESTED!r}")
 
     return _run(ws, _git_source(ws), [target], options, replan=replan)[0]
