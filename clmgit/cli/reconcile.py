@@ -125,11 +125,17 @@ def _stopped(results: Sequence[Any], *, out: Format, unrecorded: Exception | Non
     """An interrupted run: its results so far, what it stopped, and exit 130."""
     from clmgit import views
     from clmgit.errors import Interrupted
+    from clmgit.reconcile.run import NOT_STARTED
 
     views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
-    stopped = [r.alias or r.id for r in results if r.outcome == "stopped"]
-    names = f"stopped {', '.join(stopped)}; " if stopped else ""
-    raise Interrupted(f"interrupted: {names}leases given up, the next run resumes the work")
+    stopped = [r for r in results if r.outcome == "stopped"]
+    unstarted = [r for r in results if r.outcome == "skipped" and r.detail == NOT_STARTED]
+    said = [f"stopped {_names(stopped)}" if stopped else "",
+            f"did not start {_names(unstarted)}" if unstarted else ""]
+    if not stopped and not unstarted:
+        raise Interrupted("interrupted: every cluster had finished; nothing is left to resume")
+    raise Interrupted(f"interrupted: {'; '.join(s for s in said if s)}; leases given up, "
+                      "the next run resumes them")
 
 
 def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ Clusters in sync never reach the thread pool: they cost nothing but the plan.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,7 +30,7 @@ from datetime import UTC, datetime
 
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
-from clmgit.engine.port import ClusterEngine
+from clmgit.engine.port import ChangeReport, ClusterEngine
 from clmgit.errors import ClmgitError
 from clmgit.model import (
     MAX_PROBLEMS,
@@ -61,10 +62,14 @@ FAILED = "failed"
 SKIPPED = "skipped"
 PLANNED = "planned"
 STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
+#: The detail of a cluster the run did not start because it was interrupted.
+NOT_STARTED = "the run was interrupted"
 #: The detail of a cluster skipped because another reconciler holds its lease.
 LEASE_HELD = "another reconciler holds its lease"
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
+#: How long an interrupted run lets a call in flight finish before it abandons it.
+STOP_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,9 @@ class Reconciler:
     #: Refuses a cluster before anything is done or written for it, dry runs too (the account
     #: its record names is not the one the run acts in): a failure with that one sentence.
     check: Callable[[Cluster], None] | None = None
+    #: Seconds an engine call may go on once the run is interrupted; past them it is abandoned
+    #: (a cloud or API call that hangs), the cluster recorded as stopped and its lease given up.
+    stop_grace: float = STOP_GRACE_SECONDS
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -148,7 +156,7 @@ class Reconciler:
 
     def _one(self, target: Target, renewal: Renewal) -> Result:
         if self.stop is not None and self.stop.is_set():
-            return self._report(_result(target, SKIPPED, detail="the run was interrupted"))
+            return self._report(_result(target, SKIPPED, detail=NOT_STARTED))
         self.on_start(target.cluster.id)
         started = time.monotonic()
         refusal = self._refusal(target.cluster)
@@ -241,16 +249,18 @@ class Reconciler:
             cluster.id, self.holder, status=starting))
         try:
             if target.action == DECOMMISSION:
-                report = self.engine.decommission(cluster)
+                report = self._engine_call(lambda: self.engine.decommission(cluster))
             else:
-                report = self.engine.apply(cluster, target.sha)
+                report = self._engine_call(lambda: self.engine.apply(cluster, target.sha))
         except LeaseExpired as e:  # another reconciler may be at work: write nothing more
             self._release_quietly(cluster.id, renewal)
             return _result(target, FAILED, detail=str(e))
-        except Cancelled as e:  # no problem of the cluster's: the next run resumes
-            return self._finish(renewal, _result(target, STOPPED, detail=str(e)),
-                                status=starting)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
+            if isinstance(e, Cancelled) or self._stopping:
+                # Not the cluster's problem (a step cut short by the stop fails as it may):
+                # next_version stays, and the next run resumes.
+                return self._finish(renewal, _result(target, STOPPED, detail=_stopped(e)),
+                                    status=starting)
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
             return self._finish(renewal, _result(target, FAILED, detail=problem.title),
@@ -267,10 +277,40 @@ class Reconciler:
         return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
 
+    @property
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def _engine_call(self, call: Callable[[], ChangeReport]) -> ChangeReport:
+        """`call()`, on a thread of its own when the run can be interrupted: once it is, the
+        call has `stop_grace` seconds to end (the engine starts no new step after the stop),
+        then it is abandoned with `Cancelled` — a hung request must not hold the lease."""
+        if self.stop is None:
+            return call()
+        answer: Future[ChangeReport] = Future()
+
+        def run() -> None:
+            try:
+                answer.set_result(call())
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                answer.set_exception(e)
+
+        threading.Thread(target=run, name="engine-call", daemon=True).start()
+        while not self.stop.is_set():
+            try:
+                return answer.result(timeout=0.2)
+            except FuturesTimeout:
+                continue
+        try:
+            return answer.result(timeout=self.stop_grace)
+        except FuturesTimeout:
+            raise Cancelled(f"stopped: abandoned a call to the cloud or the cluster that was "
+                            f"still going {self.stop_grace:g}s after the interrupt") from None
+
     def _health(self, cluster: Cluster) -> Health | None:
         """The verdict of a look right after the apply; none if looking itself failed (the
-        apply stands: `clmgit health` looks again)."""
-        if self.observe is None:
+        apply stands: `clmgit health` looks again) or the run is being interrupted."""
+        if self.observe is None or self._stopping:
             return None
         try:
             return self.observe(cluster)
@@ -346,6 +386,12 @@ def _result(target: Target, outcome: str, *, detail: str = "",
             changes: tuple[str, ...] = ()) -> Result:
     c = target.cluster
     return Result(c.id, c.alias, target.action, outcome, target.version, detail, changes)
+
+
+def _stopped(error: Exception) -> str:
+    if isinstance(error, Cancelled):
+        return str(error)
+    return f"stopped: the run was interrupted ({str(error).splitlines()[0][:200]})"
 
 
 def _problem(error: Exception) -> Problem:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clmgit.access import AUTO, NO_ROLES, Access, Roles, parse_roles
-from clmgit.engine.clock import Clock, StopSignal, SystemClock
+from clmgit.engine.clock import Cancelled, Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
 from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
@@ -120,8 +120,16 @@ class _LazyEngine:
                                       layout=self._layout, on_event=self._events,
                                       accounts=partial(clm_account, roles=o.access.roles)
                                       if clm else lambda cluster: None,
-                                      lease=self._leases.check)
+                                      lease=self._before_each_call)
             return self._engine
+
+    def _before_each_call(self, cluster_id: str) -> None:
+        """Asked before every call to a cluster's backends: once the run is interrupted no
+        new step starts (no termination, apply or deletion), and the lease must be held."""
+        stop = self._options.stop
+        if stop is not None and stop.is_set():
+            raise Cancelled("stopped before its next step: the run was interrupted")
+        self._leases.check(cluster_id)
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         return self._get().apply(cluster, sha, dry_run=dry_run)
@@ -166,7 +174,7 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     leases = LeaseTable(max(1, options.concurrency))
     with spaced_collections(), forwarded_events(options.on_event) as events, engine_workers(
             _LazyEngine(source, options, layout, events=events, leases=leases),
-            processes=processes, threads=threads) as engine:
+            processes=processes, threads=threads, stop=options.stop) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
                                 holder=options.holder or new_holder(),
                                 lease_seconds=options.lease_seconds,
