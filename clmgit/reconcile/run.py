@@ -27,10 +27,11 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
-from clmgit.engine.port import ChangeReport, ClusterEngine
+from clmgit.engine.port import ClusterEngine
 from clmgit.errors import ClmgitError
 from clmgit.model import (
     MAX_PROBLEMS,
@@ -52,6 +53,7 @@ from clmgit.registry import (
 from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Plans a cluster again from (its plan, its record as read under the lease).
 Replan = Callable[[Target, Cluster], Target]
@@ -159,7 +161,10 @@ class Reconciler:
             return self._report(_result(target, SKIPPED, detail=NOT_STARTED))
         self.on_start(target.cluster.id)
         started = time.monotonic()
-        refusal = self._refusal(target.cluster)
+        try:
+            refusal = self._abandonable(lambda: self._refusal(target.cluster))
+        except Cancelled:  # the check (STS) hung when the run was interrupted; nothing written
+            return self._report(_result(target, SKIPPED, detail=NOT_STARTED))
         if refusal is not None:
             result = _result(target, FAILED, detail=refusal)
         elif self.dry_run:
@@ -249,9 +254,9 @@ class Reconciler:
             cluster.id, self.holder, status=starting))
         try:
             if target.action == DECOMMISSION:
-                report = self._engine_call(lambda: self.engine.decommission(cluster))
+                report = self._abandonable(lambda: self.engine.decommission(cluster))
             else:
-                report = self._engine_call(lambda: self.engine.apply(cluster, target.sha))
+                report = self._abandonable(lambda: self.engine.apply(cluster, target.sha))
         except LeaseExpired as e:  # another reconciler may be at work: write nothing more
             self._release_quietly(cluster.id, renewal)
             return _result(target, FAILED, detail=str(e))
@@ -281,13 +286,13 @@ class Reconciler:
     def _stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
 
-    def _engine_call(self, call: Callable[[], ChangeReport]) -> ChangeReport:
+    def _abandonable(self, call: Callable[[], T]) -> T:
         """`call()`, on a thread of its own when the run can be interrupted: once it is, the
         call has `stop_grace` seconds to end (the engine starts no new step after the stop),
         then it is abandoned with `Cancelled` — a hung request must not hold the lease."""
         if self.stop is None:
             return call()
-        answer: Future[ChangeReport] = Future()
+        answer: Future[T] = Future()
 
         def run() -> None:
             try:
