@@ -1,7 +1,8 @@
 """The one error hierarchy. Every user-facing error carries one sentence: what is wrong, what to do.
 
 Exit codes (docs/reference/exit-codes.md) are attached to the classes and read in one place,
-`cli.main`.
+`cli.main`: 1 a refusal or user error, 2 usage, 3 unexpected, 4 clusters failed, 5 clusters
+skipped (leases held elsewhere), 6 clusters blocked, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ class ClustersSkipped(ClmgitError):
     leases (for longer than `--wait-for-leases`)."""
 
     exit_code = 5
+
+
+class ClustersBlocked(ClmgitError):
+    """A reconcile finished, but some clusters were blocked: their record or the pins keep them
+    from being reconciled (`cluster_update_block`, a config source without a pin, a channel
+    that does not exist). Nothing failed; not everything was done."""
+
+    exit_code = 6
 
 
 class Interrupted(ClmgitError):

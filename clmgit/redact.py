@@ -71,6 +71,8 @@ _QUOTED = re.compile(
 _BARE = re.compile(
     rf"""(?i)(\b(?:{_SECRET_NAMES})\s*[:=]\s*)(?!b?['"])(?:(?:bearer|basic)\s+)?[^\s'",&;]+""")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+")
+#: An XML element of such a name (STS's AssumeRole answer, in botocore's debug log of it).
+_ELEMENT = re.compile(rf"(?i)(<({_SECRET_NAMES})>)[^<]*(</\2>)")
 #: Environment variables that hold credentials clmgit or its libraries use.
 SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
                     "CLMGIT_TOKEN", "CLMGIT_REGISTRY_TOKEN", "GITHUB_TOKEN")
@@ -81,6 +83,7 @@ _MIN_SECRET = 6
 def redact_secrets(text: str) -> str:
     """`text` with credentials hidden: the values of credential headers, fields and query
     parameters, bearer tokens, and URL credentials (`redact`)."""
+    text = _ELEMENT.sub(lambda m: f"{m[1]}{MASK}{m[3]}", text)
     text = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}{MASK}{m[2]}", text)
     text = _BARE.sub(lambda m: f"{m[1]}{MASK}", text)
     return redact(_BEARER.sub(lambda m: f"{m[1]}{MASK}", text))

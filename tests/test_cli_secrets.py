@@ -42,6 +42,24 @@ def test_a_verbose_run_against_moto_shows_botocore_but_no_credential(
     assert KUBE_TOKEN not in result.stderr and KUBE_TOKEN not in result.stdout
 
 
+def test_the_credentials_of_an_assumed_role_are_not_shown_either(
+    fleet: Fleet, moto_endpoint: str
+) -> None:
+    import re
+
+    env = {**os.environ, "AWS_ENDPOINT_URL": moto_endpoint, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+           "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_DEFAULT_REGION": "eu-central-1",
+           "CLMGIT_AWS_ROLES": '{"123456789012": "arn:aws:iam::123456789012:role/clmgit"}'}
+    result = subprocess.run(
+        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "-vv", "reconcile",
+         "--cluster", "dev-1", "--dry-run", "--processes", "1", "--token-file", "-"],
+        input=KUBE_TOKEN, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert "AssumeRole" in result.stderr, result.stderr[-2000:]
+    shown = re.findall(r"<(SecretAccessKey|SessionToken)>([^<]*)<", result.stderr)
+    assert shown and {value for _, value in shown} == {"***"}
+    assert "clmgit-dev-1" in result.stderr  # the session name
+
+
 def test_one_v_is_clmgit_s_debug_log_without_the_libraries_request_dumps(
     fleet: Fleet, moto_endpoint: str
 ) -> None:
@@ -68,6 +86,8 @@ def test_the_redactor_hides_headers_arguments_and_exceptions() -> None:
     assert "kube-token-123" not in shown and "abc123def" not in shown
     assert "Sending http request" in shown and "RuntimeError" in shown
     assert LogRedactor(["registry-token-42"]).hide("sent registry-token-42") == "sent ***"
+    assert (redact_secrets("<SessionToken>FQo+/=</SessionToken>")
+            == "<SessionToken>***</SessionToken>")
     assert redact_secrets("'X-Amz-Security-Token': b'FQo'") == "'X-Amz-Security-Token': b'***'"
 
 

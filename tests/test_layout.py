@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
 
 #: The model tier: domain values, errors and helpers that depend on nothing but each other.
-MODEL = frozenset({"model", "errors", "channels", "durations", "timestamps", "stacknames",
+MODEL = frozenset({"model", "access", "errors", "channels", "durations", "timestamps", "stacknames",
                    "yamledit", "cache", "output", "httpd", "redact", "machine", "layout",
                    "healthstate", "accounts", "urls"})
 

@@ -14,9 +14,15 @@ module as an `ApplyError` naming the object; the bearer token is never part of a
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import os
 import re
-from collections.abc import Mapping
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, cast
 
 import urllib3
@@ -37,6 +43,11 @@ JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 MULTIPLE_PDBS = "more than one PodDisruptionBudget"
 TAKEOVER_ATTEMPTS = 3
+#: Seconds to connect, and to wait for an answer: a call that hangs is given up (and retried
+#: within RETRY_BACKOFF) instead of outlasting an interrupted run's stop.
+REQUEST_TIMEOUT = (5.0, 30.0)
+#: An EKS token is made again after this many seconds (it is good for 15 minutes).
+EKS_TOKEN_REFRESH = 300.0
 #: How the API server names the other manager in each cause of an apply conflict.
 CONFLICT_CAUSE = re.compile(r'conflict with "([^"]+)"')
 
@@ -262,7 +273,7 @@ class KubeAPI:
                                             header_params=headers, body=body,
                                             auth_settings=["BearerToken"])
         try:
-            response = self._api.call_api(*request)
+            response = self._api.call_api(*request, _request_timeout=REQUEST_TIMEOUT)
             response.read()
         except (urllib3.exceptions.HTTPError, OSError) as e:
             raise _Retry(f"no answer ({type(e).__name__})") from None
@@ -312,20 +323,73 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
     """The cluster's API: a bearer token at `cluster.api_server_url`, else the kubeconfig context
     named after the cluster's id or, failing that, its alias."""
     if token:
-        if not cluster.api_server_url:
-            raise ConfigError(f"cluster {cluster.id} has no api_server_url; set it in the "
-                              "registry or use --kubeconfig")
-        configuration = k8s.Configuration(host=cluster.api_server_url)
-        configuration.api_key = {"BearerToken": token}
-        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        configuration = _at_api_server(cluster, "--token")
+        _bearer(configuration, token)
         return KubeAPI(k8s.ApiClient(configuration), clock=clock, backoff=backoff,
-                       where=f"--token at {cluster.api_server_url}")
+                       where=f"--token at {configuration.host}")
     if not kubeconfig:
         raise ConfigError(f"no way to reach cluster {cluster.id}: give --token (CLMGIT_TOKEN) "
                           "or --kubeconfig")
     api, context = _from_kubeconfig(cluster, kubeconfig)
     return KubeAPI(api, clock=clock, backoff=backoff,
                    where=f"context {context!r} of {kubeconfig} ({api.configuration.host})")
+
+
+def connect_eks(cluster: Cluster, token: Callable[[], str], *, clock: Clock | None = None,
+                backoff: Backoff = RETRY_BACKOFF, ca_dir: str | None = None) -> KubeAPI:
+    """An EKS cluster's API with tokens from `token()` (STS, made again every few minutes): at
+    its `eks_endpoint` config item (or `api_server_url`), trusting the CA of its
+    `eks_certificate_authority_data` item if it has one, as CLM records them."""
+    configuration = _at_api_server(cluster, "--kube-auth eks", ENDPOINT_ITEM)
+    ca = cluster.config_items.get(CA_ITEM, "")
+    if ca:
+        configuration.ssl_ca_cert = _ca_file(cluster, ca, ca_dir)
+    made = [0.0]
+
+    def refresh(conf: k8s.Configuration) -> None:
+        if time.monotonic() - made[0] >= EKS_TOKEN_REFRESH:
+            _bearer(conf, token())
+            made[0] = time.monotonic()
+
+    refresh(configuration)
+    configuration.refresh_api_key_hook = refresh
+    return KubeAPI(k8s.ApiClient(configuration), clock=clock, backoff=backoff,
+                   where=f"EKS cluster {cluster.alias or cluster.id} at {configuration.host}")
+
+
+#: The config items CLM records an EKS cluster's endpoint and CA in.
+ENDPOINT_ITEM = "eks_endpoint"
+CA_ITEM = "eks_certificate_authority_data"
+
+
+def _at_api_server(cluster: Cluster, how: str, item: str = "") -> k8s.Configuration:
+    host = (cluster.config_items.get(item, "") if item else "") or cluster.api_server_url
+    if not host:
+        raise ConfigError(f"cluster {cluster.id} has no api_server_url; set it in the "
+                          f"registry (needed by {how}) or use --kubeconfig")
+    return k8s.Configuration(host=host)
+
+
+def _bearer(configuration: k8s.Configuration, token: str) -> None:
+    configuration.api_key = {"BearerToken": token}
+    configuration.api_key_prefix = {"BearerToken": "Bearer"}
+
+
+def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
+    """The CA written to a file (the client reads it from one), named by its hash: a CA is
+    public, written once per machine, and never a different one under the same name."""
+    try:
+        pem = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise ConfigError(f"cluster {cluster.id}: config item {CA_ITEM} is not base64; correct "
+                          "the registry") from None
+    path = Path(directory or tempfile.gettempdir()) / (
+        f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt")
+    if not path.exists():
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False) as f:
+            f.write(pem)
+        os.replace(f.name, path)
+    return str(path)
 
 
 def _from_kubeconfig(cluster: Cluster, path: str) -> tuple[k8s.ApiClient, str]:

@@ -54,11 +54,14 @@ def health(
 
     ws = settings(ctx).ws
     clusters = select_running(ws, channel=channel, names=cluster)
-    token = bearer_token(token, token_file)
+    from clmgit.access import Access
+    from clmgit.reconcile.session import workspace_roles
+
+    access = Access(token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+                    roles=workspace_roles(ws))
     if clusters:
-        check_access(token=token, kubeconfig=kubeconfig)
-    observer = Observer(aws_health_backends(token=token, kubeconfig=kubeconfig,
-                                            layout=ws.layout),
+        check_access(access, clusters)
+    observer = Observer(aws_health_backends(access, layout=ws.layout),
                         workspace_gates(ws), layout=ws.layout)
     views.health_rows(observe_fleet(ws, observer, clusters, record=not no_record), fmt=out)
 

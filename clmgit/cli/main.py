@@ -1,6 +1,7 @@
 """The Typer app: the common options, the command groups mounted, and the one place where
 errors become exit codes (docs/reference/exit-codes.md): 1 refused or user error (one line, no
-traceback), 2 usage, 3 unexpected (traceback only with --verbose), 4 clusters failed."""
+traceback), 2 usage, 3 unexpected (traceback only with --verbose), 4 clusters failed, 5 skipped,
+6 blocked, 130 interrupted (`clmgit.errors`)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from clmgit.access import AUTO
 from clmgit.cli.common import Format, OutputOpt, settings
 
 if TYPE_CHECKING:
@@ -27,6 +29,23 @@ TokenFile = Annotated[str | None, typer.Option(
 Kubeconfig = Annotated[str | None, typer.Option(
     envvar="CLMGIT_KUBECONFIG", show_envvar=True,
     help="A kubeconfig with a context per cluster, named after its id or alias.")]
+
+
+class KubeAuthMode(StrEnum):
+    """The choices of --kube-auth (`clmgit.access.KUBE_AUTH_MODES`)."""
+
+    auto = "auto"
+    kubeconfig = "kubeconfig"
+    eks = "eks"
+    token = "token"
+
+
+KubeAuth = Annotated[KubeAuthMode, typer.Option(
+    envvar="CLMGIT_KUBE_AUTH", show_envvar=True,
+    help="How to reach each cluster's API server: kubeconfig (its context named after the "
+         "cluster), token (one bearer token for all), eks (a token from STS in the cluster's "
+         "account, for zalando-eks clusters; no kubeconfig needed) or auto (kubeconfig if "
+         "given, else token if given, else eks for zalando-eks clusters).")]
 Concurrency = Annotated[int, typer.Option(min=1, help="Clusters worked on at once.")]
 Processes = Annotated[int | None, typer.Option(
     min=1, help="Worker processes for rendering and dry runs [default: the usable cores].")]
@@ -39,7 +58,7 @@ Work = Callable[["Workspace", "Options"], Sequence[Any]]
 
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
          concurrency: int = 1, processes: int | None = None, token: str | None = None,
-         kubeconfig: str | None = None, push: bool = False,
+         kubeconfig: str | None = None, kube_auth: str = AUTO, push: bool = False,
          wait_for_leases: float = 0.0) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
@@ -51,7 +70,8 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
     with stoppable(progress.interrupted) as stop:
         options = Options(dry_run=dry_run, concurrency=concurrency,
                           processes=processes or usable_cores(), token=token or None,
-                          kubeconfig=kubeconfig, on_plan=progress.plan, on_start=progress.start,
+                          kubeconfig=kubeconfig, kube_auth=kube_auth, on_plan=progress.plan,
+                          on_start=progress.start,
                           on_result=progress.result, on_event=progress.event, stop=stop,
                           lease_seconds=lease_seconds(), wait_for_leases=wait_for_leases)
         ws = settings(ctx).ws
@@ -105,11 +125,17 @@ def _stopped(results: Sequence[Any], *, out: Format, unrecorded: Exception | Non
     """An interrupted run: its results so far, what it stopped, and exit 130."""
     from clmgit import views
     from clmgit.errors import Interrupted
+    from clmgit.reconcile.run import NOT_STARTED
 
     views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
-    stopped = [r.alias or r.id for r in results if r.outcome == "stopped"]
-    names = f"stopped {', '.join(stopped)}; " if stopped else ""
-    raise Interrupted(f"interrupted: {names}leases given up, the next run resumes the work")
+    stopped = [r for r in results if r.outcome == "stopped"]
+    unstarted = [r for r in results if r.outcome == "skipped" and r.detail == NOT_STARTED]
+    said = [f"stopped {_names(stopped)}" if stopped else "",
+            f"did not start {_names(unstarted)}" if unstarted else ""]
+    if not stopped and not unstarted:
+        raise Interrupted("interrupted: every cluster had finished; nothing is left to resume")
+    raise Interrupted(f"interrupted: {'; '.join(s for s in said if s)}; leases given up, "
+                      "the next run resumes them")
 
 
 def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
@@ -124,9 +150,10 @@ def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
 def _show_results(results: Sequence[Any], *, out: Format, title: str,
                   unrecorded: Exception | None = None) -> None:
     from clmgit import views
-    from clmgit.errors import ClustersFailed, ClustersSkipped
+    from clmgit.errors import ClustersBlocked, ClustersFailed, ClustersSkipped
 
-    views.reconcile_results(results, fmt=out, also=_errors(unrecorded))
+    views.reconcile_results(results, fmt=out, also=[*_blocked_errors(results),
+                                                     *_errors(unrecorded)])
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         views.step_summary(results, summary, title=title)
@@ -140,6 +167,23 @@ def _show_results(results: Sequence[Any], *, out: Format, title: str,
         raise ClustersSkipped(
             f"{len(held)} cluster(s) not reconciled, other reconcilers hold their leases: "
             f"{_names(held)}; run again later, or wait with --wait-for-leases")
+    blocked = [r for r in results if r.blocked]
+    if blocked:
+        raise ClustersBlocked(f"{len(blocked)} cluster(s) blocked, not reconciled: "
+                              f"{_reasons(blocked)}")
+
+
+def _blocked_errors(results: Sequence[Any]) -> list[dict[str, Any]]:
+    """The envelope's `errors` for blocked clusters (failed and held ones are the view's)."""
+    from clmgit.errors import ClustersBlocked
+
+    return [{"cluster": r.id, "message": r.detail, "exit_code": ClustersBlocked.exit_code}
+            for r in results if r.blocked]
+
+
+def _reasons(results: Sequence[Any]) -> str:
+    named = "; ".join(f"{r.alias or r.id} ({r.detail})" for r in results[:5])
+    return named + (f"; and {len(results) - 5} more" if len(results) > 5 else "")
 
 
 def _names(results: Sequence[Any]) -> str:
@@ -179,6 +223,7 @@ def reconcile(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     wait_for_leases: Annotated[str, typer.Option(
         help="Wait this long (such as 10m) for clusters whose leases other reconcilers hold, "
@@ -197,7 +242,8 @@ def reconcile(
     _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
                                       shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push,
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push,
          wait_for_leases=wait)
 
 
@@ -245,6 +291,7 @@ def provision(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -255,7 +302,8 @@ def provision(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, directory=Path(directory))],
          out=out, title="clmgit provision", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push)
 
 
 def decommission(
@@ -269,6 +317,7 @@ def decommission(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
     out: OutputOpt = Format.table,
 ) -> None:
@@ -278,7 +327,8 @@ def decommission(
 
     _run(ctx, lambda ws, options: [run(ws, options, name=cluster, confirmed=yes)],
          out=out, title="clmgit decommission", dry_run=dry_run,
-         token=bearer_token(token, token_file), kubeconfig=kubeconfig, push=push)
+         token=bearer_token(token, token_file), kubeconfig=kubeconfig,
+         kube_auth=kube_auth.value, push=push)
 
 
 def controller(
@@ -290,6 +340,7 @@ def controller(
     token: Token = None,
     token_file: TokenFile = None,
     kubeconfig: Kubeconfig = None,
+    kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
 ) -> None:
     """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
@@ -305,7 +356,7 @@ def controller(
     pause = parse_duration(interval, where="--interval").total_seconds()
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
                       token=bearer_token(token, token_file), kubeconfig=kubeconfig,
-                      lease_seconds=lease_seconds())
+                      kube_auth=kube_auth.value, lease_seconds=lease_seconds())
 
     rounds: list[Workspace] = []
 
@@ -323,7 +374,8 @@ def controller(
             "apiVersion": API_VERSION, "kind": "ControllerRound", "items": to_data(busy),
             "summary": {"clusters": len(results), **Counter(r.outcome for r in results)},
             "errors": [*({"cluster": r.id, "message": r.detail, "exit_code": 4}
-                         for r in busy if r.failed), *_errors(unrecorded)]}) + "\n")
+                         for r in busy if r.failed), *_blocked_errors(busy),
+                       *_errors(unrecorded)]}) + "\n")
         sys.stdout.flush()
 
     loop(open_round, options, interval=pause, report=report)

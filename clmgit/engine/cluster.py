@@ -26,7 +26,7 @@ from clmgit.config.deletions import Deletion, Deletions
 from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
 from clmgit.config.source import ConfigSource
 from clmgit.config.values import STACK_OUTPUTS, PlaceholderOutputs
-from clmgit.engine.clock import Clock, SystemClock
+from clmgit.engine.clock import Cancelled, Clock, SystemClock
 from clmgit.engine.guard import LeaseCheck, LeaseExpired, guarded, no_lease_check
 from clmgit.engine.karpenter import remove_orphans
 from clmgit.engine.kube import KubeClient
@@ -131,8 +131,8 @@ class Engine:
         try:
             for name in scale_down(to.kube, KUBE_SYSTEM, dry_run=dry_run):
                 report.add(f"{'would scale' if dry_run else 'scaled'} {name} to 0")
-        except LeaseExpired:
-            raise  # not the cluster's state: another reconciler may be at work
+        except (LeaseExpired, Cancelled):
+            raise  # not the cluster's state: another reconciler may be at work, or a stop
         except ClmgitError as e:
             report.add(f"kube-system not scaled down: {e}")
         for result in decommission_stacks(to.stacks, cluster=cluster, dry_run=dry_run,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+from clmgit.access import Access
 from clmgit.engine.clock import Backoff, Clock
 from clmgit.engine.cluster import BackendFactory
 from clmgit.engine.health import HealthBackends, observe
@@ -60,8 +61,7 @@ def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> Health
     """The run's own backends when it was given some (tests, the demo), else the real ones."""
     given = options.backends
     if given is None:
-        return aws_health_backends(token=options.token, kubeconfig=options.kubeconfig,
-                                   clock=options.clock, layout=layout)
+        return aws_health_backends(options.access, clock=options.clock, layout=layout)
 
     def make(cluster: Cluster) -> HealthBackends:
         b = given(cluster)
@@ -70,23 +70,22 @@ def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> Health
     return make
 
 
-def aws_health_backends(*, token: str | None = None, kubeconfig: str | None = None,
-                        clock: Clock | None = None, layout: Layout = DEFAULT
-                        ) -> HealthBackendFactory:
+def aws_health_backends(access: Access, *, clock: Clock | None = None,
+                        layout: Layout = DEFAULT) -> HealthBackendFactory:
     """Real backends for a look at health: no network values, short retries."""
 
     def make(cluster: Cluster) -> HealthBackends:
         from clmgit.adapters.aws.autoscaling import AutoScalingPools
         from clmgit.adapters.aws.cloudformation import CloudFormationStacks
         from clmgit.adapters.aws.session import session_for
-        from clmgit.adapters.kube import connect
+        from clmgit.reconcile.backends import kube_for
 
-        session = session_for(cluster)
+        session = session_for(cluster, access.roles)
         return HealthBackends(
             stacks=CloudFormationStacks(session, clock=clock),
             pools=AutoScalingPools(session, clock=clock, layout=layout),
-            kube=connect(cluster, token=token, kubeconfig=kubeconfig, clock=clock,
-                         backoff=HEALTH_BACKOFF),
+            kube=kube_for(cluster, access, lambda: session, clock=clock,
+                          backoff=HEALTH_BACKOFF),
         )
 
     return make

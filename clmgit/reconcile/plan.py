@@ -42,7 +42,9 @@ class Target:
     action: str  # one of the constants above
     sha: str = ""
     version: str = ""  # what `current_version` becomes when the action succeeds
-    reason: str = ""  # why a cluster is blocked
+    #: Why a cluster is blocked, or why one in sync is left alone (no longer asked for); a
+    #: cluster with no work and a reason is reported as skipped.
+    reason: str = ""
 
     @property
     def final_lifecycle(self) -> str:
@@ -66,7 +68,8 @@ def applied_version(sha: str, cluster: Cluster) -> str:
 def plan(cluster: Cluster, pin: Pin) -> Target:
     if cluster.lifecycle_status == DECOMMISSIONED:
         # Runs leave these out; one decommissioned since the run's start must not come back.
-        return Target(cluster, BLOCKED, reason="it is decommissioned")
+        # Nothing is left undone: it is not blocked.
+        return Target(cluster, IN_SYNC, reason="it is decommissioned")
     if cluster.lifecycle_status == DECOMMISSION_REQUESTED:
         return Target(cluster, DECOMMISSION)
     if UPDATE_BLOCK in cluster.config_items:

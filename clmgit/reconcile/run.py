@@ -20,6 +20,7 @@ Clusters in sync never reach the thread pool: they cost nothing but the plan.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,6 +28,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
@@ -52,6 +54,7 @@ from clmgit.registry import (
 from clmgit.timestamps import format_timestamp
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Plans a cluster again from (its plan, its record as read under the lease).
 Replan = Callable[[Target, Cluster], Target]
@@ -62,10 +65,14 @@ FAILED = "failed"
 SKIPPED = "skipped"
 PLANNED = "planned"
 STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
+#: The detail of a cluster the run did not start because it was interrupted.
+NOT_STARTED = "the run was interrupted"
 #: The detail of a cluster skipped because another reconciler holds its lease.
 LEASE_HELD = "another reconciler holds its lease"
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
+#: How long an interrupted run lets a call in flight finish before it abandons it.
+STOP_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,11 @@ class Result:
     @property
     def failed(self) -> bool:
         return self.outcome == FAILED
+
+    @property
+    def blocked(self) -> bool:
+        """Not reconciled because its record or the pins block it (`Target.reason`)."""
+        return self.action == BLOCKED and self.outcome == SKIPPED
 
     @property
     def lease_held(self) -> bool:
@@ -114,6 +126,12 @@ class Reconciler:
     #: Looks at a cluster's health right after its apply (clmgit.reconcile.health); the
     #: verdict is recorded with the applied version.
     observe: Callable[[Cluster], Health] | None = None
+    #: Refuses a cluster before anything is done or written for it, dry runs too (the account
+    #: its record names is not the one the run acts in): a failure with that one sentence.
+    check: Callable[[Cluster], None] | None = None
+    #: Seconds an engine call may go on once the run is interrupted; past them it is abandoned
+    #: (a cloud or API call that hangs), the cluster recorded as stopped and its lease given up.
+    stop_grace: float = STOP_GRACE_SECONDS
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -141,14 +159,29 @@ class Reconciler:
 
     def _one(self, target: Target, renewal: Renewal) -> Result:
         if self.stop is not None and self.stop.is_set():
-            return self._report(_result(target, SKIPPED, detail="the run was interrupted"))
+            return self._report(_result(target, SKIPPED, detail=NOT_STARTED))
         self.on_start(target.cluster.id)
         started = time.monotonic()
-        if self.dry_run:
+        try:
+            refusal = self._abandonable(lambda: self._refusal(target.cluster))
+        except Cancelled:  # the check (STS) hung when the run was interrupted; nothing written
+            return self._report(_result(target, SKIPPED, detail=NOT_STARTED))
+        if refusal is not None:
+            result = _result(target, FAILED, detail=refusal)
+        elif self.dry_run:
             result = self._dry_run(target)
         else:
             result = self._apply(target, renewal)
         return self._report(replace(result, seconds=round(time.monotonic() - started, 3)))
+
+    def _refusal(self, cluster: Cluster) -> str | None:
+        if self.check is None:
+            return None
+        try:
+            self.check(cluster)
+        except ClmgitError as e:
+            return str(e)
+        return None
 
     def _dry_run(self, target: Target) -> Result:
         cluster = target.cluster
@@ -222,16 +255,18 @@ class Reconciler:
             cluster.id, self.holder, status=starting))
         try:
             if target.action == DECOMMISSION:
-                report = self.engine.decommission(cluster)
+                report = self._abandonable(lambda: self.engine.decommission(cluster))
             else:
-                report = self.engine.apply(cluster, target.sha)
+                report = self._abandonable(lambda: self.engine.apply(cluster, target.sha))
         except LeaseExpired as e:  # another reconciler may be at work: write nothing more
             self._release_quietly(cluster.id, renewal)
             return _result(target, FAILED, detail=str(e))
-        except Cancelled as e:  # no problem of the cluster's: the next run resumes
-            return self._finish(renewal, _result(target, STOPPED, detail=str(e)),
-                                status=starting)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
+            if isinstance(e, Cancelled) or self._stopping:
+                # Not the cluster's problem (a step cut short by the stop fails as it may):
+                # next_version stays, and the next run resumes.
+                return self._finish(renewal, _result(target, STOPPED, detail=_stopped(e)),
+                                    status=starting)
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
             return self._finish(renewal, _result(target, FAILED, detail=problem.title),
@@ -248,10 +283,40 @@ class Reconciler:
         return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
 
+    @property
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def _abandonable(self, call: Callable[[], T]) -> T:
+        """`call()`, on a thread of its own when the run can be interrupted: once it is, the
+        call has `stop_grace` seconds to end (the engine starts no new step after the stop),
+        then it is abandoned with `Cancelled` — a hung request must not hold the lease."""
+        if self.stop is None:
+            return call()
+        answer: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                answer.set_result(call())
+            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+                answer.set_exception(e)
+
+        threading.Thread(target=run, name="engine-call", daemon=True).start()
+        while not self.stop.is_set():
+            try:
+                return answer.result(timeout=0.2)
+            except FuturesTimeout:
+                continue
+        try:
+            return answer.result(timeout=self.stop_grace)
+        except FuturesTimeout:
+            raise Cancelled(f"stopped: abandoned a call to the cloud or the cluster that was "
+                            f"still going {self.stop_grace:g}s after the interrupt") from None
+
     def _health(self, cluster: Cluster) -> Health | None:
         """The verdict of a look right after the apply; none if looking itself failed (the
-        apply stands: `clmgit health` looks again)."""
-        if self.observe is None:
+        apply stands: `clmgit health` looks again) or the run is being interrupted."""
+        if self.observe is None or self._stopping:
             return None
         try:
             return self.observe(cluster)
@@ -318,7 +383,7 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
 
 
 def _no_work(target: Target) -> Result:
-    if target.action == BLOCKED:
+    if target.reason:
         return _result(target, SKIPPED, detail=target.reason)
     return _result(target, IN_SYNC)
 
@@ -327,6 +392,12 @@ def _result(target: Target, outcome: str, *, detail: str = "",
             changes: tuple[str, ...] = ()) -> Result:
     c = target.cluster
     return Result(c.id, c.alias, target.action, outcome, target.version, detail, changes)
+
+
+def _stopped(error: Exception) -> str:
+    if isinstance(error, Cancelled):
+        return str(error)
+    return f"stopped: the run was interrupted ({str(error).splitlines()[0][:200]})"
 
 
 def _problem(error: Exception) -> Problem:

@@ -8,12 +8,14 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clmgit.engine.clock import Clock, StopSignal, SystemClock
+from clmgit.access import AUTO, NO_ROLES, Access, Roles, parse_roles
+from clmgit.engine.clock import Cancelled, Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
-from clmgit.layout import Layout
+from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.leases import LeaseTable, Unfinished
@@ -55,6 +57,11 @@ class Options:
     processes: int = 1
     token: str | None = None
     kubeconfig: str | None = None
+    #: `--kube-auth`: auto, kubeconfig, eks or token (`clmgit.access`).
+    kube_auth: str = AUTO
+    #: The roles to assume per account; None: those of the workspace's `clmgit.yaml` and
+    #: `CLMGIT_AWS_ROLES`, read when the run starts.
+    roles: Roles | None = None
     #: Tests and the demo pass their own (fakes, a fast clock); None: the real cloud.
     backends: BackendFactory | None = None
     clock: Clock | None = None
@@ -74,6 +81,11 @@ class Options:
     wait_for_leases: float = 0.0
     #: Outcomes a round could not record, for the next round of the same holder.
     unfinished: Unfinished | None = None
+
+    @property
+    def access(self) -> Access:
+        return Access(token=self.token, kubeconfig=self.kubeconfig, kube_auth=self.kube_auth,
+                      roles=self.roles or NO_ROLES)
 
 
 class _LazyEngine:
@@ -99,16 +111,25 @@ class _LazyEngine:
 
                 o = self._options
                 clock = o.clock or SystemClock(stop=o.stop)
-                backends = o.backends or aws_backends(token=o.token, kubeconfig=o.kubeconfig,
-                                                      clock=clock, layout=self._layout)
+                backends = o.backends or aws_backends(access=o.access, clock=clock,
+                                                      layout=self._layout)
                 # CLM's layout on real backends: CLM's values computed from the account; on
                 # given (in-memory) backends they are rendered offline.
                 clm = self._layout.clm and o.backends is None
                 self._engine = Engine(self._source(), backends, clock=clock,
                                       layout=self._layout, on_event=self._events,
-                                      accounts=clm_account if clm else lambda cluster: None,
-                                      lease=self._leases.check)
+                                      accounts=partial(clm_account, roles=o.access.roles)
+                                      if clm else lambda cluster: None,
+                                      lease=self._before_each_call)
             return self._engine
+
+    def _before_each_call(self, cluster_id: str) -> None:
+        """Asked before every call to a cluster's backends: once the run is interrupted no
+        new step starts (no termination, apply or deletion), and the lease must be held."""
+        stop = self._options.stop
+        if stop is not None and stop.is_set():
+            raise Cancelled("stopped before its next step: the run was interrupted")
+        self._leases.check(cluster_id)
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         return self._get().apply(cluster, sha, dry_run=dry_run)
@@ -137,8 +158,15 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     # Read before any work: a malformed clmgit.yaml fails the run, not each cluster (and is
     # named before missing credentials, which it does not depend on).
     layout = ws.layout
+    if options.roles is None:
+        options = replace(options, roles=workspace_roles(ws))
+    check = None
     if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
-        check_access(token=options.token, kubeconfig=options.kubeconfig)
+        check_access(options.access, [t.cluster for t in targets
+                                      if t.action not in (IN_SYNC, BLOCKED)])
+        from clmgit.reconcile.backends import account_check
+
+        check = account_check(options.access)
     options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)
@@ -146,16 +174,23 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     leases = LeaseTable(max(1, options.concurrency))
     with spaced_collections(), forwarded_events(options.on_event) as events, engine_workers(
             _LazyEngine(source, options, layout, events=events, leases=leases),
-            processes=processes, threads=threads) as engine:
+            processes=processes, threads=threads, stop=options.stop) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
                                 holder=options.holder or new_holder(),
                                 lease_seconds=options.lease_seconds,
                                 on_start=options.on_start, on_result=options.on_result,
                                 replan=replan, stop=options.stop, leases=leases,
                                 wait_for_leases=options.wait_for_leases,
-                                unfinished=_or_new(options.unfinished),
+                                unfinished=_or_new(options.unfinished), check=check,
                                 observe=None if options.dry_run else health_observer(ws, options))
         return reconciler.run(targets, concurrency=options.concurrency)
+
+
+def workspace_roles(ws: Workspace) -> Roles:
+    """The roles of `aws:` in the control branch's `clmgit.yaml` and of `CLMGIT_AWS_ROLES`."""
+    where = f"{SETTINGS_PATH} on branch {ws.control_branch!r}"
+    return parse_roles(load_settings(ws.repo.read_file(ws.control_sha, SETTINGS_PATH), where),
+                       where)
 
 
 def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Health]:
@@ -226,7 +261,7 @@ def decommission(ws: Workspace, options: Options, *, name: str, confirmed: bool 
         # Asked for by the registry, not by --yes: the request may have been withdrawn since.
         if confirmed or now.lifecycle_status == DECOMMISSION_REQUESTED:
             return keep_plan(planned, now)
-        return Target(now, BLOCKED, reason=f"its lifecycle_status is now "
+        return Target(now, IN_SYNC, reason=f"its lifecycle_status is now "
                       f"{now.lifecycle_status!r}, no longer {DECOMMISSION_REQUESTED!r}")
 
     return _run(ws, _git_source(ws), [target], options, replan=replan)[0]

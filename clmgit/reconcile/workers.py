@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from clmgit.engine.clock import StopSignal
 from clmgit.engine.port import ChangeReport, ClusterEngine
 from clmgit.errors import ApplyError, ClmgitError
 from clmgit.machine import die_with_parent
@@ -42,14 +43,15 @@ _POLL = 0.1  # seconds: how often a worker checks its parent, and the parent its
 
 
 @contextmanager
-def engine_workers(engine: ClusterEngine, *, processes: int,
-                   threads: int) -> Iterator[ClusterEngine]:
+def engine_workers(engine: ClusterEngine, *, processes: int, threads: int,
+                   stop: StopSignal | None = None) -> Iterator[ClusterEngine]:
     """`engine` itself for one process; else a stand-in whose calls run in `processes` forked
-    workers of `threads` threads each, stopped when the block ends."""
+    workers of `threads` threads each, stopped when the block ends (at once if `stop` is set:
+    what they still do then are calls the interrupted run abandoned)."""
     if processes <= 1:
         yield engine
         return
-    pool = _Pool(engine, processes=processes, threads=max(1, threads))
+    pool = _Pool(engine, processes=processes, threads=max(1, threads), stop=stop)
     try:
         yield pool
     finally:
@@ -60,8 +62,10 @@ class _Pool:
     """The parent's side: sends calls to the workers, and one thread hands their answers to the
     callers waiting for them."""
 
-    def __init__(self, engine: ClusterEngine, *, processes: int, threads: int) -> None:
+    def __init__(self, engine: ClusterEngine, *, processes: int, threads: int,
+                 stop: StopSignal | None = None) -> None:
         context = multiprocessing.get_context("fork")
+        self._stop = stop
         self._tasks: Any = context.Queue()
         self._answers: Any = context.Queue()
         self._pending: dict[int, Future[ChangeReport]] = {}
@@ -131,7 +135,8 @@ class _Pool:
         for _ in range(self._threads):
             self._tasks.put(None)  # a stop sign for each thread
         for worker in self._workers:
-            worker.join(timeout=0 if self._broken else 10)
+            stopped = self._stop is not None and self._stop.is_set()
+            worker.join(timeout=0 if self._broken or stopped else 10)
             if worker.exitcode is None:
                 worker.kill()
                 worker.join()

@@ -14,7 +14,7 @@ from tests.helpers.configrepo import cluster as make_cluster
 
 
 def test_each_cluster_gets_its_region_and_the_models_are_read_once(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, moto_endpoint: str) -> None:
     # A new reader per botocore session, as outside the tests (conftest.py shares one).
     monkeypatch.setattr(botocore.session, "create_loader", botocore.loaders.create_loader)
     frankfurt = dataclasses.replace(make_cluster(id="a"), region="eu-central-1")
@@ -37,3 +37,14 @@ def test_each_cluster_gets_its_region_and_the_models_are_read_once(
 def test_a_cluster_without_a_region_is_refused() -> None:
     with pytest.raises(ConfigError, match="has no region"):
         session_for(dataclasses.replace(make_cluster(id="a"), region=""))
+
+
+def test_clients_have_bounded_timeouts_and_honour_aws_max_attempts(
+        monkeypatch: pytest.MonkeyPatch, moto_endpoint: str) -> None:
+    from clmgit.adapters.aws.session import CONNECT_TIMEOUT, READ_TIMEOUT, base_session
+
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "7")
+    config = make_client(base_session("eu-central-1"), "cloudformation").meta.config
+
+    assert (config.connect_timeout, config.read_timeout) == (CONNECT_TIMEOUT, READ_TIMEOUT)
+    assert config.retries == {"mode": "standard", "total_max_attempts": 7}

@@ -53,3 +53,12 @@ def test_an_unreadable_kubeconfig_is_one_refusal(fleet, aws, tmp_path):
     line = refused(fleet, "--kubeconfig", str(missing))
 
     assert f"cannot read kubeconfig {missing} (No such file or directory)" in line
+
+
+def test_a_kube_auth_mode_without_its_credential_is_one_refusal(fleet, aws, tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+
+    line = refused(fleet, "--kube-auth", "token", "--kubeconfig", str(kubeconfig))
+
+    assert "--kube-auth token needs --token-file (CLMGIT_TOKEN_FILE) or --token" in line

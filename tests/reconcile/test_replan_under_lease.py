@@ -100,8 +100,10 @@ def test_an_update_block_set_meanwhile_skips_the_cluster(sandbox, before_lease):
 
     result = sandbox.reconcile()
 
-    assert result.code == 0, result.out + result.err
+    assert result.code == 6, result.out + result.err  # blocked: not everything was done
     assert "skipped" in result.out and "cluster_update_block is set: incident 42" in result.out
+    assert (f"error: 1 cluster(s) blocked, not reconciled: {cluster.alias} "
+            "(cluster_update_block is set: incident 42)") in result.err
     now = sandbox.clusters()[cluster.alias]
     assert now.status == cluster.status  # no next_version written, nothing applied
     server = sandbox.fleet.server(cluster.alias)
@@ -117,10 +119,13 @@ def test_an_update_block_set_meanwhile_on_the_registry_server(sandbox_factory, b
 
     result = sandbox.reconcile("--output", "json")
 
-    assert result.code == 0, result.out + result.err
-    [entry] = yaml.safe_load(result.out)["items"]
+    assert result.code == 6, result.out + result.err
+    document = yaml.safe_load(result.out)
+    [entry] = document["items"]
     assert (entry["action"], entry["outcome"]) == ("blocked", "skipped")
     assert entry["detail"] == "cluster_update_block is set: freeze"
+    assert document["errors"] == [{"cluster": cluster.id, "exit_code": 6,
+                                   "message": "cluster_update_block is set: freeze"}]
     assert sandbox.clusters()[cluster.alias].status == cluster.status
 
 

@@ -13,19 +13,44 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from clmgit.errors import ApplyError, ConfigError
+from clmgit.access import NO_ROLES, ROLES_ENV, Roles, check_record
+from clmgit.errors import ApplyError, ConfigError, RefusedError
 from clmgit.model import Cluster
 
 
-def session_for(cluster: Cluster) -> boto3.Session:
-    """A session in the cluster's region, credentials from boto3's standard chain. Sessions
-    share one reader of botocore's service models: each session would otherwise parse the JSON
-    of every service it makes a client for (EC2's alone is 100 ms of CPU), once per cluster."""
+def session_for(cluster: Cluster, roles: Roles = NO_ROLES) -> boto3.Session:
+    """A session in the cluster's region that acts in the cluster's account: the role `roles`
+    has for that account assumed, else the credentials of boto3's standard chain. A cluster
+    whose record names another account than the session acts in is refused before any call
+    of the engine (its record also must agree with itself on account and region)."""
+    from clmgit.adapters.aws.identity import assume_role, caller_account
+
     if not cluster.region:
         raise ConfigError(f"cluster {cluster.id} has no region; set it in the registry")
+    account = check_record(cluster)
+    session = base_session(cluster.region)
+    role = roles.role_for(account) if account else None
+    if role:
+        session = assume_role(session, role, name=cluster.alias or cluster.local_id or cluster.id,
+                              external_id=roles.external_id())
+    if account:
+        acting = caller_account(session)
+        if acting != account:
+            via = f"the role {role} acts" if role else "the AWS credentials act"
+            raise RefusedError(
+                f"cluster {cluster.alias or cluster.id} is in account {account} "
+                f"(its infrastructure_account), but {via} in account {acting}: configure a role "
+                f"for {account} (aws.role in clmgit.yaml or {ROLES_ENV}) or use its credentials")
+    return session
+
+
+def base_session(region: str) -> boto3.Session:
+    """A session in `region`, credentials from boto3's standard chain. Sessions share one
+    reader of botocore's service models: each session would otherwise parse the JSON of every
+    service it makes a client for (EC2's alone is 100 ms of CPU), once per cluster."""
     core = botocore.session.get_session()
     core.register_component("data_loader", _models())
-    return boto3.Session(botocore_session=core, region_name=cluster.region)
+    return boto3.Session(botocore_session=core, region_name=region)
 
 
 @functools.cache
@@ -41,11 +66,20 @@ def credentials_found() -> bool:
     return boto3.Session().get_credentials() is not None
 
 
-def make_client(session: boto3.Session, service: str, *, max_attempts: int = 10) -> Any:
+#: Seconds to wait for a connection and for an answer. botocore's 60 s read timeout would let a
+#: call that hangs outlast an interrupted run's stop by minutes; no call of clmgit's waits on
+#: AWS for long (waits poll).
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 20.0
+
+
+def make_client(session: boto3.Session, service: str) -> Any:
+    """A client with bounded timeouts and botocore's standard retries; their number is
+    `AWS_MAX_ATTEMPTS` (or `max_attempts` of the AWS config file) when set, else 3."""
     if not session.region_name:
         raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
-    config = Config(retries={"mode": "standard", "max_attempts": max_attempts},
-                    user_agent_extra="clmgit")
+    config = Config(retries={"mode": "standard"}, connect_timeout=CONNECT_TIMEOUT,
+                    read_timeout=READ_TIMEOUT, user_agent_extra="clmgit")
     return session.client(service, config=config)
 
 
