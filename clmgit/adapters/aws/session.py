@@ -13,6 +13,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from clmgit import events
 from clmgit.errors import ApplyError, ConfigError
 from clmgit.model import Cluster
 
@@ -46,7 +47,16 @@ def make_client(session: boto3.Session, service: str, *, max_attempts: int = 10)
         raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
     config = Config(retries={"mode": "standard", "max_attempts": max_attempts},
                     user_agent_extra="clmgit")
-    return session.client(service, config=config)
+    made = session.client(service, config=config)
+    made.meta.events.register("after-call", _count_retries)
+    return made
+
+
+def _count_retries(parsed: Any = None, **_: Any) -> None:
+    """botocore's retries of a call that got an answer, for the metrics (`clmgit.events`)."""
+    attempts = (parsed or {}).get("ResponseMetadata", {}).get("RetryAttempts", 0)
+    if attempts:
+        events.emit(events.RETRY, target="aws", count=attempts)
 
 
 @contextmanager
