@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter as Tally
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -122,11 +122,11 @@ class RegistryMetrics:
 
 
 class Metered:
-    """ASGI middleware: every request counted in `metrics` (`app.add_middleware(Metered,
-    metrics=...)`)."""
+    """ASGI middleware: every request counted in `metrics` under the template of the route of
+    `routes` it asks for (`app.add_middleware(Metered, metrics=..., routes=app.routes)`)."""
 
-    def __init__(self, app: Any, *, metrics: RegistryMetrics) -> None:
-        self.app, self.metrics = app, metrics
+    def __init__(self, app: Any, *, metrics: RegistryMetrics, routes: Sequence[Any]) -> None:
+        self.app, self.metrics, self.routes = app, metrics, routes
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -143,7 +143,7 @@ class Metered:
         try:
             await self.app(scope, receive, sending)
         finally:
-            route = _route(scope)
+            route = _route(self.routes, scope)
             method = scope["method"] if scope["method"] in _METHODS else "other"
             self.metrics.requests.labels(route=route, method=method,
                                          status=str(status[0])).inc()
@@ -153,12 +153,16 @@ class Metered:
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
-def _route(scope: Mapping[str, Any]) -> str:
-    """The template of the route that answered (Starlette leaves it in the scope), or `other`:
-    a path nobody routes is not a label value, or a scanner could grow the series without end."""
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) else "other"
+def _route(routes: Sequence[Any], scope: Mapping[str, Any]) -> str:
+    """The template of the route the path belongs to (also when the answer is a 401 or 405),
+    or `other`: a path nobody routes is not a label value, or a scanner could grow the series
+    without end."""
+    from starlette.routing import Match
+
+    for route in routes:
+        if route.matches(scope)[0] is not Match.NONE:
+            return str(route.path)
+    return "other"
 
 
 def _zero(metric: Counter | Gauge, label: str, values: Iterable[str]) -> None:

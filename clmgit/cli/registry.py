@@ -72,7 +72,7 @@ def _endpoints(server: RegistryServer, *, host: str, port: int) -> Endpoints:
     from clmgit.metrics import Metered, RegistryMetrics
 
     metrics = RegistryMetrics()
-    server.app.add_middleware(Metered, metrics=metrics)
+    server.app.add_middleware(Metered, metrics=metrics, routes=server.app.routes)
 
     def ready() -> str | None:
         try:
