@@ -109,6 +109,8 @@ def _set_up_logging(verbose: int, fmt: LogFormat = LogFormat.text) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
     if not verbose:  # a retried request is reported once, by clmgit, when the retries run out
         logging.getLogger("urllib3").setLevel(logging.ERROR)
+    if verbose < 2:  # apprise names a target's host; clmgit.notify warns with the URL masked
+        logging.getLogger("apprise").setLevel(logging.CRITICAL)
     redactor = LogRedactor(environment_secrets())
     for handler in logging.getLogger().handlers:
         for old in [f for f in handler.filters if isinstance(f, LogRedactor)]:
