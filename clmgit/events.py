@@ -77,7 +77,14 @@ def emit(name: str, message: str = "", *, cluster: str = "", channel: str = "",
 
 
 def deliver(event: Event) -> None:
-    """Hand `event` to this process's listeners (a listener's error is logged, not raised)."""
+    """Hand `event` to this process's listeners (a listener's error is logged, not raised),
+    and log it: at info level the events users may be told of, at debug level the others,
+    naming the cluster and step (`--log-format json` writes them as fields)."""
+    level = logging.INFO if event.name in NOTIFIABLE else logging.DEBUG
+    if log.isEnabledFor(level):
+        log.log(level, "%s", event.message or f"{event.name} {dict(event.fields)}",
+                extra={"event": event.name, "cluster": event.cluster or None,
+                       "channel": event.channel or None, "step": event.fields.get("step")})
     with _lock:
         listeners = list(_listeners)
     for listener in listeners:

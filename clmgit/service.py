@@ -75,7 +75,7 @@ class RoundWatch:
             if number != self._round or self._started is None:
                 return
         events.emit(events.RECONCILE_STUCK, f"the controller's round has run for more than "
-                    f"{self.stuck_after:.0f}s (twice the interval)")
+                    f"{self.stuck_after:g}s (twice the interval)")
 
     def _cancel(self) -> None:
         if self._timer is not None:

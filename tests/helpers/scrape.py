@@ -34,5 +34,8 @@ def samples(base: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
 
 
 def value(found: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
-          **labels: str) -> float | None:
-    return found.get((name, frozenset(labels.items())))
+          **labels: str) -> float:
+    """The sample's value; a sample not served fails the test, naming it."""
+    key = (name, frozenset(labels.items()))
+    assert key in found, f"no sample {name}{labels} in /metrics"
+    return found[key]
