@@ -37,7 +37,10 @@ RegistryOpt = Annotated[
 @registry_app.command(cls=Command)
 def serve(
     db: Annotated[
-        str, typer.Option(help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB.")
+        str, typer.Option(envvar="CLMGIT_REGISTRY_DB", show_envvar=True,
+                          help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB (with "
+                               "a password: in the environment variable, not the command "
+                               "line).")
     ] = "sqlite:///clmgit-registry.db",
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port to listen on.")] = 8099,
