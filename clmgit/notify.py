@@ -148,12 +148,12 @@ def apprise_send(url: str, event: Event) -> bool:
 
 class Notifier:
     """A `clmgit.events` listener that sends what `targets()` ask for. `targets` is read at
-    the first notifiable event (a command that notifies nothing never reads it)."""
+    each notifiable event (a command that notifies nothing never reads it; a controller reads
+    the clmgit.yaml of its round)."""
 
     def __init__(self, targets: Callable[[], Sequence[Target]], *, send: Send = apprise_send,
                  environ: Mapping[str, str] | None = None, bound: float | None = None) -> None:
         self._targets = targets
-        self._read: Sequence[Target] | None = None
         self._send = send
         self._environ = os.environ if environ is None else environ
         self._bound = bound
@@ -172,14 +172,11 @@ class Notifier:
             thread.start()
 
     def _wanted(self, event: Event) -> list[Target]:
-        with self._lock:
-            if self._read is None:
-                try:
-                    self._read = tuple(self._targets())
-                except ClmgitError as e:
-                    log.warning("no notifications: %s", e)
-                    self._read = ()
-            targets = self._read
+        try:
+            targets = self._targets()
+        except ClmgitError as e:
+            log.warning("no notification of %s: %s", event.name, e)
+            return []
         return [t for t in targets if t.wants(event)]
 
     def _deliver(self, target: Target, event: Event) -> None:

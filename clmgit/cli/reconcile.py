@@ -323,7 +323,7 @@ def controller(
 
     def open_round() -> Workspace:
         watch.started()
-        rounds[:] = [settings(ctx).open()]
+        rounds[:] = [settings(ctx).reopen()]
         return rounds[0]
 
     if push:

@@ -164,6 +164,7 @@ def test_a_malformed_notify_key_never_fails_a_promotion_but_is_named(
     layout, such as reconcile, refuse it up front)."""
     fleet.builder.commit("main", {"clmgit.yaml": "notify: {url: x}\n"}, "Bad notify")
     assert fleet.cli("promote", "dev", "alpha", "--force").code == 0
-    assert ("no notifications: clmgit.yaml on branch 'main': key 'notify' must be a list of "
+    assert ("no notification of promotion.landed: clmgit.yaml on branch 'main': key 'notify' "
+            "must be a list of "
             "targets, each with a url and events") in caplog.text
     assert fleet.cli("render", "--cluster", "dev-1").code == 1
