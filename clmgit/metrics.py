@@ -49,6 +49,14 @@ class ControllerMetrics:
         self.last_success = Gauge("clmgit_last_successful_round_timestamp_seconds",
                                   "When the last round that ran finished (Unix time).",
                                   registry=r)
+        self.started_at = Gauge("clmgit_round_started_timestamp_seconds",
+                                "When the round under way (or the last one) started (Unix "
+                                "time).", registry=r)
+        self.running = Gauge("clmgit_round_in_progress",
+                             "1 while a round runs, 0 during the pause.", registry=r)
+        self.interval = Gauge("clmgit_round_interval_seconds",
+                              "The controller's --interval: the pause between rounds.",
+                              registry=r)
         self.clusters = Gauge("clmgit_clusters", "Clusters by the outcome of their last round "
                               "(in-sync, applied, failed, skipped, stopped) and channel.",
                               ["state", "channel"], registry=r)
@@ -90,7 +98,12 @@ class ControllerMetrics:
             self._verdicts[event.cluster] = fields["state"]
             self._set(self.health, "state", HEALTH_STATES, Tally(self._verdicts.values()))
 
+    def round_started(self) -> None:
+        self.started_at.set(time.time())
+        self.running.set(1)
+
     def round_finished(self, *, seconds: float, ok: bool) -> None:
+        self.running.set(0)
         self.rounds.labels(result="ok" if ok else "failed").inc()
         self.round_duration.observe(seconds)
         if ok:

@@ -25,6 +25,7 @@ class RoundWatch:
         #: A round is stuck past this many seconds.
         self.stuck_after = 2 * interval
         self.metrics = ControllerMetrics()
+        self.metrics.interval.set(interval)
         self._clock = clock
         self._lock = threading.Lock()
         self._started: float | None = None
@@ -37,6 +38,7 @@ class RoundWatch:
             self._started = self._clock()
             self._round += 1
             self._cancel()
+            self.metrics.round_started()
             self._timer = threading.Timer(self.stuck_after, self._stuck, args=(self._round,))
             self._timer.daemon = True
             self._timer.start()

@@ -47,10 +47,13 @@ def test_ready_after_a_round_that_ran_not_after_one_that_could_not() -> None:
     watch = RoundWatch(interval=60, clock=clock)
     assert watch.ready() == "no round has finished yet"
     watch.started()
+    assert value(_samples(watch), "clmgit_round_in_progress") == 1
     clock.now += 12.5
     watch.finished(None, [("applied", "dev"), ("in-sync", "dev"), ("failed", "beta")])
     assert watch.ready() is None
     found = _samples(watch)
+    assert value(found, "clmgit_round_in_progress") == 0
+    assert value(found, "clmgit_round_interval_seconds") == 60
     assert value(found, "clmgit_rounds_total", result="ok") == 1
     assert value(found, "clmgit_round_duration_seconds_sum") == 12.5
     assert value(found, "clmgit_round_duration_seconds_bucket", le="15.0") == 1
