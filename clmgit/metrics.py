@@ -16,10 +16,21 @@ from collections import Counter as Tally
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
 
 from clmgit import events
 from clmgit.healthstate import STATES
+
+# No `_created` series: they would double the count of every counter's series, and no alert
+# here reads them.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # unannotated in 0.26
 
 #: Label values that exist from the start (at 0), so that an alert on `increase()` sees the
 #: first failure too.
@@ -40,6 +51,7 @@ class ControllerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        ProcessCollector(registry=r)  # process_start_time_seconds: the alert on no round
         self.rounds = Counter("clmgit_rounds", "Reconcile rounds finished, by result (failed: "
                               "the round could not run, such as an unreachable registry).",
                               ["result"], registry=r)

@@ -54,6 +54,7 @@ def test_ready_after_a_round_that_ran_not_after_one_that_could_not() -> None:
     found = _samples(watch)
     assert value(found, "clmgit_round_in_progress") == 0
     assert value(found, "clmgit_round_interval_seconds") == 60
+    assert value(found, "process_start_time_seconds") > 0  # the alert on no round reads it
     assert value(found, "clmgit_rounds_total", result="ok") == 1
     assert value(found, "clmgit_round_duration_seconds_sum") == 12.5
     assert value(found, "clmgit_round_duration_seconds_bucket", le="15.0") == 1
