@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.errors import ClmgitError, ConfigError
-from clmgit.events import NOTIFIABLE, Event
+from clmgit.events import CLUSTER_RESULT, NOTIFIABLE, RECONCILE_FAILED, Event
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,15 @@ def apprise_send(url: str, event: Event) -> bool:
     if not notifier.add(url):
         raise ConfigError("apprise does not know this URL's service")
     title = f"clmgit: {event.name}" + (f" ({event.cluster})" if event.cluster else "")
-    return bool(notifier.notify(body=event.message or event.name, title=title))
+    body = _masked_text(event.message or event.name)
+    return bool(notifier.notify(body=body, title=title))
+
+
+def _masked_text(text: str) -> str:
+    """`text` with credentials hidden, as in logs: an error's text may quote one."""
+    from clmgit.redact import LogRedactor, environment_secrets
+
+    return LogRedactor(environment_secrets()).hide(text)
 
 
 class Notifier:
@@ -159,9 +167,12 @@ class Notifier:
         self._bound = bound
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
+        #: The failure last told per cluster: a controller tells a cluster that fails the same
+        #: way round after round once, and again when it fails otherwise or after it recovered.
+        self._failing: dict[str, str] = {}
 
     def __call__(self, event: Event) -> None:
-        if event.name not in NOTIFIABLE:
+        if self._repeated(event) or event.name not in NOTIFIABLE:
             return
         for target in self._wanted(event):
             thread = threading.Thread(target=self._deliver, args=(target, event),
@@ -170,6 +181,15 @@ class Notifier:
                 self._threads = [t for t in self._threads if t.is_alive()]
                 self._threads.append(thread)
             thread.start()
+
+    def _repeated(self, event: Event) -> bool:
+        with self._lock:
+            if event.name == CLUSTER_RESULT and event.fields.get("outcome") != "failed":
+                self._failing.pop(event.cluster, None)
+            if event.name != RECONCILE_FAILED:
+                return False
+            told, self._failing[event.cluster] = self._failing.get(event.cluster), event.message
+            return told == event.message
 
     def _wanted(self, event: Event) -> list[Target]:
         try:

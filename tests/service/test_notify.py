@@ -13,10 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 from clmgit.errors import ConfigError
 from clmgit.events import Event
 from clmgit.notify import Notifier, Target, parse_notify
+from clmgit.registry.file import clusters_yaml
+from tests.helpers.cli import run_cli
 from tests.helpers.fleet import Fleet
 from tests.helpers.scrape import free_port
 
@@ -168,3 +171,57 @@ def test_a_malformed_notify_key_never_fails_a_promotion_but_is_named(
             "must be a list of "
             "targets, each with a url and events") in caplog.text
     assert fleet.cli("render", "--cluster", "dev-1").code == 1
+
+
+def test_a_cluster_failing_the_same_way_round_after_round_is_told_once() -> None:
+    sent: list[str] = []
+
+    def send(url: str, event: Event) -> bool:
+        sent.append(event.message)
+        return True
+
+    notifier = Notifier(lambda: [Target("json://h", frozenset({"reconcile.failed"}))],
+                        send=send, bound=5)
+
+    def round_(outcome: str, detail: str = "") -> None:
+        notifier(Event("cluster.result", cluster="c1", fields={"outcome": outcome}))
+        if outcome == "failed":
+            notifier(Event("reconcile.failed", f"cluster c1 failed: {detail}", cluster="c1"))
+        notifier.flush()
+
+    round_("failed", "boom")
+    round_("failed", "boom")  # the same failure: not told again
+    round_("failed", "bang")  # another one
+    round_("applied")
+    round_("failed", "bang")  # failing again after it recovered
+    assert sent == ["cluster c1 failed: boom", "cluster c1 failed: bang",
+                    "cluster c1 failed: bang"]
+
+
+def test_reconcile_tells_of_a_failed_cluster(moto_endpoint: str, listener: Listener,
+                                             tmp_path) -> None:
+    """The CLI in CI sends what it sees: a cluster whose template does not render."""
+    b = ConfigRepoBuilder(tmp_path / "config")
+    b.commit("dev", {"cluster/stack.yaml": "Resources: {{ broken\n"}, "A broken template")
+    record = cluster_record("aws:123456789012:eu-central-1:notify-1", channel="dev")
+    b.commit("main", {"channels/dev.yaml": "channel: dev\nbranch: dev\n",
+                      "clusters.yaml": clusters_yaml([record]),
+                      "clmgit.yaml": f"notify:\n  - url: {listener.url}\n"
+                                     "    events: [reconcile.failed]\n"}, "Clusters")
+    result = run_cli("--repo", str(b.path), "reconcile", "--token", "not-a-real-token")
+    assert result.code == 4, result.err
+    assert _settled(listener, 1) == ["clmgit: reconcile.failed (notify-1)"]
+    assert listener.bodies[0]["message"].startswith("cluster notify-1 failed: ")
+
+
+def test_a_secret_quoted_in_an_event_is_masked_in_the_notification(
+        listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_TOKEN", "s3cr3t-token-value-42")
+    notifier = Notifier(lambda: [Target(listener.url, frozenset({"reconcile.failed"}))],
+                        bound=10)
+    notifier(Event("reconcile.failed", "cluster c1 failed: bad token s3cr3t-token-value-42",
+                   cluster="c1"))
+    notifier.flush()
+    assert _settled(listener, 1) == ["clmgit: reconcile.failed (c1)"]
+    assert "s3cr3t" not in listener.bodies[0]["message"]
+    assert listener.bodies[0]["message"].startswith("cluster c1 failed: bad token ")
