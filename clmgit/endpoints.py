@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
+from http.server import ThreadingHTTPServer
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from clmgit.errors import ClmgitError
+from clmgit.httpd import Background
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,9 @@ def _answer(start_response: StartResponse, status: str, text: str) -> list[bytes
     return [body]
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class _Server(ThreadingHTTPServer, WSGIServer):
+    """wsgiref's server, a thread per request (a slow scrape does not hold up a probe)."""
+
     allow_reuse_address = True
 
 
@@ -72,28 +73,13 @@ class _Quiet(WSGIRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
 
-class Endpoints:
-    """The endpoints served on `address:port` (port 0: a free one) until `stop()`."""
-
-    def __init__(self, app: Any, *, address: str, port: int) -> None:
-        server_class = _Server6 if ":" in address else _Server
-        try:
-            self._httpd = make_server(address, port, app, server_class=server_class,
-                                      handler_class=_Quiet)
-        except OSError as e:
-            raise ClmgitError(f"cannot serve the metrics and health endpoints on "
-                              f"{address}:{port}: {e.strerror}; choose another "
-                              "--metrics-port") from None
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.1}, name="endpoints",
-                                        daemon=True)
-        self._thread.start()
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+def serve_endpoints(app: Any, *, address: str, port: int) -> Background:
+    """`app` served on `address:port` (port 0: a free one) on a thread, until `stop()`."""
+    server_class = _Server6 if ":" in address else _Server
+    try:
+        httpd = make_server(address, port, app, server_class=server_class,
+                            handler_class=_Quiet)
+    except OSError as e:
+        raise ClmgitError(f"cannot serve the metrics and health endpoints on {address}:{port}: "
+                          f"{e.strerror}; choose another --metrics-port") from None
+    return Background(httpd, "endpoints")

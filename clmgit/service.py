@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable, Iterable
 
 from clmgit import events
-from clmgit.endpoints import Endpoints, endpoints_app
+from clmgit.endpoints import endpoints_app, serve_endpoints
+from clmgit.httpd import Background
 from clmgit.metrics import ControllerMetrics
 
 
@@ -67,10 +68,10 @@ class RoundWatch:
         with self._lock:
             return self._ready
 
-    def serve(self, *, address: str, port: int) -> Endpoints:
+    def serve(self, *, address: str, port: int) -> Background:
         """/healthz, /readyz and /metrics on `address:port`."""
         app = endpoints_app(live=self.live, ready=self.ready, registry=self.metrics.registry)
-        return Endpoints(app, address=address, port=port)
+        return serve_endpoints(app, address=address, port=port)
 
     def _stuck(self, number: int) -> None:
         with self._lock:

@@ -301,11 +301,12 @@ def controller(
         help="The address --metrics-port listens on (0.0.0.0: every interface, as in a pod).")
     ] = "127.0.0.1",
 ) -> None:
-    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
+    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines;
+    --metrics-port serves health, readiness and Prometheus metrics."""
     import json
     from collections import Counter
 
-    from clmgit import events
+    from clmgit import events, output
     from clmgit.durations import parse_duration
     from clmgit.machine import usable_cores
     from clmgit.output import API_VERSION, to_data
@@ -348,6 +349,8 @@ def controller(
 
     served = None if metrics_port is None else watch.serve(address=metrics_address,
                                                            port=metrics_port)
+    if served is not None:
+        output.note(f"serving /healthz, /readyz and /metrics on {metrics_address}:{served.port}")
     try:
         with events.listening(watch.metrics.hear):
             loop(open_round, options, interval=pause, report=report, round_done=round_done)

@@ -18,7 +18,7 @@ from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.errors import RegistryError
 
 if TYPE_CHECKING:
-    from clmgit.endpoints import Endpoints
+    from clmgit.httpd import Background
     from clmgit.registry.server.httpd import RegistryServer
 
 registry_app = typer.Typer(
@@ -69,9 +69,9 @@ def serve(
             served.stop()
 
 
-def _endpoints(server: RegistryServer, *, host: str, port: int) -> Endpoints:
+def _endpoints(server: RegistryServer, *, host: str, port: int) -> Background:
     """/healthz, /readyz and /metrics of `server`, its requests counted from now on."""
-    from clmgit.endpoints import Endpoints, endpoints_app
+    from clmgit.endpoints import endpoints_app, serve_endpoints
     from clmgit.metrics import Metered, RegistryMetrics
 
     metrics = RegistryMetrics()
@@ -86,7 +86,7 @@ def _endpoints(server: RegistryServer, *, host: str, port: int) -> Endpoints:
         return None
 
     app = endpoints_app(live=lambda: None, ready=ready, registry=metrics.registry)
-    served = Endpoints(app, address=host, port=port)
+    served = serve_endpoints(app, address=host, port=port)
     output.note(f"serving /healthz, /readyz and /metrics on port {served.port}")
     return served
 

@@ -34,14 +34,15 @@ def test_the_controller_serves_metrics_health_and_readiness(sandbox_factory, tmp
     stderr = (tmp_path / "stderr").open("w+")
     proc = subprocess.Popen(
         [sys.executable, "-m", "clmgit", "--repo", str(sandbox.path), "--log-format", "json",
-         "controller", "--interval", "1s", "--kubeconfig", str(sandbox.kubeconfig),
+         "controller", "--interval", "3s", "--kubeconfig", str(sandbox.kubeconfig),
          "--processes", "2", "--metrics-port", str(port)],
         stdout=subprocess.PIPE, stderr=stderr)
     try:
         first = json.loads(read_until(proc, "\n", timeout=120))
         assert first["summary"] == {"clusters": 2, "applied": 2}, first
+        # Live and ready once the round is recorded (the JSON line comes just before).
+        _wait(lambda: get(f"{base}/readyz") == (200, "ok\n"))
         assert get(f"{base}/healthz") == (200, "ok\n")
-        assert get(f"{base}/readyz") == (200, "ok\n")
         found = samples(base)
         # Counters moved for the round that created both clusters.
         assert value(found, "clmgit_cluster_updates_total", outcome="applied") == 2
