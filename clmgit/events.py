@@ -106,12 +106,6 @@ def listening(listener: Listener) -> Iterator[None]:
             _listeners.remove(listener)
 
 
-def listen(listener: Listener) -> None:
-    """`listener` hears every event for the rest of the process (a command's notifications)."""
-    with _lock:
-        _listeners.append(listener)
-
-
 @contextmanager
 def forward_from_children(send: Callable[[Event], None]) -> Iterator[None]:
     """While the block runs, events emitted in processes forked from this one go to `send`."""

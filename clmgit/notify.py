@@ -41,7 +41,7 @@ class Target:
 
     url: str
     events: frozenset[str]
-    #: None: every channel's events (and those of no channel, such as reconcile.stuck).
+    #: None: every channel's events. Events of no channel (reconcile.stuck) pass any filter.
     channels: frozenset[str] | None = None
 
     @property
@@ -52,7 +52,7 @@ class Target:
     def wants(self, event: Event) -> bool:
         if event.name not in self.events:
             return False
-        return self.channels is None or event.channel in self.channels
+        return self.channels is None or not event.channel or event.channel in self.channels
 
     def resolved(self, environ: Mapping[str, str]) -> str:
         """The URL with its `${VAR}`s read; `ConfigError` naming a variable that is not set."""

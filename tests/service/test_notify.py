@@ -198,6 +198,14 @@ def test_a_cluster_failing_the_same_way_round_after_round_is_told_once() -> None
                     "cluster c1 failed: bang"]
 
 
+def test_a_channel_filter_lets_events_of_no_channel_through() -> None:
+    target = Target("json://h", frozenset({"reconcile.stuck", "reconcile.failed"}),
+                    frozenset({"stable"}))
+    assert target.wants(Event("reconcile.stuck", "stuck"))
+    assert target.wants(Event("reconcile.failed", "x", channel="stable"))
+    assert not target.wants(Event("reconcile.failed", "x", channel="beta"))
+
+
 def test_reconcile_tells_of_a_failed_cluster(moto_endpoint: str, listener: Listener,
                                              tmp_path) -> None:
     """The CLI in CI sends what it sees: a cluster whose template does not render."""
