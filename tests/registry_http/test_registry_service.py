@@ -36,9 +36,11 @@ def test_the_registry_server_serves_metrics_health_and_readiness() -> None:
     with LocalPostgres() as pg:
         db = pg.create_database("registry_service")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "clmgit", "registry", "serve", "--db", db, "--port",
-             str(port), "--metrics-port", str(metrics_port)],
-            env={**os.environ, "CLMGIT_REGISTRY_TOKEN": "secret-token-1234"},
+            [sys.executable, "-m", "clmgit", "registry", "serve", "--port", str(port),
+             "--metrics-port", str(metrics_port)],
+            # The database URL from the environment, as deploy/overlays/registry gives it.
+            env={**os.environ, "CLMGIT_REGISTRY_TOKEN": "secret-token-1234",
+                 "CLMGIT_REGISTRY_DB": db},
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             proc.stdout = proc.stderr  # read_until reads "stdout"
