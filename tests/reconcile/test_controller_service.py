@@ -69,6 +69,15 @@ def test_the_controller_serves_metrics_health_and_readiness(sandbox_factory, tmp
         moved.rename(sandbox.path)
         _wait(lambda: get(f"{base}/readyz")[0] == 200)
 
+        # A new commit rolls both clusters' nodes in the engine's worker processes; what they
+        # count reaches the controller's metrics.
+        sandbox.commit_version(2)
+        _wait(lambda: value(samples(base), "clmgit_cluster_updates_total",
+                            outcome="applied") == 4, timeout=180)
+        found = samples(base)
+        assert value(found, "clmgit_nodes_replaced_total") == 2
+        assert value(found, "clmgit_lease_events_total", event="acquired") == 4
+
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
