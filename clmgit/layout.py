@@ -62,6 +62,9 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
                           f"not {name!r}")
+    from clmgit.notify import parse_notify  # malformed, it fails every command, as here
+
+    parse_notify(raw.get("notify"), where)
     etcd = raw.get("manage_etcd_stack", True)
     if not isinstance(etcd, bool):
         raise ConfigError(f"{where}: key 'manage_etcd_stack' must be true or false, "
@@ -69,7 +72,7 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     return Layout(name, manage_etcd_stack=etcd)
 
 
-_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "aws")
+_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "aws", "notify")
 
 
 def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:

@@ -119,7 +119,9 @@ def line(text: str = "") -> None:
 
 def note(text: str) -> None:
     """A remark for the person at the terminal; on stderr so that stdout stays parseable."""
-    sys.stderr.write(text + "\n")
+    from clmgit.logformat import stderr_line
+
+    sys.stderr.write(stderr_line("info", text))
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

@@ -30,6 +30,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
+from clmgit import events
 from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
@@ -260,6 +261,7 @@ class KubeAPI:
                                      f"within {self._backoff.timeout:g}s, run again") from None
                 delay = next(delays)
                 waited += delay
+                events.emit(events.RETRY, target="kubernetes")
                 self._clock.sleep(delay)
 
     def _once(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,

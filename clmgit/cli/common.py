@@ -28,8 +28,14 @@ class Settings:
             self._ws = self.open()
         return self._ws
 
+    def reopen(self) -> Workspace:
+        """A newly opened workspace, from now on this invocation's (the controller's round:
+        its notifications read clmgit.yaml as the round does)."""
+        self._ws = self.open()
+        return self._ws
+
     def open(self) -> Workspace:
-        """A newly opened workspace (the controller opens one per round)."""
+        """A newly opened workspace."""
         from clmgit.workspace import open_workspace  # lazily: keeps start-up fast
 
         return open_workspace(self.repo, registry=self.registry,

@@ -20,6 +20,7 @@ from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
+from clmgit.logformat import LogFormat, stderr_line
 from clmgit.machine import owned_heap
 from clmgit.output import emit_error
 
@@ -60,32 +61,57 @@ def common(
         "--verbose", "-v", count=True,
         help="-v: clmgit's debug log and tracebacks of errors; -vv: also the libraries' "
              "(botocore's requests, urllib3, kubernetes), credentials always masked.")] = 0,
+    log_format: Annotated[LogFormat, typer.Option(
+        envvar="CLMGIT_LOG_FORMAT", show_envvar=True,
+        help="text, or json: every line on stderr one JSON object (time, level, message; "
+             "cluster and step where known).")] = LogFormat.text,
+    no_notify: Annotated[bool, typer.Option(
+        "--no-notify", help="Send none of the notifications clmgit.yaml's notify: asks for.")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                           help="Print clmgit's version and exit.")] = False,
 ) -> None:
     ctx.obj = Settings(repo, registry, control_branch, verbose > 0)
-    _set_up_logging(verbose)
+    _set_up_logging(verbose, log_format)
+    if not no_notify:
+        _notify(ctx, ctx.obj)
+
+
+def _notify(ctx: typer.Context, settings: Settings) -> None:
+    """This command's notifications, sent while it runs and waited for (within their bound)
+    when it ends."""
+    from clmgit import events
+    from clmgit.notify import Notifier, workspace_targets
+
+    notifier = Notifier(lambda: workspace_targets(settings.ws))
+    ctx.with_resource(events.listening(notifier))
+    ctx.call_on_close(notifier.flush)
 
 
 #: Libraries whose debug logs (a request dump each) only -vv shows.
-_LIBRARIES = ("botocore", "boto3", "s3transfer", "urllib3", "kubernetes", "git", "asyncio")
+_LIBRARIES = ("botocore", "boto3", "s3transfer", "urllib3", "kubernetes", "git", "asyncio",
+              "apprise")
 
 
-def _set_up_logging(verbose: int) -> None:
+def _set_up_logging(verbose: int, fmt: LogFormat = LogFormat.text) -> None:
     """Warnings by default; -v adds clmgit's debug log, -vv every library's too. Whatever is
     emitted (botocore's, urllib3's and kubernetes' debug logs show request headers) passes
-    through `LogRedactor`."""
+    through `LogRedactor`; `fmt` says how a line looks (`clmgit.logformat`)."""
+    from clmgit import logformat
     from clmgit.redact import LogRedactor, environment_secrets
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    logformat.current = fmt
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        if type(handler) is logging.StreamHandler:  # basicConfig's (not a test's capture)
+            handler.setFormatter(logformat.formatter(fmt))
     if verbose == 1:
         for name in _LIBRARIES:
             logging.getLogger(name).setLevel(logging.WARNING)
     if not verbose:  # a retried request is reported once, by clmgit, when the retries run out
         logging.getLogger("urllib3").setLevel(logging.ERROR)
+    if verbose < 2:  # apprise names a target's host; clmgit.notify warns with the URL masked
+        logging.getLogger("apprise").setLevel(logging.CRITICAL)
     redactor = LogRedactor(environment_secrets())
     for handler in logging.getLogger().handlers:
         for old in [f for f in handler.filters if isinstance(f, LogRedactor)]:
@@ -119,7 +145,7 @@ def main() -> None:
         if verbose:
             _print_traceback()
         emit_error(str(e), exit_code=e.exit_code)
-        sys.stderr.write(f"error: {e}\n")
+        sys.stderr.write(stderr_line("error", f"{e}", prefix="error: "))
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
@@ -128,9 +154,9 @@ def main() -> None:
         if verbose:
             _print_traceback()
         emit_error(f"internal error: {type(e).__name__}: {e}", exit_code=3)
-        sys.stderr.write(
-            f"internal error: {type(e).__name__}: {e} (run with --verbose for a traceback)\n"
-        )
+        sys.stderr.write(stderr_line(
+            "error", f"internal error: {type(e).__name__}: {e} (run with --verbose for a "
+            "traceback)"))
         sys.exit(3)
     finally:
         sys.stdout.flush()

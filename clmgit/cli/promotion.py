@@ -8,11 +8,11 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from clmgit import output
+from clmgit import events, output
 from clmgit.cli.common import Format, Groups, OutputOpt, settings
 from clmgit.model import short_version
 
@@ -124,6 +124,8 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
     if plan.refusals:
         if dry_run or out is not Format.table:  # the plan first, then why it is refused
             views.plan(plan, None, fmt=out)
+        if not dry_run:
+            _tell(events.PROMOTION_REFUSED, plan, "refused: " + "; ".join(plan.refusals))
         check(plan)
     if plan.nothing_to_do:
         if push and not dry_run:
@@ -143,7 +145,20 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
         views.pull_request(plan, opened, fmt=out)
         return
     landed = None if dry_run else land_plan(ws, plan, push=push)
+    if landed is not None:
+        _tell(events.PROMOTION_LANDED, plan, f"landed as {landed.commit[:7]}"
+              + ("" if landed.pushed else " (not pushed)"))
+        if plan.overrides:
+            _tell(events.PROMOTION_FORCED, plan, "overrode: " + "; ".join(plan.overrides))
     views.plan(plan, landed, fmt=out)
+
+
+def _tell(name: str, plan: Any, what: str) -> None:
+    """A promotion's (or rollback's) event, for notifications (clmgit.notify)."""
+    groups = ", ".join(c.group for c in plan.changes) or "no group"
+    verb = "promotion" if plan.action == "promote" else "rollback"
+    events.emit(name, f"{verb} of {short_version(plan.sha)} to {plan.target} ({groups}) {what}",
+                channel=plan.target, sha=plan.sha, action=plan.action)
 
 
 def diff(

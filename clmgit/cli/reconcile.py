@@ -342,18 +342,31 @@ def controller(
     kubeconfig: Kubeconfig = None,
     kube_auth: KubeAuth = KubeAuthMode.auto,
     push: Push = False,
+    metrics_port: Annotated[int | None, typer.Option(
+        min=0, max=65535, envvar="CLMGIT_METRICS_PORT", show_envvar=True,
+        help="Serve /healthz (503 when a round runs past twice the interval), /readyz (503 "
+             "until a round reached the registry and the config repo, and after one that did "
+             "not) and /metrics (Prometheus) on this port.")] = None,
+    metrics_address: Annotated[str, typer.Option(
+        envvar="CLMGIT_METRICS_ADDRESS", show_envvar=True,
+        help="The address --metrics-port listens on (0.0.0.0: every interface, as in a pod).")
+    ] = "127.0.0.1",
 ) -> None:
-    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines."""
+    """Fetch, reconcile, sleep; until SIGTERM. Each round's results go to stdout as JSON lines;
+    --metrics-port serves health, readiness and Prometheus metrics."""
     import json
     from collections import Counter
 
+    from clmgit import events, output
     from clmgit.durations import parse_duration
     from clmgit.machine import usable_cores
     from clmgit.output import API_VERSION, to_data
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
+    from clmgit.service import RoundWatch
 
     pause = parse_duration(interval, where="--interval").total_seconds()
+    watch = RoundWatch(interval=pause)
     options = Options(concurrency=concurrency, processes=processes or usable_cores(),
                       token=bearer_token(token, token_file), kubeconfig=kubeconfig,
                       kube_auth=kube_auth.value, lease_seconds=lease_seconds())
@@ -361,13 +374,18 @@ def controller(
     rounds: list[Workspace] = []
 
     def open_round() -> Workspace:
-        rounds[:] = [settings(ctx).open()]
+        watch.started()
+        rounds[:] = [settings(ctx).reopen()]
         return rounds[0]
 
     if push:
         _check_push(settings(ctx).ws)
 
+    states: list[tuple[str, str]] = []
+
     def report(results: Sequence[Any]) -> None:
+        channels = {c.id: c.channel for c in rounds[0].clusters}
+        states[:] = [(r.outcome, channels.get(r.id, "")) for r in results]
         busy = [r for r in results if r.outcome != "in-sync"]
         unrecorded = _record(rounds[0], push=push)
         sys.stdout.write(json.dumps({
@@ -378,7 +396,19 @@ def controller(
                        *_errors(unrecorded)]}) + "\n")
         sys.stdout.flush()
 
-    loop(open_round, options, interval=pause, report=report)
+    def round_done(error: Exception | None) -> None:
+        watch.finished(error, None if error else states)
+
+    served = None if metrics_port is None else watch.serve(address=metrics_address,
+                                                           port=metrics_port)
+    if served is not None:
+        output.note(f"serving /healthz, /readyz and /metrics on {metrics_address}:{served.port}")
+    try:
+        with events.listening(watch.metrics.hear):
+            loop(open_round, options, interval=pause, report=report, round_done=round_done)
+    finally:
+        if served is not None:
+            served.stop()
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

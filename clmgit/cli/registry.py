@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,10 @@ from clmgit import output
 from clmgit.cli.common import settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.errors import RegistryError
+
+if TYPE_CHECKING:
+    from clmgit.httpd import Background
+    from clmgit.registry.server.httpd import RegistryServer
 
 registry_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, cls=Group, context_settings=CONTEXT_SETTINGS,
@@ -33,22 +37,58 @@ RegistryOpt = Annotated[
 @registry_app.command(cls=Command)
 def serve(
     db: Annotated[
-        str, typer.Option(help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB.")
+        str, typer.Option(envvar="CLMGIT_REGISTRY_DB", show_envvar=True,
+                          help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB (with "
+                               "a password: in the environment variable, not the command "
+                               "line).")
     ] = "sqlite:///clmgit-registry.db",
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port to listen on.")] = 8099,
+    metrics_port: Annotated[int | None, typer.Option(
+        min=0, max=65535, envvar="CLMGIT_METRICS_PORT", show_envvar=True,
+        help="Also serve /healthz, /readyz (503 while the database cannot be reached) and "
+             "/metrics (Prometheus) on this port of the --host address, without a token.")
+    ] = None,
 ) -> None:
     """Serve the Cluster Registry API; tokens from CLMGIT_REGISTRY_TOKEN (comma-separated)."""
     from clmgit.registry.http import TOKEN_ENV
     from clmgit.registry.server.httpd import RegistryServer
 
     tokens = [t.strip() for t in os.environ.get(TOKEN_ENV, "").split(",") if t.strip()]
-    server = RegistryServer(db, tokens=tokens, host=host, port=port).listen()
-    output.note(
-        f"serving the cluster registry on {server.url} from {server.db.location}; "
-        "Ctrl-C stops it"
-    )
-    server.serve_forever()
+    server = RegistryServer(db, tokens=tokens, host=host, port=port)
+    served = None if metrics_port is None else _endpoints(server, host=host, port=metrics_port)
+    try:
+        server.listen()
+        output.note(
+            f"serving the cluster registry on {server.url} from {server.db.location}; "
+            "Ctrl-C stops it"
+        )
+        server.serve_forever()
+    finally:
+        if served is not None:
+            served.stop()
+
+
+def _endpoints(server: RegistryServer, *, host: str, port: int) -> Background:
+    """/healthz, /readyz and /metrics of `server`, its requests counted from now on."""
+    from clmgit.endpoints import endpoints_app, serve_endpoints
+    from clmgit.metrics import Metered, RegistryMetrics
+
+    metrics = RegistryMetrics()
+    server.app.add_middleware(Metered, metrics=metrics, routes=server.app.routes)
+
+    def ready() -> str | None:
+        try:
+            with server.db.transaction() as tx:
+                tx.one("SELECT 1")
+        except RegistryError as e:
+            return f"the database cannot be reached: {e}"
+        return None
+
+    app = endpoints_app(live=lambda: None, ready=ready, registry=metrics.registry)
+    served = serve_endpoints(app, address=host, port=port)
+    output.note(f"serving /healthz, /readyz and /metrics on port {served.port}")
+    return served
 
 
 @registry_app.command("import", cls=Command)

@@ -18,9 +18,11 @@ the official Kubernetes client (`clmgit.reconcile.backends`), in-memory doubles 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from clmgit import events
 from clmgit.accounts import ClmAccount
 from clmgit.config.deletions import Deletion, Deletions
 from clmgit.config.render import ClusterRenderer, Component, cluster_renderer, stack_name
@@ -110,8 +112,10 @@ class Engine:
         else:
             rendered = renderer.render_all(run.to.values)  # step 3: fail before any change
             deletions, cf_deletions = rendered.deletions, rendered.cf_deletions
-        outputs = run.stacks(cf_deletions)
-        run.roll_node_pools()
+        with run.step("stacks"):
+            outputs = run.stacks(cf_deletions)
+        with run.step("node_pools"):
+            run.roll_node_pools()
         if dry_run and cluster.lifecycle_status == REQUESTED:
             # A new cluster has no API server to ask until its main stack exists.
             values = run.values(outputs)
@@ -188,6 +192,13 @@ class _Run:
         self.report = Report()
         #: Each stack's resource changes (a dry run's plan: what the roll will follow from).
         self.planned: dict[str, tuple[ResourceChange, ...]] = {}
+
+    def step(self, name: str) -> AbstractContextManager[None]:
+        """Tells `clmgit.events` if step `name` fails (a dry run changes nothing, so no step
+        of it fails a cluster)."""
+        if self.dry_run:
+            return nullcontext()
+        return events.failing_step(name, cluster=self.cluster.alias or self.cluster.id)
 
     def values(self, outputs: Mapping[str, str]) -> dict[str, Any]:
         # A dry run knows only the outputs of stacks that exist: the rest read as visible
@@ -267,6 +278,9 @@ class _Run:
                                     planned=self.planned.get(stack, ()),
                                     events=self.events)
             if rolled.replaced:
+                if not self.dry_run:
+                    events.emit(events.NODES_REPLACED, cluster=self.cluster.alias
+                                or self.cluster.id, count=len(rolled.replaced))
                 verb = "would replace" if self.dry_run else "replaced"
                 self.report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} "
                                 f"node(s) in {rolled.waves} wave(s)")
@@ -274,15 +288,19 @@ class _Run:
     def kubernetes(self, deletions: Deletions, outputs: Mapping[str, str]) -> None:
         """Step 7: pre_apply deletions, the manifests, post_apply deletions."""
         manifests = self.renderer.render_manifests(self.values(outputs))
-        self._delete(deletions.pre_apply, "pre_apply")
-        changes = apply_manifests(self.to.kube, manifests, dry_run=self.dry_run)
+        with self.step("deletions"):
+            self._delete(deletions.pre_apply, "pre_apply")
+        with self.step("manifests"):
+            changes = apply_manifests(self.to.kube, manifests, dry_run=self.dry_run)
         for change in changes:
             if change.action != "unchanged":
                 where = f"{change.namespace}/" if change.namespace else ""
                 self.report.add(f"{change.kind} {where}{change.name}: {self._action(change)}")
         self._report_takeover(changes)
-        self._delete(deletions.post_apply, "post_apply")
-        self.karpenter(outputs, manifests)
+        with self.step("deletions"):
+            self._delete(deletions.post_apply, "post_apply")
+        with self.step("manifests"):
+            self.karpenter(outputs, manifests)
 
     def karpenter(self, outputs: Mapping[str, str], manifests: Sequence[Component]) -> None:
         """CLM's Karpenter pools, after the manifests (which install Karpenter's CRDs): each

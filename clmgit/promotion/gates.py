@@ -1,5 +1,5 @@
-"""Promotion gates (docs/reference/channel-files.md): one list, each gate judged over the config version — every
-source's commit — for one source or many alike.
+"""Promotion gates (docs/reference/channel-files.md): one list, each gate judged over the config
+version — every source's commit — for one source or many alike.
 
 A gate is a function of a `Promotion` (what is promoted, from where, into which groups) that
 returns `GateResult`s: passed, or the sentence that says why it refuses. A refusal about one

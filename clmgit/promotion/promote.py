@@ -1,5 +1,6 @@
-"""The planner (docs/explanation/promotion.md): promotion and rollback of a config version — every config
-source's commit, one source being the case n = 1 — computed and checked first, then landed.
+"""The planner (docs/explanation/promotion.md): promotion and rollback of a config version —
+every config source's commit, one source being the case n = 1 — computed and checked first, then
+landed.
 
 `plan_promotion` and `plan_rollback` read only. They refuse bad input with one sentence, and
 otherwise return a `Plan` holding the new channel file, the commit message, the channel-branch
@@ -107,8 +108,8 @@ def given_pins(ws: Workspace, sha: str | Sequence[str] | None, option: str) -> d
 
 
 def source_pins(ws: Workspace, source: Channel, given: Mapping[str, str]) -> dict[str, str]:
-    """docs/explanation/promotion.md, per source: `--sha`, else the commit the source channel's pinned groups
-    agree on, else the head of its branch."""
+    """Promotion rule 1 (docs/explanation/promotion.md), per source: `--sha`, else the commit the
+    source channel's pinned groups agree on, else the head of its branch."""
     v = ws.versions
     heads = v.head(source)
     out = {}

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from clmgit import events
 from clmgit.engine.clock import StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.errors import ClmgitError
@@ -188,6 +189,7 @@ class Renewal:
         fresh = self.registry.acquire(cluster_id, self.holder, self.timing.ttl)
         if fresh is not None:
             self.table.hold(cluster_id, self.timing.deadline(sent))
+            events.emit(events.LEASE, cluster=fresh.alias or cluster_id, event="acquired")
         return fresh
 
     @contextmanager
@@ -232,6 +234,7 @@ class Renewal:
                         cluster_id)
             lease.renewing = False
             self.table.revoke(cluster_id)
+            events.emit(events.LEASE, cluster=cluster_id, event="lost")
         else:
             self.table.extend(cluster_id, self.timing.deadline(sent))
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from clmgit import events
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.engine.port import ClusterEngine
@@ -206,6 +207,8 @@ class Reconciler:
         with renewal.held(cluster_id):
             try:
                 outcome = self.unfinished.take(cluster_id)
+                if outcome is None:
+                    _tell_taken_over(fresh, target)
                 if outcome is not None and fresh.status.next_version == outcome.version:
                     return self._finish(renewal, _result(
                         target, APPLIED, detail="recorded the outcome of an earlier round"),
@@ -349,6 +352,20 @@ class Reconciler:
             return replace(result, outcome=FAILED,
                            detail=f"{done}, but the registry did not record it: {e}")
         return result
+
+
+def _tell_taken_over(fresh: Cluster, target: Target) -> None:
+    """`lease.taken_over` for a cluster another run left half done: its record names a version
+    being applied, and no problem says that the run failed (it was killed, or its lease ran
+    out)."""
+    status = fresh.status
+    if status.next_version in ("", status.current_version) or status.problems:
+        return
+    name = fresh.alias or fresh.id
+    events.emit(events.LEASE, cluster=name, event="taken_over")
+    events.emit(events.LEASE_TAKEN_OVER, f"took over cluster {name}, which another run left "
+                f"while applying {status.next_version}", cluster=name,
+                channel=target.cluster.channel)
 
 
 def keep_plan(planned: Target, now: Cluster) -> Target:

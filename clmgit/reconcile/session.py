@@ -12,9 +12,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clmgit import events
 from clmgit.access import AUTO, NO_ROLES, Access, Roles, parse_roles
 from clmgit.engine.clock import Cancelled, Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
+from clmgit.healthstate import FAILED as FAILED_HEALTH
 from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
@@ -183,7 +185,20 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
                                 wait_for_leases=options.wait_for_leases,
                                 unfinished=_or_new(options.unfinished), check=check,
                                 observe=None if options.dry_run else health_observer(ws, options))
-        return reconciler.run(targets, concurrency=options.concurrency)
+        results = reconciler.run(targets, concurrency=options.concurrency)
+    if not options.dry_run:
+        _tell(targets, results)
+    return results
+
+
+def _tell(targets: Sequence[Target], results: Sequence[Result]) -> None:
+    """Each cluster's outcome as an event (the metrics count them; a failure is notified)."""
+    for target, result in zip(targets, results, strict=True):
+        name, channel = result.alias or result.id, target.cluster.channel
+        events.emit(events.CLUSTER_RESULT, cluster=name, channel=channel, outcome=result.outcome)
+        if result.failed:
+            events.emit(events.RECONCILE_FAILED, f"cluster {name} failed: {result.detail}",
+                        cluster=name, channel=channel, version=result.version)
 
 
 def workspace_roles(ws: Workspace) -> Roles:
@@ -197,8 +212,21 @@ def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Heal
     """Looks at a cluster's health after its apply, through the run's backends."""
     from clmgit.reconcile.health import Observer, health_backends, workspace_gates
 
-    return Observer(health_backends(options, ws.layout), workspace_gates(ws),
-                    layout=ws.layout).verdict
+    verdict = Observer(health_backends(options, ws.layout), workspace_gates(ws),
+                       layout=ws.layout).verdict
+
+    def told(cluster: Cluster) -> Health:
+        health = verdict(cluster)
+        name = cluster.alias or cluster.id
+        events.emit(events.HEALTH_VERDICT, cluster=name, channel=cluster.channel,
+                    state=health.state)
+        if health.state == FAILED_HEALTH:
+            events.emit(events.HEALTH_FAILED, f"cluster {name} is unhealthy after applying "
+                        f"{health.version}: {'; '.join(health.reasons) or 'no reason given'}",
+                        cluster=name, channel=cluster.channel)
+        return health
+
+    return told
 
 
 def reconcile(
@@ -274,9 +302,11 @@ def controller(
     interval: float,
     report: Callable[[list[Result]], None],
     stop: threading.Event | None = None,
+    round_done: Callable[[ClmgitError | None], None] = lambda error: None,
 ) -> None:
     """Fetch, reconcile, sleep — until SIGTERM or SIGINT (or `stop` is set). A failing round is
-    logged and the next one comes as usual: a controller must outlive a bad commit."""
+    logged and the next one comes as usual: a controller must outlive a bad commit. After each
+    round, `round_done` hears its error (None: the round ran)."""
     stop = stop or threading.Event()
     # One holder for every round: a round finds the leases of the rounds before it as its own,
     # and records what they could not (a registry outage), instead of applying it again.
@@ -292,6 +322,9 @@ def controller(
                 report(reconcile(open_ws(), options))
             except ClmgitError as e:
                 log.error("reconcile round failed: %s", e)
+                round_done(e)
+            else:
+                round_done(None)
             stop.wait(interval)
     finally:
         for sig, handler in previous.items():

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+import clmgit.events
 from clmgit.engine.clock import StopSignal
 from clmgit.engine.port import ChangeReport, ClusterEngine
 from clmgit.errors import ApplyError, ClmgitError
@@ -193,12 +194,16 @@ def forwarded_events(
 
     def forward() -> None:
         while (event := events.get()) is not None:
-            on_event(*event)
+            if isinstance(event, clmgit.events.Event):  # emitted in a worker (clmgit.events)
+                clmgit.events.deliver(event)
+            else:
+                on_event(*event)
 
     thread = threading.Thread(target=forward, name="engine-events", daemon=True)
     thread.start()
     try:
-        yield lambda cluster_id, text: events.put((cluster_id, text))
+        with clmgit.events.forward_from_children(events.put):
+            yield lambda cluster_id, text: events.put((cluster_id, text))
     finally:
         events.put(None)
         thread.join()

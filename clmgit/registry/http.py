@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, Self, cast
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from clmgit import events
 from clmgit.errors import RegistryError
 from clmgit.machine import collection_paused
 from clmgit.model import (
@@ -46,10 +47,20 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 TIMEOUT = (5.0, 60.0)
 
 
+class _CountedRetry(Retry):
+    """urllib3's `Retry` that tells `clmgit.events` of every retry (the metrics count them)."""
+
+    def increment(self, method: str | None = None, url: str | None = None,
+                  *args: Any, **kwargs: Any) -> Self:
+        retry = super().increment(method, url, *args, **kwargs)  # raises when used up
+        events.emit(events.RETRY, target="registry")
+        return retry
+
+
 def _retry(attempts: int, backoff: float) -> Retry:
     # Every method is retried: our writes are idempotent (a status or a lease renewed twice is
     # the same), and the server answers 5xx only when it wrote nothing.
-    return Retry(
+    return _CountedRetry(
         total=attempts,
         backoff_factor=backoff,
         backoff_max=10.0,

@@ -13,6 +13,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from clmgit import events
 from clmgit.access import NO_ROLES, ROLES_ENV, Roles, check_record
 from clmgit.errors import ApplyError, ConfigError, RefusedError
 from clmgit.model import Cluster
@@ -80,7 +81,16 @@ def make_client(session: boto3.Session, service: str) -> Any:
         raise ConfigError("no AWS region is set; set AWS_DEFAULT_REGION or the cluster's region")
     config = Config(retries={"mode": "standard"}, connect_timeout=CONNECT_TIMEOUT,
                     read_timeout=READ_TIMEOUT, user_agent_extra="clmgit")
-    return session.client(service, config=config)
+    made = session.client(service, config=config)
+    made.meta.events.register("after-call", _count_retries)
+    return made
+
+
+def _count_retries(parsed: Any = None, **_: Any) -> None:
+    """botocore's retries of a call that got an answer, for the metrics (`clmgit.events`)."""
+    attempts = (parsed or {}).get("ResponseMetadata", {}).get("RetryAttempts", 0)
+    if attempts:
+        events.emit(events.RETRY, target="aws", count=attempts)
 
 
 @contextmanager
