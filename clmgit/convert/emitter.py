@@ -97,7 +97,6 @@ class _Emitter:
         self.taken: set[str] = set()
         self.counter = 0
         self.assigned = _assigned_names(parsed.nodes)
-        self.defined: set[str] = set()
         self.kinds: dict[str, str] = {}  # Jinja expression → its kind, where known (`kinds`)
         self.loop_depth = 0
 
@@ -337,7 +336,6 @@ class _Emitter:
     def define(self, node: go.Define) -> None:
         self.usage.constructs["block" if node.is_block else "define"] += 1
         name = _macro_name(node.name)
-        self.defined.add(node.name)
         saved = self.scopes
         self.scopes = [_Scope({"$": "_dot"}, "_dot")]
         self.out.append(self._open(node.tag, f"macro {name}(_dot)"))
@@ -349,8 +347,8 @@ class _Emitter:
                  trim_right: bool | None = None) -> None:
         if counted:
             self.usage.constructs["template"] += 1
-        if name not in self.defined:
-            raise self.refuse(tag.line, f"{{{{template {name!r}}}}} before its define")
+        # Every define is a macro at the top (`emit`), so a call may come before its define, as
+        # in Go; a name with no define fails when called, as Go's `template` does.
         arg = self.pipe(pipe) if pipe is not None else "none"
         right = tag.trim_right if trim_right is None else trim_right
         self.out.append(self._tag("{{", tag.trim_left, f"{_macro_name(name)}({arg})", "}}", right))

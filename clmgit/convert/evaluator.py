@@ -159,7 +159,7 @@ class _State:
     def template(self, name: str, dot: Any) -> None:
         define = self.parsed.defines.get(name)
         if define is None:
-            raise self.fail(f'no such template "{name}"')
+            raise self.fail(f'template "{name}" not defined')
         saved = self.vars
         self.vars = [("$", dot)]
         try:
