@@ -239,9 +239,14 @@ def clm_cluster(cluster: Cluster, items: Mapping[str, str] | None = None) -> GoS
     })
 
 
+#: `NodePool` where CLM renders a template of no node pool: a nil `*api.NodePool`, which prints
+#: `<nil>` (a nil interface would print `<no value>`).
+NO_POOL = GoPointer(None)
+
+
 def defaults_data(cluster: Cluster) -> dict[str, Any]:
     """CLM's data for `config-defaults.yaml`: the cluster without config items, no values."""
-    return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": None}
+    return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": NO_POOL}
 
 
 class NeedsAws:
@@ -561,7 +566,7 @@ class ClmSession:
             if info is not None:
                 base["etcd_instance_type_info"] = info
             if etcd_files in tree and render is not None:
-                data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": None}
+                data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": NO_POOL}
                 text = self.rendered[etcd_files, None] = render(etcd_files, data)
                 base["S3GeneratedFilesPath"] = self._files(text, "etcd", etcd_key)
         return base

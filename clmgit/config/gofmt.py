@@ -42,15 +42,19 @@ class GoStruct(dict[str, Any]):
 
 @dataclass(frozen=True)
 class GoPointer:
-    """A Go `*string` (a Karpenter requirement's `Key`): `{{ x }}` prints what it points to
-    (`<nil>` for nil), as text/template follows a pointer it prints; `fmt` itself would print
-    the address, so `print`/`printf` of one fail; it is true unless nil, and equal to nothing
-    but itself (Go compares a pointer with a string not at all)."""
+    """A Go pointer: a `*string` (a Karpenter requirement's `Key`), or nil (CLM's `NodePool`
+    outside node-pool templates). `{{ x }}` prints what it points to (`<nil>` for nil), as
+    text/template follows a pointer it prints; `fmt` itself would print the address, so
+    `print`/`printf` of one fail; it is true unless nil, and equal to nothing but itself (Go
+    compares a pointer with a string not at all). A field of a nil one is an error."""
 
     target: str | None
 
     def __bool__(self) -> bool:
         return self.target is not None
+
+    def __str__(self) -> str:
+        return "<nil>" if self.target is None else self.target
 
 
 class Int32(int):
@@ -108,7 +112,7 @@ def sprint_value(value: Any) -> str:
         return value
     if value is True or value is False:
         return "true" if value else "false"
-    if value is None:
+    if value is None or value == GoPointer(None):  # fmt prints a nil pointer so, no address
         return "<nil>"
     if isinstance(value, bytes):  # a Go string that is not UTF-8 (`base64Decode`)
         return value.decode("utf-8", "surrogateescape")

@@ -445,15 +445,15 @@ def test_the_default_vpc_is_found_on_moto(moto_account: dict[str, Any]) -> None:
 
 def test_index_of_a_missing_key_is_gos_zero_value() -> None:
     """`index` of a missing key: "" in config items, nil in `dict`s and `.Values`; read as a
-    field, an error (CLM's missingkey=error)."""
+    field, an error (CLM's missingkey=error). `NodePool` outside node pools: a nil pointer."""
     tree = {**TREE, "cluster/stack.yaml": (
         "a: '{{ Cluster.ConfigItems[\"none\"] }}'\n"
         "b: {{ dict(\"x\", 1)[\"y\"] is none }}\n"
         "c: {{ Values[\"none\"] is none }}\n"
-        "d: {{ NodePool is none }}\n")}
+        "d: {{ NodePool }} {{ not NodePool }}\n")}
     r = ClusterRenderer(ConfigTree("s", {p: t.encode() for p, t in tree.items()}),
                         cluster(node_pools=POOLS), account=memory_account())
-    assert r.render_stack("cluster/stack.yaml").text == "a: ''\nb: true\nc: true\nd: true\n"
+    assert r.render_stack("cluster/stack.yaml").text == "a: ''\nb: true\nc: true\nd: <nil> true\n"
     tree["cluster/stack.yaml"] = "b: {{ dict(\"x\", 1).y }}\n"
     r = ClusterRenderer(ConfigTree("t", {p: t.encode() for p, t in tree.items()}),
                         cluster(node_pools=POOLS), account=memory_account())

@@ -365,6 +365,24 @@ _DEFINES = [
     ("define_trims_beside", 'x {{- define "b" -}} y {{- end -}} z {{ template "b" }}'),
 ]
 
+#: Outside node-pool templates CLM's `NodePool` is a nil pointer: it prints `<nil>`.
+_NO_POOL = [
+    ("nopool_out", "[{{ .NodePool }}]"),
+    ("nopool_if_with", "{{ if .NodePool }}y{{ else }}n{{ end }}|{{ with .NodePool }}y{{ else }}n"
+                       "{{ end }}|{{ not .NodePool }}"),
+    ("nopool_var", "{{ $p := .NodePool }}[{{ $p }}]"),
+    ("nopool_and_or", "{{ and .NodePool 1 }}|{{ or .NodePool 1 }}|{{ and 1 .NodePool }}"),
+    ("nopool_print", '{{ print 1 .NodePool 2 }}|{{ println .NodePool }}|'
+                     '{{ printf "%v" .NodePool }}'),
+    ("nopool_printf_s", '{{ printf "%s" .NodePool }}'),
+    ("nopool_field", "{{ .NodePool.Name }}"),
+    ("nopool_method", "{{ .NodePool.IsSpot }}"),
+    ("nopool_range", "{{ range .NodePool }}x{{ end }}"),
+    ("nopool_len_index", "{{ len .NodePool }}"),
+    ("nopool_index", "{{ index .NodePool 0 }}"),
+    ("nopool_eq_self", "{{ eq .NodePool .NodePool }}"),
+]
+
 #: Go prints these (an address, a struct's fields, an operand's exact type); clmgit fails.
 UNMATCHED = {
     "print_struct": "a struct", "printf_extra_list": "the Go type of an extra list",
@@ -372,7 +390,7 @@ UNMATCHED = {
     "out_pool": "a struct", "out_pools": "pointers", "taint_print_list": "pointers",
     "taint_print_one": "a struct", "req_print_key": "a pointer",
     "num_imaginary": "a complex number", "num_imaginary_zero": "a complex number",
-    "num_imaginary_float": "a complex number",
+    "num_imaginary_float": "a complex number", "nopool_printf_s": "a pointer's Go type",
 }
 
 
@@ -383,6 +401,7 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
            + _RANGE + _INDEX_LEN + _NUMBERS + _DEFINES]
     for name, template, items in _TAINTS + _REQUIREMENTS:
         out.append((name, template, with_pool_items(items)))
+    out += [(name, template, {**BASE, "NodePool": None}) for name, template in _NO_POOL]
     return out
 
 
