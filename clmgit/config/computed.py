@@ -44,7 +44,7 @@ import yaml
 
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
-from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
+from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -82,7 +82,8 @@ class ConfigItems(GoMap):
 
 @dataclass(frozen=True)
 class ClmInstance:
-    """`Values.InstanceInfo`, CLM's `aws.Instance`: memory and storage in bytes."""
+    """`Values.InstanceInfo`, CLM's `aws.Instance`: memory and storage in bytes, each field of
+    its Go type (`InstanceType`, `int32` vCPUs, `int64` sizes) whatever it was built from."""
 
     InstanceType: str
     VCPU: int
@@ -90,6 +91,12 @@ class ClmInstance:
     InstanceStorageDevices: int
     InstanceStorageDeviceSize: int
     Architecture: str
+
+    def __post_init__(self) -> None:
+        for name, go_type in (("InstanceType", InstanceType), ("VCPU", Int32), ("Memory", Int64),
+                              ("InstanceStorageDevices", Int64),
+                              ("InstanceStorageDeviceSize", Int64)):
+            object.__setattr__(self, name, go_type(getattr(self, name)))
 
     @classmethod
     def of(cls, info: InstanceInfo) -> ClmInstance:
@@ -99,12 +106,13 @@ class ClmInstance:
     def AvailableStorage(self, storage_scale: float, root_size: int,  # CLM's name
                          root_scale: float) -> int:
         if self.InstanceStorageDevices == 0:
-            return int(float(root_size) * root_scale)
-        return int(storage_scale * float(self.InstanceStorageDevices
-                                         * self.InstanceStorageDeviceSize))
+            return Int64(float(root_size) * root_scale)
+        return Int64(storage_scale * float(self.InstanceStorageDevices
+                                           * self.InstanceStorageDeviceSize))
 
     def MemoryFraction(self, percent: int) -> int:
-        return percent * self.Memory // 100
+        product = percent * self.Memory  # Go's int64 division truncates toward zero
+        return Int64(abs(product) // 100 * (-1 if product < 0 else 1))
 
 
 def synthetic_instance(infos: Sequence[InstanceInfo]) -> ClmInstance:
@@ -202,7 +210,7 @@ def _list(value: Any) -> list[Any]:
 
 def clm_pool(pool: NodePool) -> GoStruct:
     """`NodePool` as CLM's templates see it."""
-    types = list(pool.instance_types)
+    types = [InstanceType(t) for t in pool.instance_types]
     strategy = ("not-specified" if types == ["not-specified"] else
                 "default-for-karpenter" if types == ["default-for-karpenter"] else "custom")
     return GoStruct({

@@ -69,6 +69,15 @@ class Int64(int):
     go_type = "int64"
 
 
+class InstanceType(str):
+    """EC2's `types.InstanceType`, a named string type (a node pool's `InstanceTypes`, an
+    instance's `InstanceType`): compared and printed as a string, but Go passes only a value of
+    this type, or a constant, where a function asks for one."""
+
+    __slots__ = ()
+    go_type = "types.InstanceType"
+
+
 def go_float(value: float) -> str:
     """`%v` of a float64 (Go's shortest `%g`): the shortest digits that read back, exponent form
     below 1e-4 and from 1e6 (`1e+06`)."""
@@ -240,7 +249,7 @@ def go_type(value: Any) -> str:
     if isinstance(value, float):
         return "float64"
     if isinstance(value, str | bytes):
-        return "string"
+        return getattr(value, "go_type", "string")
     return _unprintable(value)
 
 

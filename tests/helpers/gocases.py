@@ -365,6 +365,33 @@ _DEFINES = [
     ("define_trims_beside", 'x {{- define "b" -}} y {{- end -}} z {{ template "b" }}'),
 ]
 
+#: Arguments Go passes only if of the parameter's type, or constants it converts.
+_TYPED = [
+    ("typed_type_literal", '{{ instanceTypeCPUQuantity "m5.large" }}'),
+    ("typed_type_of_pool", "{{ instanceTypeCPUQuantity (index .NodePool.InstanceTypes 0) }}|"
+                           "{{ range .NodePool.InstanceTypes }}{{ instanceTypeCPUQuantity . }}"
+                           "{{ end }}"),
+    ("typed_type_of_instance", "{{ instanceTypeCPUQuantity .Values.InstanceInfo.InstanceType }}"),
+    ("typed_type_string_item", "{{ instanceTypeCPUQuantity .Cluster.ConfigItems.a }}"),
+    ("typed_type_string_var", '{{ $t := "m5.large" }}{{ instanceTypeCPUQuantity $t }}'),
+    ("typed_type_piped_literal", '{{ "m5.large" | instanceTypeCPUQuantity }}'),
+    ("typed_type_printed", '{{ printf "%d|%s|%v" (index .NodePool.InstanceTypes 0) '
+                           '.Values.InstanceInfo.VCPU .Values.InstanceInfo.InstanceType }}'),
+    ("typed_type_compared", '{{ eq (index .NodePool.InstanceTypes 0) "m5.large" }}|'
+                            '{{ lt .Values.InstanceInfo.InstanceType "z" }}'),
+    ("typed_int64_literal", "{{ .Values.InstanceInfo.MemoryFraction 50 }}|"
+                            "{{ .Values.InstanceInfo.MemoryFraction 2.0 }}"),
+    ("typed_int64_piped", "{{ 50 | .Values.InstanceInfo.MemoryFraction }}"),
+    ("typed_int64_value", "{{ .Values.InstanceInfo.MemoryFraction .Values.i }}"),
+    ("typed_int64_float_literal", "{{ .Values.InstanceInfo.MemoryFraction 1.5 }}"),
+    ("typed_int64_of_int64", "{{ .Values.InstanceInfo.MemoryFraction .NodePool.MaxSize }}"),
+    ("typed_int64_negative", "{{ .Values.InstanceInfo.MemoryFraction -3 }}"),
+    ("typed_float64", "{{ .Values.InstanceInfo.AvailableStorage 0.9 .NodePool.MaxSize 1 }}|"
+                      "{{ .Values.InstanceInfo.AvailableStorage .Values.f 7 .Values.f2 }}"),
+    ("typed_float64_int_value", "{{ .Values.InstanceInfo.AvailableStorage .Values.i 7 1 }}"),
+    ("typed_result_printed", '{{ printf "%s" (.Values.InstanceInfo.MemoryFraction 50) }}'),
+]
+
 #: Outside node-pool templates CLM's `NodePool` is a nil pointer: it prints `<nil>`.
 _NO_POOL = [
     ("nopool_out", "[{{ .NodePool }}]"),
@@ -398,7 +425,7 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
     """Every case of the table: name, template, the judge's data."""
     out = [(name, template, BASE)
            for name, template in _PRINT + _PRINTF + _OUTPUT + _NAMES + _ITEMS + _COMPARE
-           + _RANGE + _INDEX_LEN + _NUMBERS + _DEFINES]
+           + _RANGE + _INDEX_LEN + _NUMBERS + _DEFINES + _TYPED]
     for name, template, items in _TAINTS + _REQUIREMENTS:
         out.append((name, template, with_pool_items(items)))
     out += [(name, template, {**BASE, "NodePool": None}) for name, template in _NO_POOL]
