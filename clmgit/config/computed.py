@@ -44,7 +44,7 @@ import yaml
 
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
-from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64
+from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64, NilSlice
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -155,11 +155,11 @@ def parse_taint(spec: str) -> Taint | None:
 
 def taints(items: Mapping[str, str]) -> list[Taint]:
     """The pool's `taints` item, comma-separated, each parsed as CLM's `ParseTaint` parses it,
-    invalid ones left out. Without the item CLM's method returns a nil slice, which a template
-    reads as an empty one (prints `[]`, has length 0, ranges over nothing)."""
-    if "taints" not in items:
-        return []
-    return [t for t in map(parse_taint, items["taints"].split(",")) if t is not None]
+    invalid ones left out. Without the item, or without a valid taint, CLM's method returns a
+    nil slice (`NilSlice`)."""
+    found = [t for t in map(parse_taint, items["taints"].split(",")) if t is not None
+             ] if "taints" in items else []
+    return found or NilSlice()
 
 
 @dataclass(frozen=True)
@@ -185,16 +185,16 @@ _TextLoader.yaml_implicit_resolvers = {
 
 def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
     """The pool's `requirements` item: a YAML list of `key`, `operator`, `values` (yaml.v2
-    matches the lower-cased field names); none without the item or when it does not parse
-    (CLM logs and carries on)."""
+    matches the lower-cased field names); a nil slice (`NilSlice`) without the item or when it
+    does not parse (CLM logs and carries on), an empty one for `[]`."""
     if "requirements" not in items:
-        return []
+        return NilSlice()
     try:
         raw = yaml.load(items["requirements"], Loader=_TextLoader)
     except yaml.YAMLError:
-        return []
-    if not isinstance(raw, list):
-        return []
+        return NilSlice()
+    if not isinstance(raw, list):  # empty, null or not a list: yaml.v2 leaves the slice nil
+        return NilSlice()
     return [Requirement(GoPointer(_text(r.get("key"))), GoPointer(_text(r.get("operator"))),
                         [_text(v) or "" for v in _list(r.get("values"))])
             for r in raw if isinstance(r, dict)]

@@ -57,6 +57,14 @@ class GoPointer:
         return "<nil>" if self.target is None else self.target
 
 
+class NilSlice(list[Any]):
+    """A Go nil slice (what CLM's `NodePool.Taints` gives without a valid taint): a template
+    reads it as an empty slice (prints `[]`, has length 0, ranges over nothing), but it is nil,
+    not empty, for anything that tells them apart."""
+
+    __slots__ = ()
+
+
 class Int32(int):
     """A Go `int32` (CLM's `CriticalityLevel`): an int that names its Go type where fmt does."""
 
