@@ -7,7 +7,7 @@ import gzip
 import json
 
 from tests.helpers.data import DATA
-from tests.helpers.gojudge import go_gzip, go_render
+from tests.helpers.gojudge import GO_LINE, go_gzip, go_render, go_version
 
 REFERENCE = DATA
 
@@ -62,3 +62,10 @@ _CLM_FUNCTIONS = ("base64", "sumQuantities", "instanceType", "parseInt64", "getA
 
 def _calls_clm(template: str) -> bool:
     return any(name in template for name in _CLM_FUNCTIONS)
+
+
+def test_the_judge_is_a_go_of_clms_line() -> None:
+    """CLM's go.mod names Go 1.26: `range` over an integer (Go 1.22) and every other rule of
+    the table are held to that line, not to whatever Go is newest."""
+    assert go_version().startswith(GO_LINE)
+    assert GO_LINE == "go1.26"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
 import re
@@ -116,6 +117,8 @@ class GitRepo:
         self.git_dir = Path(self._repo.git_dir)
         self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
+        if self.workdir is not None and (self.git_dir / "index.lock").exists():
+            self._finish_interrupted_write()
 
     @classmethod
     def mirror(cls, url: str, path: Path) -> GitRepo:
@@ -370,6 +373,9 @@ class GitRepo:
             if self.current_branch() != here:  # switched before we held the lock
                 raise RefusedError(f"the checkout at {self.workdir} switched branches while "
                                    "clmgit was writing; nothing changed — run the command again")
+            # What follows, said in the lock before the ref moves: a run killed between the
+            # ref and the index leaves it, and the next clmgit finishes the sync.
+            _write_intent(index, _Intent(moved.ref, moved.old, moved.new, tuple(ours)))
             self._transaction(updates)
             try:
                 self._sync_index(index, moved.old, moved.new, ours)
@@ -441,14 +447,33 @@ class GitRepo:
         finally:
             lock.unlink(missing_ok=True)
 
+    def _finish_interrupted_write(self) -> None:
+        """A clmgit killed after moving the checked-out branch and before its index and files
+        followed leaves its lock, with the sync it was doing (`_Intent`): finish that sync, so
+        that the checkout is not left behind its branch (its index would hold the old commit,
+        a revert the next `git commit -a` would land). Done under the lock, taken over."""
+        lock = self.git_dir / "index.lock"
+        if not _left_by_dead_clmgit(lock):
+            return
+        intent = _read_intent(lock)
+        with self._index_lock() as index:
+            if (intent is not None and self.current_branch() == intent.ref.removeprefix(
+                    "refs/heads/") and self.rev(intent.ref) == intent.new):
+                log.info("finishing the checkout of %s left by a killed clmgit", intent.ref)
+                self._sync_index(index, intent.old, intent.new, intent.ours)
+
     def _sync_index(self, index: Path, old: str, new: str, ours: Sequence[str] = ()) -> None:
         """Bring index and files from `old` to `new` in a copy of the index, then put the copy
         in place in one rename; a refusal leaves the index untouched. A file of `ours` that
-        differs from `new` after all (changed since it was read) makes git refuse."""
+        differs from `new` after all (changed since it was read) makes git refuse. The copy's
+        stat data is refreshed first: a file touched, or a checkout copied (a CI cache), is not
+        a local change, and git compares stat data before contents."""
         scratch = index.with_name(f"{index.name}.clmgit-{os.getpid()}")
         if index.exists():
             shutil.copyfile(index, scratch)
         try:
+            self._run(["update-index", "-q", "--refresh"], env={"GIT_INDEX_FILE": str(scratch)},
+                      ok=range(256))
             if ours:
                 self.run("update-index", "--add", "--", *ours,
                          env={"GIT_INDEX_FILE": str(scratch)})
@@ -548,8 +573,40 @@ def _left_by_dead_clmgit(lock: Path) -> bool:
     """Whether `lock` was made by a clmgit process that is known to have ended (see
     `process_is_gone`: of this boot and PID namespace only)."""
     try:
-        text = lock.read_bytes()[:200].decode("ascii")
-    except (OSError, UnicodeDecodeError):
+        text = lock.read_bytes()[:200].decode("ascii", errors="replace")
+    except OSError:
         return False
-    match = re.fullmatch(r"clmgit-lock pid=(\d+) ns=(\S*)\n", text)
+    match = re.match(r"clmgit-lock pid=(\d+) ns=(\S*)\n", text)
     return match is not None and process_is_gone(int(match.group(1)), match.group(2))
+
+
+@dataclass(frozen=True)
+class _Intent:
+    """The sync a clmgit holding the index lock is about to do: `ref` (checked out) from `old`
+    to `new`, with the files of `ours` staged first."""
+
+    ref: str
+    old: str
+    new: str
+    ours: tuple[str, ...]
+
+
+def _write_intent(index: Path, intent: _Intent) -> None:
+    lock = index.with_name(index.name + ".lock")
+    line = json.dumps({"ref": intent.ref, "old": intent.old, "new": intent.new,
+                       "ours": list(intent.ours)})
+    with lock.open("ab") as f:
+        f.write(f"{line}\n".encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _read_intent(lock: Path) -> _Intent | None:
+    """The intent in a lock of clmgit's, None if there is none (or it was cut short)."""
+    try:
+        lines = lock.read_bytes().decode(errors="replace").splitlines()
+        raw = json.loads(lines[1]) if len(lines) > 1 else None
+        return None if raw is None else _Intent(raw["ref"], raw["old"], raw["new"],
+                                                 tuple(raw["ours"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

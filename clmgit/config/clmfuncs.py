@@ -511,14 +511,14 @@ def kubernetes_size_to_kilobytes(size: Any, scale: Any) -> str:
     """A whole Kubernetes size times `scale`, in kilobytes rounded up (`1Gi`, 0.5 → `524288KB`)."""
     text = _string(size, "kubernetesSizeToKiloBytes")
     try:
-        parsed = quantity.parse(text)
+        whole = quantity.as_int64(text)
     except quantity.QuantityError as e:
         raise HelperError(f"kubernetesSizeToKiloBytes: {e}") from None
-    if parsed.nanos % quantity.NANO:
+    if whole is None:  # CLM's AsInt64 refuses it
         raise HelperError(f"unexpected size for quantity: {text}")
     if isinstance(scale, bool) or not isinstance(scale, int | float):
         raise HelperError(f"kubernetesSizeToKiloBytes: the scale must be a number, not {scale!r}")
-    return f"{math.ceil(float(parsed.nanos // quantity.NANO) / 1024 * scale)}KB"
+    return f"{math.ceil(float(whole) / 1024 * scale)}KB"
 
 
 def parse_int64(text: Any) -> Int64:

@@ -44,7 +44,7 @@ import yaml
 
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
-from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
+from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64, NilSlice
 from clmgit.config.helpers import HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
@@ -82,7 +82,8 @@ class ConfigItems(GoMap):
 
 @dataclass(frozen=True)
 class ClmInstance:
-    """`Values.InstanceInfo`, CLM's `aws.Instance`: memory and storage in bytes."""
+    """`Values.InstanceInfo`, CLM's `aws.Instance`: memory and storage in bytes, each field of
+    its Go type (`InstanceType`, `int32` vCPUs, `int64` sizes) whatever it was built from."""
 
     InstanceType: str
     VCPU: int
@@ -90,6 +91,12 @@ class ClmInstance:
     InstanceStorageDevices: int
     InstanceStorageDeviceSize: int
     Architecture: str
+
+    def __post_init__(self) -> None:
+        for name, go_type in (("InstanceType", InstanceType), ("VCPU", Int32), ("Memory", Int64),
+                              ("InstanceStorageDevices", Int64),
+                              ("InstanceStorageDeviceSize", Int64)):
+            object.__setattr__(self, name, go_type(getattr(self, name)))
 
     @classmethod
     def of(cls, info: InstanceInfo) -> ClmInstance:
@@ -99,12 +106,13 @@ class ClmInstance:
     def AvailableStorage(self, storage_scale: float, root_size: int,  # CLM's name
                          root_scale: float) -> int:
         if self.InstanceStorageDevices == 0:
-            return int(float(root_size) * root_scale)
-        return int(storage_scale * float(self.InstanceStorageDevices
-                                         * self.InstanceStorageDeviceSize))
+            return Int64(float(root_size) * root_scale)
+        return Int64(storage_scale * float(self.InstanceStorageDevices
+                                           * self.InstanceStorageDeviceSize))
 
     def MemoryFraction(self, percent: int) -> int:
-        return percent * self.Memory // 100
+        product = percent * self.Memory  # Go's int64 division truncates toward zero
+        return Int64(abs(product) // 100 * (-1 if product < 0 else 1))
 
 
 def synthetic_instance(infos: Sequence[InstanceInfo]) -> ClmInstance:
@@ -147,11 +155,11 @@ def parse_taint(spec: str) -> Taint | None:
 
 def taints(items: Mapping[str, str]) -> list[Taint]:
     """The pool's `taints` item, comma-separated, each parsed as CLM's `ParseTaint` parses it,
-    invalid ones left out. Without the item CLM's method returns a nil slice, which a template
-    reads as an empty one (prints `[]`, has length 0, ranges over nothing)."""
-    if "taints" not in items:
-        return []
-    return [t for t in map(parse_taint, items["taints"].split(",")) if t is not None]
+    invalid ones left out. Without the item, or without a valid taint, CLM's method returns a
+    nil slice (`NilSlice`)."""
+    found = [t for t in map(parse_taint, items["taints"].split(",")) if t is not None
+             ] if "taints" in items else []
+    return found or NilSlice()
 
 
 @dataclass(frozen=True)
@@ -177,16 +185,16 @@ _TextLoader.yaml_implicit_resolvers = {
 
 def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
     """The pool's `requirements` item: a YAML list of `key`, `operator`, `values` (yaml.v2
-    matches the lower-cased field names); none without the item or when it does not parse
-    (CLM logs and carries on)."""
+    matches the lower-cased field names); a nil slice (`NilSlice`) without the item or when it
+    does not parse (CLM logs and carries on), an empty one for `[]`."""
     if "requirements" not in items:
-        return []
+        return NilSlice()
     try:
         raw = yaml.load(items["requirements"], Loader=_TextLoader)
     except yaml.YAMLError:
-        return []
-    if not isinstance(raw, list):
-        return []
+        return NilSlice()
+    if not isinstance(raw, list):  # empty, null or not a list: yaml.v2 leaves the slice nil
+        return NilSlice()
     return [Requirement(GoPointer(_text(r.get("key"))), GoPointer(_text(r.get("operator"))),
                         [_text(v) or "" for v in _list(r.get("values"))])
             for r in raw if isinstance(r, dict)]
@@ -202,7 +210,7 @@ def _list(value: Any) -> list[Any]:
 
 def clm_pool(pool: NodePool) -> GoStruct:
     """`NodePool` as CLM's templates see it."""
-    types = list(pool.instance_types)
+    types = [InstanceType(t) for t in pool.instance_types]
     strategy = ("not-specified" if types == ["not-specified"] else
                 "default-for-karpenter" if types == ["default-for-karpenter"] else "custom")
     return GoStruct({
@@ -239,9 +247,14 @@ def clm_cluster(cluster: Cluster, items: Mapping[str, str] | None = None) -> GoS
     })
 
 
+#: `NodePool` where CLM renders a template of no node pool: a nil `*api.NodePool`, which prints
+#: `<nil>` (a nil interface would print `<no value>`).
+NO_POOL = GoPointer(None)
+
+
 def defaults_data(cluster: Cluster) -> dict[str, Any]:
     """CLM's data for `config-defaults.yaml`: the cluster without config items, no values."""
-    return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": None}
+    return {"Cluster": clm_cluster(cluster, {}), "Values": {}, "NodePool": NO_POOL}
 
 
 class NeedsAws:
@@ -561,7 +574,7 @@ class ClmSession:
             if info is not None:
                 base["etcd_instance_type_info"] = info
             if etcd_files in tree and render is not None:
-                data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": None}
+                data = {"Cluster": self.cluster_data(), "Values": base, "NodePool": NO_POOL}
                 text = self.rendered[etcd_files, None] = render(etcd_files, data)
                 base["S3GeneratedFilesPath"] = self._files(text, "etcd", etcd_key)
         return base

@@ -10,11 +10,12 @@ is no namespace.
 
 Some deletions are refused when the file is read, because one line would take the cluster down:
 the Namespaces Kubernetes itself needs (`kube-system`, `default`, `kube-public`,
-`kube-node-lease`), and every object of a kind — an entry with neither a name nor a selector or
-labels, or a selector that requires nothing of an object (only `!key`, `key!=value` or
-`key notin (...)` terms). An entry that means it says `allow_dangerous: true`. (clmgit keeps no
-state in a cluster — leases and versions live in the registry — so it has no namespace of its
-own to protect.)
+`kube-node-lease`), by name or by labels or a selector that does not exclude them by their
+`kubernetes.io/metadata.name` label (they may carry any other); and every object of a kind: an
+entry with neither a name nor a selector or labels, or a selector that requires nothing of an
+object (only `!key`, `key!=value` or `key notin (...)` terms). An entry that means it says
+`allow_dangerous: true`. (clmgit keeps no state in a cluster — leases and versions live in the
+registry — so it has no namespace of its own to protect.)
 """
 
 from __future__ import annotations
@@ -156,15 +157,43 @@ def _refuse_dangerous(d: Deletion, where: str, *, stacks: bool) -> None:
 
 
 def _protected_namespace(d: Deletion) -> str:
-    """`Namespace <name>` if the entry names (or selects by name) one Kubernetes needs."""
+    """`Namespace <name> (why)` if the entry could delete one Kubernetes needs: by its name, or
+    by labels or a selector that do not exclude it. Of such a Namespace only one label is known,
+    `kubernetes.io/metadata.name` (its name); any other it may carry, so only a term on that
+    label can exclude it."""
     if d.kind != "Namespace":
         return ""
-    named = {d.name, d.labels.get(NAMESPACE_NAME_LABEL)}
-    for term in _selector_terms(d.selector or ""):
-        if term.startswith(NAMESPACE_NAME_LABEL) and not _NEGATIVE_TERM.match(term):
-            named.update(re.findall(r"[\w.-]+", term[len(NAMESPACE_NAME_LABEL):]))
-    protected = [n for n in PROTECTED_NAMESPACES if n in named]
-    return f"Namespace {protected[0]}" if protected else ""
+    for namespace in PROTECTED_NAMESPACES:
+        if d.name is not None:
+            if d.name == namespace:
+                return f"Namespace {namespace}"
+        elif all(_may_hold(term, namespace) for term in _label_terms(d)):
+            how = f"selector {d.selector!r} does" if d.selector else "its labels do"
+            return f"Namespace {namespace} ({how} not exclude it)"
+    return ""
+
+
+_SET_TERM = re.compile(r"^(\S+)\s+(in|notin)\s*\((.*)\)$")
+_EQUALITY_TERM = re.compile(r"^([^=!\s]+)\s*(==|=|!=)\s*(.*)$")
+
+
+def _label_terms(d: Deletion) -> list[str]:
+    return [*(f"{k}={v}" for k, v in d.labels.items()), *_selector_terms(d.selector or "")]
+
+
+def _may_hold(term: str, namespace: str) -> bool:
+    """Whether a selector term may hold for the Namespace `namespace`: only a term on its name
+    label can be known false; a term that does not parse is taken to hold."""
+    if term.startswith("!"):
+        return term[1:].strip() != NAMESPACE_NAME_LABEL
+    if (match := _SET_TERM.match(term)) is not None:
+        key, op, values = match.groups()
+        inside = namespace in {v.strip() for v in values.split(",")}
+        return key != NAMESPACE_NAME_LABEL or inside == (op == "in")
+    if (match := _EQUALITY_TERM.match(term)) is not None:
+        key, op, value = match.groups()
+        return key != NAMESPACE_NAME_LABEL or (value.strip() == namespace) == (op != "!=")
+    return True
 
 
 def _requires_something(selector: str) -> bool:

@@ -135,6 +135,47 @@ def go_len(value: Any) -> int:
     raise GoCompatError(f"len of type {type(value).__name__}")
 
 
+#: Go's parameter types of CLM's functions and of its data's methods, where Go's rules for an
+#: argument differ from Python's: a constant converts to the parameter's type (`go_const`), any
+#: other value must be of exactly that type (`go_typed`). None: a parameter not checked here.
+GO_PARAMS: dict[str, tuple[str | None, ...]] = {
+    "instanceTypeCPUQuantity": ("types.InstanceType",),
+    "instanceTypeMemoryQuantity": ("types.InstanceType",),
+    "kubernetesSizeToKiloBytes": (None, "float64"),
+    "MemoryFraction": ("int64",),
+    "AvailableStorage": ("float64", "int64", "float64"),
+}
+
+
+def go_const(value: Any, go_type: str | None) -> Any:
+    """A constant argument as Go converts it to a parameter of `go_type`: an integral number to
+    int64, any number to float64, a string to a named string type. Anything else stays as it
+    is, and `go_typed` then refuses it as Go does."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if go_type == "int64" and number and float(value).is_integer():
+        return gofmt.Int64(value)
+    if go_type == "float64" and number:
+        return float(value)
+    if go_type == "types.InstanceType" and isinstance(value, str):
+        return gofmt.InstanceType(value)
+    return go_typed(value, go_type)
+
+
+def go_typed(value: Any, go_type: str | None) -> Any:
+    """`value` where Go passes it to a parameter of `go_type`: its type is exactly that (an
+    `int` is no `int64`, a `string` no `types.InstanceType`); else Go's error."""
+    if go_type is None:
+        return value
+    if value is None:
+        raise GoCompatError(f"invalid value; expected {go_type}")
+    str(value)  # an undefined value raises here and names itself
+    actual = (gofmt.go_type(value) if isinstance(value, bool | int | float | str)
+              else type(value).__name__)
+    if actual != go_type:
+        raise GoCompatError(f"wrong type for value; expected {go_type}; got {actual}")
+    return value
+
+
 def go_print(*args: Any) -> str:
     return gofmt.sprint(list(args))
 
@@ -151,7 +192,7 @@ def go_printf(form: Any, *args: Any) -> str:
 GO_COMPAT: dict[str, Callable[..., Any]] = {
     "go_eq": go_eq, "go_ne": go_ne, "go_lt": go_lt, "go_le": go_le, "go_gt": go_gt,
     "go_ge": go_ge, "go_len": go_len, "go_range": go_range, "go_range2": go_range2,
-    "go_field": go_field,
+    "go_field": go_field, "go_const": go_const, "go_typed": go_typed,
     "go_print": go_print, "go_println": go_println, "go_printf": go_printf,
 }
 #: The filter a converted `{{ x }}` of a value that may not be a string goes through.

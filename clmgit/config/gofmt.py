@@ -42,15 +42,27 @@ class GoStruct(dict[str, Any]):
 
 @dataclass(frozen=True)
 class GoPointer:
-    """A Go `*string` (a Karpenter requirement's `Key`): `{{ x }}` prints what it points to
-    (`<nil>` for nil), as text/template follows a pointer it prints; `fmt` itself would print
-    the address, so `print`/`printf` of one fail; it is true unless nil, and equal to nothing
-    but itself (Go compares a pointer with a string not at all)."""
+    """A Go pointer: a `*string` (a Karpenter requirement's `Key`), or nil (CLM's `NodePool`
+    outside node-pool templates). `{{ x }}` prints what it points to (`<nil>` for nil), as
+    text/template follows a pointer it prints; `fmt` itself would print the address, so
+    `print`/`printf` of one fail; it is true unless nil, and equal to nothing but itself (Go
+    compares a pointer with a string not at all). A field of a nil one is an error."""
 
     target: str | None
 
     def __bool__(self) -> bool:
         return self.target is not None
+
+    def __str__(self) -> str:
+        return "<nil>" if self.target is None else self.target
+
+
+class NilSlice(list[Any]):
+    """A Go nil slice (what CLM's `NodePool.Taints` gives without a valid taint): a template
+    reads it as an empty slice (prints `[]`, has length 0, ranges over nothing), but it is nil,
+    not empty, for anything that tells them apart."""
+
+    __slots__ = ()
 
 
 class Int32(int):
@@ -63,6 +75,15 @@ class Int64(int):
     """A Go `int64` (`MinSize`, `MaxSize`, `parseInt64`)."""
 
     go_type = "int64"
+
+
+class InstanceType(str):
+    """EC2's `types.InstanceType`, a named string type (a node pool's `InstanceTypes`, an
+    instance's `InstanceType`): compared and printed as a string, but Go passes only a value of
+    this type, or a constant, where a function asks for one."""
+
+    __slots__ = ()
+    go_type = "types.InstanceType"
 
 
 def go_float(value: float) -> str:
@@ -108,7 +129,7 @@ def sprint_value(value: Any) -> str:
         return value
     if value is True or value is False:
         return "true" if value else "false"
-    if value is None:
+    if value is None or value == GoPointer(None):  # fmt prints a nil pointer so, no address
         return "<nil>"
     if isinstance(value, bytes):  # a Go string that is not UTF-8 (`base64Decode`)
         return value.decode("utf-8", "surrogateescape")
@@ -236,7 +257,7 @@ def go_type(value: Any) -> str:
     if isinstance(value, float):
         return "float64"
     if isinstance(value, str | bytes):
-        return "string"
+        return getattr(value, "go_type", "string")
     return _unprintable(value)
 
 

@@ -59,6 +59,43 @@ def parse(text: str) -> Quantity:
     return Quantity(-nanos if sign == "-" else nanos, fmt)
 
 
+_INT64 = 2**63
+_PARTS_RE = re.compile(r"([+-]?)0*([0-9]*)(?:\.([0-9]*))?(.*)")
+
+
+def as_int64(text: str) -> int | None:
+    """Kubernetes' `ParseQuantity(text).AsInt64()`: the whole value where Kubernetes' parser
+    keeps the quantity as an exact int64, else None. That parser's fast path takes at most 18
+    digits (fewer with a binary suffix: `100000Gi` is not taken), no fraction of a binary
+    suffix (`1.5Gi`), and AsInt64 refuses any amount kept at a negative scale, even a whole
+    one (`1000m`, `1.0`). `QuantityError` if `text` is no quantity at all."""
+    parse(text)
+    if text == "0":
+        return 0
+    match = _PARTS_RE.fullmatch(text)
+    assert match is not None  # parse() accepted it
+    sign, num, denom, suffix = match.groups()
+    num, denom = num or "0", denom or ""
+    mantissa = 1
+    if suffix in _BINARY:
+        if denom:
+            return None
+        mantissa = 2 ** _BINARY[suffix]
+        precision, scale = 15 - len(num) - _BINARY[suffix] * 3 // 10 - 1, 0
+    else:
+        exponent = _DECIMAL.get(suffix)
+        scale = int(suffix[1:]) if exponent is None else exponent
+        precision = 18 - len(num) - len(denom)
+    scale -= len(denom)
+    if precision < 0 or scale < -9:
+        return None
+    value = int(num + denom) * mantissa * (-1 if sign == "-" else 1)
+    if not -_INT64 <= value < _INT64 or scale < 0:
+        return None
+    value *= 10**scale
+    return value if -_INT64 <= value < _INT64 else None
+
+
 def _scaled_up(value: int, exponent: int) -> int:
     """`value * 10^exponent`, rounded up: asking for a little gets a little, never nothing."""
     scale: int = 10 ** abs(exponent)  # typeshed: int ** int may be a float

@@ -28,7 +28,7 @@ from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import ClmSession, PlaceholderAccount
+from clmgit.config.computed import NO_POOL, ClmSession, PlaceholderAccount
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -260,7 +260,7 @@ class ClusterRenderer:
         values = self._values(values)
         clm_values = self.clm.values(values, tree=self.tree, render=self._render_clm)
         return {"cluster": self._context, "values": values,
-                "Cluster": self.clm.cluster_data(), "Values": clm_values, "NodePool": None}
+                "Cluster": self.clm.cluster_data(), "Values": clm_values, "NodePool": NO_POOL}
 
     def _render(self, path: str, variables: Mapping[str, Any], *,
                 rendered: dict[str, str] | None = None) -> str:

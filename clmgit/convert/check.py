@@ -27,7 +27,7 @@ from typing import Any
 
 from clmgit.accounts import Ec2Info
 from clmgit.config.clmfuncs import aws_session, clm_functions
-from clmgit.config.computed import ClmSession, defaults_data
+from clmgit.config.computed import NO_POOL, ClmSession, defaults_data
 from clmgit.config.defaults import parse_defaults, with_defaults
 from clmgit.config.offline import OfflineAccount
 from clmgit.config.source import ConfigTree
@@ -200,7 +200,7 @@ class Checker:
         tree = frozenset(self.paths)
         chosen = [p for p in self.paths if p != DEFAULTS and (wanted is None or p in wanted)]
         shared = [p for p in chosen if not p.startswith(NODE_POOLS)]
-        root = {"Cluster": clm.cluster_data(), "NodePool": None,
+        root = {"Cluster": clm.cluster_data(), "NodePool": NO_POOL,
                 "Values": clm.values({}, tree=tree, render=self._render_go_once)}
         if shared:
             yield shared, root, ""

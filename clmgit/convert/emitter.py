@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import EllipsisType
 
 from clmgit.config.clmfuncs import NAMES as CLM_NAMES
-from clmgit.config.gocompat import GO_COMPAT, GO_OUT
+from clmgit.config.gocompat import GO_COMPAT, GO_OUT, GO_PARAMS
 from clmgit.config.gofmt import check_format
 from clmgit.config.helpers import HELPERS
 from clmgit.convert import nodes as go
@@ -97,7 +97,6 @@ class _Emitter:
         self.taken: set[str] = set()
         self.counter = 0
         self.assigned = _assigned_names(parsed.nodes)
-        self.defined: set[str] = set()
         self.kinds: dict[str, str] = {}  # Jinja expression → its kind, where known (`kinds`)
         self.loop_depth = 0
 
@@ -337,7 +336,6 @@ class _Emitter:
     def define(self, node: go.Define) -> None:
         self.usage.constructs["block" if node.is_block else "define"] += 1
         name = _macro_name(node.name)
-        self.defined.add(node.name)
         saved = self.scopes
         self.scopes = [_Scope({"$": "_dot"}, "_dot")]
         self.out.append(self._open(node.tag, f"macro {name}(_dot)"))
@@ -349,8 +347,8 @@ class _Emitter:
                  trim_right: bool | None = None) -> None:
         if counted:
             self.usage.constructs["template"] += 1
-        if name not in self.defined:
-            raise self.refuse(tag.line, f"{{{{template {name!r}}}}} before its define")
+        # Every define is a macro at the top (`emit`), so a call may come before its define, as
+        # in Go; a name with no define fails when called, as Go's `template` does.
         arg = self.pipe(pipe) if pipe is not None else "none"
         right = tag.trim_right if trim_right is None else trim_right
         self.out.append(self._tag("{{", tag.trim_left, f"{_macro_name(name)}({arg})", "}}", right))
@@ -367,21 +365,30 @@ class _Emitter:
     def command(self, command: go.Command, piped: str | None, line: int) -> str:
         head, args = command.args[0], list(command.args[1:])
         if isinstance(head, go.Identifier):
-            values = [self.operand(a, line) for a in args]
-            if piped is not None:
-                values.append(piped)
+            values = self.arguments(head.name, args, piped, line)
             return self.call(head.name, values, line)
         if isinstance(head, go.Literal) and head.value is None and not args and piped is None:
             raise self.refuse(line, "nil as a command (Go fails on it)")
         if args or piped is not None:
             if isinstance(head, go.Field | go.Chain | go.Variable) and _names(head):
-                values = [self.operand(a, line) for a in args]
-                if piped is not None:
-                    values.append(piped)
+                values = self.arguments(_names(head)[-1], args, piped, line)
                 self.usage.constructs["method call"] += 1
                 return f"{self.operand(head, line)}({', '.join(values)})"
             raise self.refuse(line, "a value with arguments")
         return self.operand(head, line)
+
+    def arguments(self, name: str, args: list[go.Operand], piped: str | None,
+                  line: int) -> list[str]:
+        """The arguments of a call of `name`, the piped value last; where Go's rules for an
+        argument are not Python's (`GO_PARAMS`), each goes through `go_const` (a constant) or
+        `go_typed` (any other value, the piped one too)."""
+        values = [(self.operand(a, line), isinstance(a, go.Literal)) for a in args]
+        if piped is not None:
+            values.append((piped, False))
+        params = GO_PARAMS.get(name, ())
+        return [value if i >= len(params) or params[i] is None else
+                f'{"go_const" if constant else "go_typed"}({value}, "{params[i]}")'
+                for i, (value, constant) in enumerate(values)]
 
     def call(self, name: str, values: list[str], line: int) -> str:
         self.usage.functions[name] += 1

@@ -159,7 +159,7 @@ class _State:
     def template(self, name: str, dot: Any) -> None:
         define = self.parsed.defines.get(name)
         if define is None:
-            raise self.fail(f'no such template "{name}"')
+            raise self.fail(f'template "{name}" not defined')
         saved = self.vars
         self.vars = [("$", dot)]
         try:
@@ -252,7 +252,7 @@ class _State:
         if attribute is _MISSING or name.startswith("_") or isinstance(receiver, _BASIC):
             raise self.fail(f"can't evaluate field {name} in type {type(receiver).__name__}")
         if callable(attribute):
-            return self.invoke(name, attribute, [self.operand(a, dot) for a in args])
+            return self.invoke(name, attribute, self.arguments(name, args, dot))
         if args:
             raise self.fail(f"{name} is not a method but has arguments")
         return attribute
@@ -274,7 +274,7 @@ class _State:
         function = builtin or self.functions.get(name)
         if function is None:
             raise self.fail(f'function "{name}" not defined')
-        values = [self.operand(a, dot) for a in operands]
+        values = self.arguments(name, operands, dot)
         if builtin is not None:
             try:
                 return builtin(*values)
@@ -283,6 +283,18 @@ class _State:
             except TypeError:
                 raise self.fail(f"wrong number of args for {name}: got {len(values)}") from None
         return self.invoke(name, function, values)
+
+    def arguments(self, name: str, operands: list[go.Operand | _Value], dot: Any) -> list[Any]:
+        """The operands' values, passed to `name` as Go passes them (`gocompat.GO_PARAMS`)."""
+        values = [self.operand(a, dot) for a in operands]
+        params = gocompat.GO_PARAMS.get(name, ())
+        try:
+            return [value if i >= len(params) else
+                    gocompat.go_const(value, params[i]) if isinstance(op, go.Literal) else
+                    gocompat.go_typed(value, params[i])
+                    for i, (op, value) in enumerate(zip(operands, values, strict=True))]
+        except HelperError as e:
+            raise self.fail(str(e)) from None
 
     def and_or(self, name: str, operands: list[go.Operand | _Value], dot: Any) -> Any:
         if not operands:

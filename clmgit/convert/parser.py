@@ -6,6 +6,7 @@ raw strings, character and number constants. Errors name the file and line.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -46,8 +47,10 @@ _TOKEN_RE = re.compile(r"""
   | (?P<raw>`[^`]*`)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<char>'(?:[^'\\\n]|\\.[^']*)')
-  | (?P<number>[+-]?(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+
-        |(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?))
+  | (?P<number>(?=[+-]|\.?[0-9])[+-]?(?:0[xX][0-9a-fA-F_]*(?:\.[0-9a-fA-F_]*)?
+          (?:[pP][+-]?[0-9_]*)?
+        |0[oO][0-7_]*(?:\.[0-7_]*)?|0[bB][01_]*(?:\.[01_]*)?
+        |[0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9_]*)?)i?[A-Za-z0-9_]?)
   | (?P<variable>\$\w*)
   | (?P<field>\.[A-Za-z_]\w*)
   | (?P<dot>\.)
@@ -398,14 +401,65 @@ def _literal(tok: _Token, name: str, line: int) -> Literal:
         if len(value) != 1:
             raise GoTemplateError(f"{name}:{line}: bad character constant {text}")
         return Literal(ord(value), text)
-    digits = text.replace("_", "")
     try:
-        if re.fullmatch(r"[+-]?0[xXbBoO].*", digits):
-            return Literal(int(digits, 0), text)
-        if re.fullmatch(r"[+-]?\d+", digits):
-            lead = digits.lstrip("+-")
-            base = 8 if len(lead) > 1 and lead.startswith("0") else 10
-            return Literal(int(digits, base), text)
-        return Literal(float(digits), text)
+        return Literal(go_number(text), text)
+    except ValueError as e:
+        raise GoTemplateError(f"{name}:{line}: {e}") from None
+
+
+_INT64 = 2**63
+
+
+def go_number(text: str) -> int | float:
+    """A number constant as Go's template parser reads it and its executor makes it a value: an
+    int, or a float64 where the text has a fraction, exponent or binary exponent (`1e2` is
+    float64 100, `0x1p4` float64 16). `ValueError` with Go's reason where Go refuses it, and for
+    a complex constant (`1i`), which clmgit does not render."""
+    if text[-1:].isalnum() and not re.fullmatch(r".*[0-9a-fA-F_.]i?", text):
+        raise ValueError(f"bad number syntax: {text!r}")
+    if text.endswith("i"):
+        if _go_float(text[:-1]) is not None:
+            raise ValueError(f"the complex constant {text} is not rendered by clmgit")
+        raise ValueError(f"illegal number syntax: {text!r}")
+    whole = _go_int(text)
+    if whole is not None and -_INT64 <= whole < 2 * _INT64:  # int64 or uint64
+        if whole >= _INT64:
+            raise ValueError(f"{text} overflows int")
+        hex_int = re.match(r"0[xX]", text) is not None and not re.search("[pP]", text)
+        return float(whole) if re.search("[.eEpP]", text) and not hex_int else whole
+    real = _go_float(text)
+    if real is None:
+        raise ValueError(f"illegal number syntax: {text!r}")
+    if not re.search("[.eEpP]", text):
+        raise ValueError(f"integer overflow: {text!r}")
+    return real
+
+
+def _go_int(text: str) -> int | None:
+    """Go's `strconv.ParseInt(text, 0, 64)` without the range check: a leading 0 is octal."""
+    sign, body = (text[0], text[1:]) if text[:1] in "+-" else ("", text)
+    if re.fullmatch(r"0[0-7_]+", body):
+        body = "0o" + body[1:]
+    try:
+        return int(sign + body, 0)
     except ValueError:
-        raise GoTemplateError(f"{name}:{line}: bad number {text}") from None
+        return None
+
+
+def _go_float(text: str) -> float | None:
+    """Go's `strconv.ParseFloat(text, 64)`, None where it fails (a hex mantissa needs a `p`
+    exponent; out of range is a failure)."""
+    sign, body = (text[0], text[1:]) if text[:1] in "+-" else ("", text)
+    try:
+        if body[:2] in ("0x", "0X"):
+            if not re.fullmatch(r"0[xX](?:_?[0-9a-fA-F])*(?:\.[0-9a-fA-F_]*)?[pP][+-]?[0-9]+",
+                                body) or "__" in body:
+                return None
+            value = float.fromhex(sign + body.replace("_", ""))
+        elif re.fullmatch(r"[0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9_]+)?", body):
+            value = float(sign + body)
+        else:
+            return None
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

@@ -198,6 +198,23 @@ def test_kubernetes_size_to_kilobytes(size: str, scale: float, expected: str) ->
     assert F["kubernetesSizeToKiloBytes"](size, scale) == expected
 
 
+@pytest.mark.parametrize(("size", "expected"), [
+    ("1.5k", "2KB"), ("0.5k", "1KB"), ("1e3", "1KB"), ("10000Gi", "10485760000KB"),
+    ("10Ti", "10737418240KB"), ("-1Gi", "-1048576KB"), ("00010", "1KB"), ("0", "0KB")])
+def test_kubernetes_size_to_kilobytes_takes_what_kubernetes_holds_as_int64(
+        size: str, expected: str) -> None:
+    assert F["kubernetesSizeToKiloBytes"](size, 1.0) == expected
+
+
+@pytest.mark.parametrize("size", ["1.5Gi", "1000m", "1.0", "0.0", "1E-2", "100000Gi", "100Ti",
+                                  "1Pi", "1Ei", "1234567890123456789"])
+def test_kubernetes_size_to_kilobytes_fails_where_clms_as_int64_does(size: str) -> None:
+    """Kubernetes keeps these as a decimal (a binary fraction, a negative scale, more digits
+    than its int64 fast path takes), and CLM's `AsInt64` then says no, even for whole values."""
+    with pytest.raises(HelperError, match=f"unexpected size for quantity: {size}"):
+        F["kubernetesSizeToKiloBytes"](size, 1.0)
+
+
 def test_quantities() -> None:
     assert F["sumQuantities"]("100m", "1") == "1100m"
     assert F["scaleQuantity"]("1Gi", 0.5) == "512Mi"

@@ -30,7 +30,7 @@ from clmgit.config.computed import (
     select_subnets,
     synthetic_instance,
 )
-from clmgit.config.gofmt import GoPointer
+from clmgit.config.gofmt import GoPointer, NilSlice
 from clmgit.config.render import ClusterRenderer, render_cluster
 from clmgit.config.source import ConfigTree
 from clmgit.config.values import placeholder_values
@@ -145,6 +145,24 @@ def test_pool_methods_are_attributes_as_clm_computes_them() -> None:
         Requirement(GoPointer("kubernetes.io/arch"), GoPointer("In"), ["arm64"])]
     assert karp["KarpenterInstanceTypeStrategy"] == "default-for-karpenter"
     assert spot["KarpenterInstanceTypeStrategy"] == "custom"
+
+
+@pytest.mark.parametrize(("items", "nil"), [
+    ({}, True), ({"taints": "a=b"}, True), ({"taints": "a=b=c:NoSchedule,x:Bad"}, True),
+    ({"taints": ""}, False), ({"requirements": ""}, True),
+    ({"requirements": "{a: 1}"}, True), ({"requirements": "- key: [x"}, True),
+    ({"requirements": "[]"}, False)])
+def test_taints_and_requirements_are_nil_where_clms_are(items: dict[str, str], nil: bool,
+                                                         ) -> None:
+    """CLM's methods return a nil slice without the item, without a valid taint (an empty text
+    is a valid one, with an empty key), or when the requirements are no YAML list; `[]` is an
+    empty slice, not a nil one."""
+    pool = clm_pool(NodePool("p", "worker-karpenter", ("m5.large",), "none", 1, 1, items))
+    key = "Taints" if "taints" in items or not items else "KarpenterRequirements"
+    assert isinstance(pool[key], NilSlice) is nil
+    assert pool[key] == [] or not nil
+    if not items:
+        assert isinstance(pool["KarpenterRequirements"], NilSlice)
 
 
 def test_instance_info_of_several_types_is_the_least_of_each() -> None:
@@ -445,15 +463,15 @@ def test_the_default_vpc_is_found_on_moto(moto_account: dict[str, Any]) -> None:
 
 def test_index_of_a_missing_key_is_gos_zero_value() -> None:
     """`index` of a missing key: "" in config items, nil in `dict`s and `.Values`; read as a
-    field, an error (CLM's missingkey=error)."""
+    field, an error (CLM's missingkey=error). `NodePool` outside node pools: a nil pointer."""
     tree = {**TREE, "cluster/stack.yaml": (
         "a: '{{ Cluster.ConfigItems[\"none\"] }}'\n"
         "b: {{ dict(\"x\", 1)[\"y\"] is none }}\n"
         "c: {{ Values[\"none\"] is none }}\n"
-        "d: {{ NodePool is none }}\n")}
+        "d: {{ NodePool }} {{ not NodePool }}\n")}
     r = ClusterRenderer(ConfigTree("s", {p: t.encode() for p, t in tree.items()}),
                         cluster(node_pools=POOLS), account=memory_account())
-    assert r.render_stack("cluster/stack.yaml").text == "a: ''\nb: true\nc: true\nd: true\n"
+    assert r.render_stack("cluster/stack.yaml").text == "a: ''\nb: true\nc: true\nd: <nil> true\n"
     tree["cluster/stack.yaml"] = "b: {{ dict(\"x\", 1).y }}\n"
     r = ClusterRenderer(ConfigTree("t", {p: t.encode() for p, t in tree.items()}),
                         cluster(node_pools=POOLS), account=memory_account())

@@ -23,7 +23,15 @@ ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # a wait for the other side of the barrier, not a guess at timing
 
 KILLER = """#!/bin/sh
-[ "$1" = "{command}" ] && kill -9 $PPID && exit 137
+case "$* " in "{command} "*) kill -9 $PPID; exit 137;; esac
+exec "{git}" "$@"
+"""
+
+#: Kills clmgit at its Nth git call, whatever the command; counts in a file.
+KILLER_AT_CALL = """#!/bin/sh
+n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))
+echo $n > "{counter}"
+[ $n -eq {n} ] && kill -9 $PPID && exit 137
 exec "{git}" "$@"
 """
 
@@ -66,8 +74,18 @@ def _real_git() -> str:
 
 
 def run_killed(repo: Path, args: tuple[str, ...], *, at: str, tmp: Path) -> Result:
-    """`clmgit --repo REPO ARGS`, killed (SIGKILL) at its first `git AT`."""
+    """`clmgit --repo REPO ARGS`, killed (SIGKILL) at its first `git AT` (a command, or a
+    command and its first arguments: `read-tree -m`)."""
     proc = _spawn(repo, args, KILLER.format(command=at, git=_real_git()), tmp)
+    out, err = proc.communicate(timeout=WAIT)
+    return Result(proc.returncode, out, err)
+
+
+def run_killed_at_call(repo: Path, args: tuple[str, ...], *, n: int, tmp: Path) -> Result:
+    """`clmgit --repo REPO ARGS`, killed (SIGKILL) at its `n`th git call of any kind; a run
+    with fewer calls ends by itself (its code is then not -9)."""
+    script = KILLER_AT_CALL.format(counter=tmp / "git-calls", n=n, git=_real_git())
+    proc = _spawn(repo, args, script, tmp)
     out, err = proc.communicate(timeout=WAIT)
     return Result(proc.returncode, out, err)
 

@@ -324,12 +324,100 @@ _INDEX_LEN = [
     ("len_items", "{{ len .NodePool.ConfigItems }}"),
 ]
 
+_NUMBERS = [
+    ("num_octal", "{{ 010 }}|{{ 00 }}|{{ 0_7 }}|{{ -010 }}"),
+    ("num_octal_bad", "{{ 08 }}"),
+    ("num_exponent_is_float", '{{ 1e2 }}|{{ 1E2 }}|{{ .5e1 }}|{{ 1_000.5e-1 }}|{{ 1e1_0 }}'),
+    ("num_exponent_printf", '{{ printf "%d|%v" 1e2 1e2 }}'),
+    ("num_exponent_eq_int", "{{ eq 1e2 100 }}"),
+    ("num_hex_float", "{{ 0x1p4 }}|{{ 0X1P-2 }}|{{ 0x1.8p1 }}|{{ 0x_1p4 }}"),
+    ("num_hex_float_printf", '{{ printf "%v|%d" 0x1p-2 0x1p4 }}'),
+    ("num_hex_float_no_exponent", "{{ 0x1.8 }}"),
+    ("num_hex_int_with_e", '{{ 0x1e }}|{{ printf "%d" 0x1e }}'),
+    ("num_signed_hex_with_e", '{{ printf "%d" -0x1e }}'),
+    ("num_binary", "{{ 0b101 }}|{{ 0B11 }}|{{ 0O17 }}|{{ -0b1 }}"),
+    ("num_binary_fraction", "{{ 0b1.1 }}"),
+    ("num_minus_zero", "{{ -0 }}|{{ -0.0 }}|{{ +0 }}"),
+    ("num_imaginary", "{{ 1i }}"),
+    ("num_imaginary_zero", "{{ 0i }}"),
+    ("num_imaginary_float", "{{ 1.5i }}"),
+    ("num_underscores_bad", "{{ 1__0 }}"),
+    ("num_underscore_trailing", "{{ 1_ }}"),
+    ("num_letters_after", "{{ 1x }}"),
+    ("num_exponent_missing", "{{ 1e }}"),
+    ("num_prefix_alone", "{{ 0b }}"),
+    ("num_sign_alone", "{{ - }}"),
+    ("num_int64_edges", "{{ 9223372036854775807 }}|{{ -9223372036854775808 }}"),
+    ("num_uint64", "{{ 18446744073709551615 }}"),
+    ("num_overflow", "{{ 99999999999999999999 }}"),
+    ("num_float_overflow", "{{ 1e400 }}"),
+    ("num_as_argument", '{{ index .Values.list 0b1 }}|{{ printf "%v" 010 }}'),
+]
+
+_DEFINES = [
+    ("define_calls_later_define", '{{ define "a" }}A{{ template "b" . }}{{ end }}'
+                                  '{{ define "b" }}B{{ end }}{{ template "a" }}'),
+    ("template_before_define", '{{ template "b" 1 }}{{ define "b" }}[{{ . }}]{{ end }}'),
+    ("template_through_define_before", '{{ define "a" }}{{ template "b" . }}{{ end }}'
+                                       '{{ template "a" 1 }}{{ define "b" }}[{{ . }}]{{ end }}'),
+    ("template_undefined_not_run", '{{ if false }}{{ template "zz" }}{{ end }}ok'),
+    ("template_undefined", '{{ template "zz" }}'),
+    ("define_trims_beside", 'x {{- define "b" -}} y {{- end -}} z {{ template "b" }}'),
+]
+
+#: Arguments Go passes only if of the parameter's type, or constants it converts.
+_TYPED = [
+    ("typed_type_literal", '{{ instanceTypeCPUQuantity "m5.large" }}'),
+    ("typed_type_of_pool", "{{ instanceTypeCPUQuantity (index .NodePool.InstanceTypes 0) }}|"
+                           "{{ range .NodePool.InstanceTypes }}{{ instanceTypeCPUQuantity . }}"
+                           "{{ end }}"),
+    ("typed_type_of_instance", "{{ instanceTypeCPUQuantity .Values.InstanceInfo.InstanceType }}"),
+    ("typed_type_string_item", "{{ instanceTypeCPUQuantity .Cluster.ConfigItems.a }}"),
+    ("typed_type_string_var", '{{ $t := "m5.large" }}{{ instanceTypeCPUQuantity $t }}'),
+    ("typed_type_piped_literal", '{{ "m5.large" | instanceTypeCPUQuantity }}'),
+    ("typed_type_printed", '{{ printf "%d|%s|%v" (index .NodePool.InstanceTypes 0) '
+                           '.Values.InstanceInfo.VCPU .Values.InstanceInfo.InstanceType }}'),
+    ("typed_type_compared", '{{ eq (index .NodePool.InstanceTypes 0) "m5.large" }}|'
+                            '{{ lt .Values.InstanceInfo.InstanceType "z" }}'),
+    ("typed_int64_literal", "{{ .Values.InstanceInfo.MemoryFraction 50 }}|"
+                            "{{ .Values.InstanceInfo.MemoryFraction 2.0 }}"),
+    ("typed_int64_piped", "{{ 50 | .Values.InstanceInfo.MemoryFraction }}"),
+    ("typed_int64_value", "{{ .Values.InstanceInfo.MemoryFraction .Values.i }}"),
+    ("typed_int64_float_literal", "{{ .Values.InstanceInfo.MemoryFraction 1.5 }}"),
+    ("typed_int64_of_int64", "{{ .Values.InstanceInfo.MemoryFraction .NodePool.MaxSize }}"),
+    ("typed_int64_negative", "{{ .Values.InstanceInfo.MemoryFraction -3 }}"),
+    ("typed_float64", "{{ .Values.InstanceInfo.AvailableStorage 0.9 .NodePool.MaxSize 1 }}|"
+                      "{{ .Values.InstanceInfo.AvailableStorage .Values.f 7 .Values.f2 }}"),
+    ("typed_float64_int_value", "{{ .Values.InstanceInfo.AvailableStorage .Values.i 7 1 }}"),
+    ("typed_result_printed", '{{ printf "%s" (.Values.InstanceInfo.MemoryFraction 50) }}'),
+]
+
+#: Outside node-pool templates CLM's `NodePool` is a nil pointer: it prints `<nil>`.
+_NO_POOL = [
+    ("nopool_out", "[{{ .NodePool }}]"),
+    ("nopool_if_with", "{{ if .NodePool }}y{{ else }}n{{ end }}|{{ with .NodePool }}y{{ else }}n"
+                       "{{ end }}|{{ not .NodePool }}"),
+    ("nopool_var", "{{ $p := .NodePool }}[{{ $p }}]"),
+    ("nopool_and_or", "{{ and .NodePool 1 }}|{{ or .NodePool 1 }}|{{ and 1 .NodePool }}"),
+    ("nopool_print", '{{ print 1 .NodePool 2 }}|{{ println .NodePool }}|'
+                     '{{ printf "%v" .NodePool }}'),
+    ("nopool_printf_s", '{{ printf "%s" .NodePool }}'),
+    ("nopool_field", "{{ .NodePool.Name }}"),
+    ("nopool_method", "{{ .NodePool.IsSpot }}"),
+    ("nopool_range", "{{ range .NodePool }}x{{ end }}"),
+    ("nopool_len_index", "{{ len .NodePool }}"),
+    ("nopool_index", "{{ index .NodePool 0 }}"),
+    ("nopool_eq_self", "{{ eq .NodePool .NodePool }}"),
+]
+
 #: Go prints these (an address, a struct's fields, an operand's exact type); clmgit fails.
 UNMATCHED = {
     "print_struct": "a struct", "printf_extra_list": "the Go type of an extra list",
     "printf_struct": "a struct", "out_struct": "a struct", "out_cluster": "a struct",
     "out_pool": "a struct", "out_pools": "pointers", "taint_print_list": "pointers",
     "taint_print_one": "a struct", "req_print_key": "a pointer",
+    "num_imaginary": "a complex number", "num_imaginary_zero": "a complex number",
+    "num_imaginary_float": "a complex number", "nopool_printf_s": "a pointer's Go type",
 }
 
 
@@ -337,9 +425,10 @@ def cases() -> list[tuple[str, str, dict[str, Any]]]:
     """Every case of the table: name, template, the judge's data."""
     out = [(name, template, BASE)
            for name, template in _PRINT + _PRINTF + _OUTPUT + _NAMES + _ITEMS + _COMPARE
-           + _RANGE + _INDEX_LEN]
+           + _RANGE + _INDEX_LEN + _NUMBERS + _DEFINES + _TYPED]
     for name, template, items in _TAINTS + _REQUIREMENTS:
         out.append((name, template, with_pool_items(items)))
+    out += [(name, template, {**BASE, "NodePool": None}) for name, template in _NO_POOL]
     return out
 
 

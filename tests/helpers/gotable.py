@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clmgit.config.clmfuncs import GoMap, clm_functions
-from clmgit.config.computed import ClmInstance, clm_cluster, clm_pool
+from clmgit.config.computed import NO_POOL, ClmInstance, clm_cluster, clm_pool
 from clmgit.config.offline import OfflineEc2
 from clmgit.config.templates import make_environment
 from clmgit.convert import evaluator
@@ -54,7 +54,7 @@ def python_data(data: Mapping[str, Any]) -> dict[str, Any]:
         if key == "Cluster":
             out[key] = None if value is None else clm_cluster(_cluster(value))
         elif key == "NodePool":
-            out[key] = None if value is None else clm_pool(_pool(value))
+            out[key] = NO_POOL if value is None else clm_pool(_pool(value))
         elif key == "Values":
             out[key] = GoMap(_value(value))
         else:

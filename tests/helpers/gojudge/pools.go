@@ -36,7 +36,7 @@ func (np NodePool) KarpenterInstanceTypeStrategy() string {
 	if len(np.InstanceTypes) == 1 {
 		switch np.InstanceTypes[0] {
 		case "not-specified", "default-for-karpenter":
-			return np.InstanceTypes[0]
+			return string(np.InstanceTypes[0])
 		}
 	}
 	return "custom"
@@ -91,4 +91,14 @@ func (np NodePool) KarpenterRequirements() []Requirement {
 		return nil
 	}
 	return parseRequirements(conf)
+}
+
+// MemoryFraction and AvailableStorage: CLM's aws.Instance methods (pkg/aws/instance_info.go).
+func (i Instance) MemoryFraction(percent int64) int64 { return percent * i.Memory / 100 }
+
+func (i Instance) AvailableStorage(storageScale float64, rootSize int64, rootScale float64) int64 {
+	if i.InstanceStorageDevices == 0 {
+		return int64(float64(rootSize) * rootScale)
+	}
+	return int64(storageScale * float64(i.InstanceStorageDevices*i.InstanceStorageDeviceSize))
 }
