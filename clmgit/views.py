@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from clmgit import timestamps
 from clmgit.model import short_version
 from clmgit.output import Format, emit, line, note, table, to_data
 
@@ -211,13 +212,12 @@ def _health_cell(s: ClusterState) -> str:
 
 
 def _health_text(state: str, since: str, reason: str) -> str:
-    from datetime import UTC, datetime
 
     from clmgit.durations import format_duration
     from clmgit.timestamps import parse_timestamp
 
     start = parse_timestamp(since)
-    held = f" {format_duration(datetime.now(UTC) - start)}" if start else ""
+    held = f" {format_duration(timestamps.now() - start)}" if start else ""
     return f"{state}{held}" + (f": {reason}" if reason else "")
 
 

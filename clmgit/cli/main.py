@@ -21,6 +21,7 @@ from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
 from clmgit.machine import owned_heap
 from clmgit.output import emit_error
+from clmgit.timestamps import start_clock
 
 app = typer.Typer(
     add_completion=False,
@@ -112,6 +113,7 @@ def main() -> None:
     verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"})
                   for a in sys.argv[1:])
     try:
+        start_clock()  # CLMGIT_NOW, if set, is when this command starts
         with owned_heap():
             _click_command()(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from clmgit import output
+from clmgit import output, timestamps
 from clmgit.cli.common import Format, Groups, OutputOpt, settings
 
 if TYPE_CHECKING:
@@ -139,9 +139,8 @@ def _no_pr(pr: bool) -> None:
 
 
 def _now() -> datetime:
-    from datetime import UTC, datetime
 
-    return datetime.now(UTC).replace(microsecond=0)
+    return timestamps.now().replace(microsecond=0)
 
 
 def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
+from clmgit import timestamps
 from clmgit.channels import Channel
 from clmgit.durations import format_duration
 from clmgit.healthstate import (
@@ -140,7 +141,7 @@ def check_groups_healthy(ws: Workspace, target: Channel, clusters: Sequence[Clus
     from clmgit.promotion.gates import GROUPS_BEFORE
 
     gate = target.gates.healthy_in_source or HealthGate()
-    moment = now or datetime.now(UTC)
+    moment = now or timestamps.now()
     cache: dict[str, bool] = {}
     blocking = [(c, _why_not(judge_in_source(ws, c, sha, moment, cache), gate, moment))
                 for c in clusters]

@@ -13,9 +13,10 @@ import enum
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from clmgit import timestamps
 from clmgit.adapters.git import SHORT_SHA_RE
 from clmgit.channels import DEFAULT_GROUP, Channel, pin_groups
 from clmgit.errors import ConfigError, GitError, RefusedError
@@ -94,7 +95,7 @@ def check(plan: Plan) -> Plan:
 
 
 def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
+    return timestamps.now().replace(microsecond=0)
 
 
 def resolve_commit(ws: Workspace, ref: str) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import datetime
 
+from clmgit import timestamps
 from clmgit.channels import Channel, selector_matches
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.model import (
@@ -44,7 +45,7 @@ class ClusterState:
 def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) -> ClusterState:
     from clmgit.promotion.health import status_health, stuck
 
-    now = now or datetime.now(UTC)
+    now = now or timestamps.now()
     pinned, group_or_reason = ws.pinned_sha(cluster)
     state, reason = _state(cluster, pinned, group_or_reason)
     if state in ("pending", "updating") and pinned:
@@ -117,7 +118,7 @@ def fleet_status(ws: Workspace, channel: str | None = None, *,
         and (where.channel is None or c.channel == where.channel)
         and selector_matches(where.labels, c)
     ]
-    now = now or datetime.now(UTC)
+    now = now or timestamps.now()
     states = [cluster_state(ws, c, now) for c in clusters]
     return [s for s in states
             if (where.group is None or s.group == where.group)

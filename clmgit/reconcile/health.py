@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from clmgit import timestamps
 from clmgit.engine.clock import Backoff, Clock
 from clmgit.engine.health import HealthBackends, observe
 from clmgit.engine.probes import Fetch, http_fetch
@@ -86,7 +87,7 @@ class Observer:
     gates: Callable[[Cluster], ClusterGate]
     layout: Layout = DEFAULT
     fetch: Fetch = http_fetch
-    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    now: Callable[[], datetime] = timestamps.now
 
     def look(self, cluster: Cluster) -> Observation:
         gate = self.gates(cluster)

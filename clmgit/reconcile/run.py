@@ -25,8 +25,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
+from clmgit import timestamps
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.engine.port import ClusterEngine
@@ -99,7 +100,7 @@ class Reconciler:
     on_result: Callable[[Result], None] = lambda result: None
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
-    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    now: Callable[[], datetime] = timestamps.now
     #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).

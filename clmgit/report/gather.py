@@ -4,8 +4,9 @@ rollup with its gate verdicts), `history` and the promotion gates; nothing is ju
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
+from clmgit import timestamps
 from clmgit.channels import DEFAULT_GROUP, Channel
 from clmgit.durations import format_duration
 from clmgit.model import Cluster
@@ -28,7 +29,7 @@ HISTORY = 50
 def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTORY,
            now: datetime | None = None) -> Report:
     """The report of the workspace's fleet as it is now."""
-    now = now or datetime.now(UTC).replace(microsecond=0)
+    now = now or timestamps.now().replace(microsecond=0)
     states = fleet_status(ws)
     rows = group_rollup(ws, states)
     judge = _SourceGates(ws, now)
