@@ -17,6 +17,7 @@ from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
 from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
+from clmgit.windows import Window, parse_window
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
@@ -36,6 +37,8 @@ class Group:
     #: {source: sha} when the pin names several config sources (`sha:` a mapping); `sha` is
     #: then None, so that code that knows one source alone never reads half a pin.
     pins: Mapping[str, str] = field(default_factory=dict)
+    #: When its clusters may be changed, unless their record names a `maintenance_window`.
+    maintenance_window: Window | None = None
 
     def matches(self, cluster: Cluster) -> bool:
         return selector_matches(self.selector, cluster)
@@ -60,6 +63,8 @@ class Gates:
     groups_before: str | None = None
     #: Every running source cluster healthy on the SHA for `stable_for` (clmgit/healthstate.py).
     healthy_in_source: HealthGate | None = None
+    #: The promoted commit (with "all": also every commit it brings) signed by an allowed key.
+    signed_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,8 @@ class Channel:
     freeze_reason: str = ""
     gates: Gates = Gates()
     groups: tuple[Group, ...] = ()
+    #: When promotions into the channel may land (clmgit/windows.py); None: at any time.
+    windows: Window | None = None
 
     @property
     def pinned(self) -> bool:
@@ -124,7 +131,8 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source",
+                                "signed_source"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
@@ -132,6 +140,10 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
     if groups_before not in (None, "applied", "healthy"):
         raise ConfigError(f"{path}: gates.groups_before must be 'applied' or 'healthy', not "
                           f"{groups_before!r}")
+    signed = gates_raw.get("signed_source", False)
+    if signed not in (True, False, None, "all"):
+        raise ConfigError(f"{path}: gates.signed_source must be true, false or 'all', not "
+                          f"{signed!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),
@@ -144,8 +156,10 @@ def parse_channel(name: str, text: bytes | str, path: str) -> Channel:
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
             groups_before=groups_before,
             healthy_in_source=parse_gate(gates_raw.get("healthy_in_source"), path),
+            signed_source="all" if signed == "all" else ("head" if signed else None),
         ),
         groups=groups,
+        windows=parse_window(raw.get("windows"), f"{path}: windows"),
     )
 
 
@@ -178,6 +192,8 @@ def _parse_group(raw: Any, where: str) -> Group:
         promoted_at=_str(raw.get("promoted_at")),
         promoted_from=_str(raw.get("promoted_from")),
         pins=pins,
+        maintenance_window=parse_window(raw.get("maintenance_window"),
+                                        f"{where}: maintenance_window"),
     )
 
 

@@ -59,8 +59,8 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} "
-                          "(known keys: layout, manage_etcd_stack) nor a key of config "
-                          "sources (sources, allow_override)")
+                          "(known keys: layout, manage_etcd_stack, signing) nor a key of "
+                          "config sources (sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -72,7 +72,7 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     return Layout(name, manage_etcd_stack=etcd)
 
 
-_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override")
+_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "signing")
 
 
 def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:

@@ -28,14 +28,18 @@ ALLOWED: dict[str, frozenset[str]] = {
     "config": frozenset({"adapters"}),  # reading trees at a SHA from git's object database
     "engine": frozenset({"config"}),
     "workspace": frozenset({"adapters", "registry"}),
-    "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
-    "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
+    "promotion": frozenset({"workspace", "adapters", "config", "engine", "registry",
+                            "signing"}),
+    "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry",
+                            "signing"}),
+    # which commits carry an allowed signature, as git verifies them
+    "signing": frozenset({"adapters"}),
     "views": frozenset({"promotion", "reconcile", "engine", "config"}),
     # the fleet as a page: what status, history and diff read, laid out (as views is)
     "report": frozenset({"promotion", "workspace", "adapters", "config", "registry"}),
     "convert": frozenset({"config", "adapters", "registry"}),  # CLM's templates brought over
     "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
-                      "registry", "adapters", "convert", "report"}),
+                      "registry", "adapters", "convert", "report", "signing"}),
     "__main__": frozenset({"cli"}),
 }
 

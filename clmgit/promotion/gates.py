@@ -17,6 +17,7 @@ from clmgit.durations import format_duration
 from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Cluster
 from clmgit.promotion.content import contains
 from clmgit.timestamps import parse_timestamp
+from clmgit.windows import format_instant
 from clmgit.workspace import Workspace
 
 #: Clusters that are not (or no longer) running do not hold back a promotion.
@@ -30,6 +31,8 @@ FORWARD = "forward_only"
 BRANCH_CONTENT = "branch_content"
 SOURCE = "source"
 GROUPS_BEFORE = "groups_before"
+WINDOW = "window"
+SIGNED = "signed_source"
 
 #: The flag that lifts each gate's refusal; every other gate is lifted by --force.
 _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
@@ -142,6 +145,57 @@ def check_freeze(target: Channel) -> GateResult:
     return GateResult(FREEZE, refusal)
 
 
+def check_window(target: Channel, now: datetime) -> GateResult:
+    """`windows:` of the target: a promotion lands only while one is open (deny over allow)."""
+    window = target.windows
+    if window is None or window.is_open(now):
+        return GateResult(WINDOW, None)
+    opening = window.next_opening(now)
+    when = (f"the next opens at {format_instant(opening, window.zone)}" if opening
+            else "no window opens again")
+    return GateResult(WINDOW, (
+        f"{WINDOW_CLOSED} {target.name!r} ({window.describe()}); {when} (--force overrides)"))
+
+
+#: How a window's refusal begins; an override of it is recorded as `Clmgit-Override: window`.
+WINDOW_CLOSED = "outside the promotion windows of"
+
+
+def override_trailers(overrides: Sequence[str]) -> list[str]:
+    """`Clmgit-Override:` trailers: the flag of each override, and `window` for a window's."""
+    names = [o.split(":", 1)[0].lstrip("-") for o in overrides]
+    names += [WINDOW for o in overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+    return [f"Clmgit-Override: {name}" for name in dict.fromkeys(names)]
+
+
+def check_signed(ws: Workspace, target: Channel, sha: str,
+                 olds: Sequence[str] = ()) -> GateResult:
+    """`signed_source`: the promoted commit (`all`: also each commit it brings past `olds`,
+    the target's current pins) is signed by a key of the allowed signers (clmgit/signing.py)."""
+    mode = target.gates.signed_source
+    if mode is None:
+        return GateResult(SIGNED, None)
+    from clmgit import signing
+
+    where = f"clmgit.yaml on branch {ws.control_branch!r}"
+    settings = signing.settings_at(ws.repo, ws.control_sha, where)
+    verifier = signing.verifier_at(ws.repo, ws.control_sha, settings,
+                                   why=f"gates.signed_source of {target.path}")
+    shas = [sha]
+    if mode == "all":
+        bases = [o for o in olds if ws.repo.is_ancestor(o, sha)]
+        listed = ws.repo.run("rev-list", sha, *(f"^{b}" for b in bases), "--").split()
+        shas = list(dict.fromkeys([sha, *listed]))
+    unsigned = verifier.unsigned(shas)
+    if not unsigned:
+        return GateResult(SIGNED, None)
+    which = "; ".join(s.refusal() for s in unsigned[:5])
+    more = f" and {len(unsigned) - 5} more" if len(unsigned) > 5 else ""
+    return GateResult(SIGNED, (
+        f"{target.name!r} takes only commits signed by a key in {settings.allowed_signers}: "
+        f"{which}{more} (--force overrides)"))
+
+
 def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:
     return [
         c for c in ws.clusters if c.channel == source.name and c.lifecycle_status not in INACTIVE
@@ -226,7 +280,7 @@ def check_all(
     ws: Workspace, *, source: Channel, target: Channel, sha: str, now: datetime,
     groups: Sequence[str] = (),
 ) -> list[GateResult]:
-    results = [check_freeze(target), check_source(source, target),
+    results = [check_freeze(target), check_window(target, now), check_source(source, target),
                check_groups_before(ws, target, groups, sha, now)]
     healthy = target.gates.healthy_in_source is not None
     if target.gates.applied_in_source or target.gates.soak or healthy:

@@ -183,6 +183,7 @@ def plan_promotion(
                               groups=[c.group for c in changes] if dst.groups else ())
     results.append(gates.check_forward(
         ws.repo, dst, [(c.group, c.old) for c in changes if c.old], new))
+    results.append(gates.check_signed(ws, dst, new, olds))
     planned = _branch_move(ws, dst, {c.group: new for c in changes}, new,
                            known=olds if dst.groups else ())
     results.append(gates.GateResult(gates.BRANCH_CONTENT, planned.refusal))
@@ -245,7 +246,8 @@ def plan_rollback(
     }
     new_pins = {c.group: c.new for c in changes}
     planned = _branch_move(ws, ch, new_pins, sha, known=[c.old for c in changes if c.old])
-    verdict = gates.judge([gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
+    verdict = gates.judge([gates.check_window(ch, now),
+                           gates.GateResult(gates.BRANCH_CONTENT, planned.refusal)],
                           force=force, ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, sha, tuple(changes), tuple(unchanged),
                 verdict.overrides, (), planned.taken(), refusals=verdict.refusals)
@@ -318,7 +320,7 @@ def commit_message(plan: Plan) -> str:
                  f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
     if plan.action == "rollback":
         trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
-    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    trailers += gates.override_trailers(plan.overrides)
     trailers += [f"Clmgit-Health: {line.partition(': ')[2]}" for line in plan.records[:1]]
     paragraphs.append("\n".join(dict.fromkeys(trailers)))
     return "\n\n".join(paragraphs) + "\n"

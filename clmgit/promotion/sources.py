@@ -90,7 +90,8 @@ def plan_sources_promotion(
     if not changes:
         return Plan("promote", dst.name, src.name, version, (), unchanged)
 
-    results = [gates.check_freeze(dst), gates.check_source(src, dst)]
+    results = [gates.check_freeze(dst), gates.check_window(dst, now),
+               gates.check_source(src, dst)]
     results += per_source_gates(ws, src, dst, new, olds, changed, now)
     moves: list[tuple[str, BranchMove]] = []
     if _all_at(dst, changed, new, sources):
@@ -210,7 +211,7 @@ def commit_message(plan: Plan, olds: Mapping[str, Mapping[str, str] | None],
     trailers = ["Clmgit-Action: promote", f"Clmgit-Source: {plan.source}",
                 f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}",
                 f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
-    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    trailers += gates.override_trailers(plan.overrides)
     paragraphs.append("\n".join(dict.fromkeys(trailers)))
     return "\n\n".join(paragraphs) + "\n"
 

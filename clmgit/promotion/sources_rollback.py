@@ -64,7 +64,8 @@ def plan_sources_rollback(ws: Workspace, *, channel: str, groups: Sequence[str] 
            or (g.name not in backs and group_pins(g, sources) == first) for g in ch.groups):
         moves, refused = plan_source_moves(
             ws, ch, first, {n: [o[n] for o in olds.values()] for n in first})
-    verdict = gates.judge(refused, force=force, ignore_freeze=False)
+    verdict = gates.judge([gates.check_window(ch, now), *refused], force=force,
+                          ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, changes[0].new, changes, tuple(unchanged),
                 verdict.overrides, refusals=verdict.refusals)
     pins = {n: {"sha": b, "promoted_at": format_timestamp(now), "promoted_from": "rollback"}
@@ -116,7 +117,7 @@ def _message(plan: Plan, olds: Mapping[str, Mapping[str, str]],
     trailers = ["Clmgit-Action: rollback", f"Clmgit-Sha: {plan.sha}", f"Clmgit-Groups: {groups}",
                 f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}",
                 "Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes)]
-    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    trailers += gates.override_trailers(plan.overrides)
     paragraphs = [f"rollback({plan.target}): {moves} [{groups}]", lines]
     if plan.overrides:
         paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
