@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from clmgit.accounts import ClmAccount
@@ -84,8 +85,12 @@ class Engine:
         layout: Layout = DEFAULT, accounts: AccountFactory = lambda cluster: None,
         on_event: Callable[[str, str], None] = lambda cluster_id, text: None,
         lease: LeaseCheck = no_lease_check,
+        between_waves: Callable[[Cluster, datetime], None] = lambda cluster, now: None,
     ) -> None:
         self.source = source
+        #: Asked (the cluster, the time) before each wave of a rolling update; raises
+        #: `clmgit.engine.rolling.WindowClosed` to pause it there (maintenance windows).
+        self.between_waves = between_waves
         #: Asked before every call to a cluster's backends (`clmgit.engine.guard`).
         self.lease = lease
         #: Hears (cluster id, what the engine is doing) during long steps: progress.
@@ -102,7 +107,8 @@ class Engine:
             account = guarded(account, self._check(cluster))
         renderer = cluster_renderer(self.source, sha, cluster, self.layout, account=account)
         run = _Run(renderer, self._backends(renderer.cluster, dry_run), self.clock, dry_run,
-                   events=lambda text: self.on_event(cluster.id, text))
+                   events=lambda text: self.on_event(cluster.id, text),
+                   before_wave=lambda: self.between_waves(cluster, self.clock.now()))
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
             # rendered once, where its stack outputs are known, and fails there.
@@ -181,9 +187,11 @@ class _Run:
     """One cluster's apply: its renderer, backends and report, step by step."""
 
     def __init__(self, renderer: ClusterRenderer, to: Backends, clock: Clock,
-                 dry_run: bool, *, events: Callable[[str], None]) -> None:
+                 dry_run: bool, *, events: Callable[[str], None],
+                 before_wave: Callable[[], None] = lambda: None) -> None:
         self.renderer, self.to, self.clock, self.dry_run = renderer, to, clock, dry_run
         self.events = events
+        self.before_wave = before_wave
         self.cluster = renderer.cluster  # defaults merged: drain settings, surge
         self.report = Report()
         #: Each stack's resource changes (a dry run's plan: what the roll will follow from).
@@ -265,7 +273,7 @@ class _Run:
             rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
                                     clock=self.clock, dry_run=self.dry_run,
                                     planned=self.planned.get(stack, ()),
-                                    events=self.events)
+                                    events=self.events, before_wave=self.before_wave)
             if rolled.replaced:
                 verb = "would replace" if self.dry_run else "replaced"
                 self.report.add(f"node pool {pool.name}: {verb} {len(rolled.replaced)} "

@@ -32,6 +32,8 @@ CREATE = "create"
 UPDATE = "update"
 DECOMMISSION = "decommission"
 BLOCKED = "blocked"
+#: Outside its maintenance window (clmgit/reconcile/maintenance.py); also the outcome.
+WAITING = "waiting"
 
 Pin = Callable[[Cluster], tuple[str | None, str]]  # (SHA or None, group or why there is none)
 
@@ -42,7 +44,7 @@ class Target:
     action: str  # one of the constants above
     sha: str = ""
     version: str = ""  # what `current_version` becomes when the action succeeds
-    reason: str = ""  # why a cluster is blocked
+    reason: str = ""  # why a cluster is blocked or waiting (or a note on the action)
 
     @property
     def final_lifecycle(self) -> str:

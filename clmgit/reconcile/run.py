@@ -31,6 +31,7 @@ from clmgit import timestamps
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.engine.port import ClusterEngine
+from clmgit.engine.rolling import WindowClosed
 from clmgit.errors import ClmgitError
 from clmgit.model import (
     MAX_PROBLEMS,
@@ -41,7 +42,15 @@ from clmgit.model import (
     Problem,
 )
 from clmgit.reconcile.leases import LeaseTable, Outcome, Renewal, Unfinished, lease_timing
-from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
+from clmgit.reconcile.maintenance import IGNORED
+from clmgit.reconcile.plan import (
+    BLOCKED,
+    DECOMMISSION,
+    IN_SYNC,
+    WAITING,
+    Target,
+    applied_version,
+)
 from clmgit.registry import (
     DEFAULT_LEASE_SECONDS,
     LeaseLost,
@@ -64,6 +73,8 @@ PLANNED = "planned"
 STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kept to resume
 #: The detail of a cluster skipped because another reconciler holds its lease.
 LEASE_HELD = "another reconciler holds its lease"
+#: Plans that start no work: the cluster is reported, not leased.
+NO_WORK = (IN_SYNC, BLOCKED, WAITING)
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
 
@@ -120,7 +131,7 @@ class Reconciler:
         results: dict[int, Result] = {}
         work = []
         for i, target in enumerate(targets):
-            if target.action in (IN_SYNC, BLOCKED):
+            if target.action in NO_WORK:
                 results[i] = self._report(_no_work(target))
             else:
                 work.append((i, target))
@@ -211,7 +222,7 @@ class Reconciler:
         # `cluster` is the record as it is now, and the plan is made again from it: the run's
         # plan may be hours old (a decommission cancelled, a block set, a channel changed).
         target = self.replan(planned, cluster)
-        if target.action in (IN_SYNC, BLOCKED):
+        if target.action in NO_WORK:
             renewal.stop_renewing(cluster.id)
             self.registry.record(cluster.id, self.holder, release=True)
             return _no_work(target)
@@ -229,8 +240,9 @@ class Reconciler:
             self._release_quietly(cluster.id, renewal)
             return _result(target, FAILED, detail=str(e))
         except Cancelled as e:  # no problem of the cluster's: the next run resumes
-            return self._finish(renewal, _result(target, STOPPED, detail=str(e)),
-                                status=starting)
+            paused = isinstance(e, WindowClosed)  # its maintenance window closed
+            return self._finish(renewal, _result(target, WAITING if paused else STOPPED,
+                                                 detail=str(e)), status=starting)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
             problem = _problem(e)
             failed = replace(starting, problems=_add_problem(starting.problems, problem))
@@ -245,7 +257,10 @@ class Reconciler:
                 applied_at=format_timestamp(self.now()),
             )
             done = replace(done, health=self._health(replace(cluster, status=done)))
-        return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
+        if target.reason:  # started outside its maintenance window (--ignore-window)
+            done = replace(done, problems=(Problem(type=IGNORED, title=target.reason),))
+        return self._finish(renewal, _result(target, APPLIED, detail=target.reason,
+                                             changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
 
     def _health(self, cluster: Cluster) -> Health | None:
@@ -320,6 +335,8 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
 def _no_work(target: Target) -> Result:
     if target.action == BLOCKED:
         return _result(target, SKIPPED, detail=target.reason)
+    if target.action == WAITING:
+        return _result(target, WAITING, detail=target.reason)
     return _result(target, IN_SYNC)
 
 
