@@ -4,6 +4,8 @@ HTTP, the Kubernetes emulator; the hour set by `CLMGIT_NOW`, never slept until."
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import pytest
 
@@ -59,3 +61,39 @@ def test_ignore_window_starts_it_and_says_so(sandbox_factory,
     [updated] = sandbox.clusters().values()
     assert updated.status.current_version.startswith(sandbox.versions[1])
     assert [p.type for p in updated.status.problems] == [IGNORED]
+
+
+def on_alpha(records: list[dict]) -> None:
+    for r in records:
+        r["channel"] = "alpha"
+
+
+def test_require_signed_pins_refuses_an_unsigned_pin_and_applies_a_signed_one(
+        sandbox_factory, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed")
+    sandbox = sandbox_factory(1, edit=on_alpha)
+    key = tmp_path / "ada"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ada", "-f", str(key)],
+                   check=True)
+    git = sandbox.builder.git
+    git("config", "gpg.format", "ssh")
+    git("config", "user.signingKey", str(key))
+    sandbox.builder.commit("main", {"allowed_signers": f"ada@example.org "
+                                    f"{key.with_suffix('.pub').read_text()}"}, "Allow ada")
+    assert sandbox.cli("promote", "dev", "alpha", "--force").code == 0  # unsigned
+    unsigned = git("rev-parse", "main")
+
+    r = sandbox.reconcile("--require-signed-pins")
+    assert r.code == 0, r.err
+    assert (f"the pin of channel 'alpha' was moved by {unsigned[:7]} by Ada Platform "
+            "<ada@example.org>: it is not signed") in r.out
+    [cluster] = sandbox.clusters().values()
+    assert cluster.status.current_version == ""  # nothing applied
+
+    sandbox.commit_version(2)
+    assert sandbox.cli("promote", "dev", "alpha", "--force", "--sign").code == 0
+    r = sandbox.reconcile("--require-signed-pins")
+    assert r.code == 0, r.err
+    [cluster] = sandbox.clusters().values()
+    assert cluster.status.current_version.startswith(sandbox.versions[1])
