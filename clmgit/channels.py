@@ -17,7 +17,7 @@ from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
 from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
-from clmgit.windows import Window, parse_window
+from clmgit.windows import Window, parse_line, parse_window
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
@@ -195,6 +195,22 @@ def _parse_group(raw: Any, where: str) -> Group:
         maintenance_window=parse_window(raw.get("maintenance_window"),
                                         f"{where}: maintenance_window"),
     )
+
+
+#: The registry config item naming a cluster's maintenance window (clmgit/windows.py).
+MAINTENANCE_WINDOW = "maintenance_window"
+
+
+def maintenance_window(channels: Mapping[str, Channel], cluster: Cluster) -> Window | None:
+    """When reconcile may change the cluster: its config item `maintenance_window` (one line,
+    the zone last), else its group's; None: at any time."""
+    text = cluster.config_items.get(MAINTENANCE_WINDOW, "")
+    if text.strip():
+        name = cluster.alias or cluster.id
+        return parse_line(text, f"cluster {name}: config item {MAINTENANCE_WINDOW}")
+    channel = channels.get(cluster.channel)
+    group = channel.group_for(cluster) if channel is not None else None
+    return group.maintenance_window if group is not None else None
 
 
 def group_pins(group: Group, sources: Sources) -> dict[str, str] | None:

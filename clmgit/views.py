@@ -260,7 +260,8 @@ def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
         ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
         [[r.channel, r.group, _short(r.pinned_sha), r.clusters,
           ", ".join(f"{n} {state}" for state, n in r.states.items()) or "-",
-          (f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no",
+          ((f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no")
+          + (f", {r.window}" if r.window else ""),
           _short(r.next_sha), _gate_cell(r)]
          for r in rows],
     )

@@ -16,27 +16,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from clmgit import timestamps
-from clmgit.channels import Channel
+from clmgit.channels import Channel, maintenance_window
 from clmgit.engine.rolling import WindowClosed
 from clmgit.errors import ConfigError
 from clmgit.model import Cluster
 from clmgit.reconcile.plan import BLOCKED, UPDATE, WAITING, Target
-from clmgit.windows import Window, parse_line, until
+from clmgit.windows import until
 
-ITEM = "maintenance_window"
 #: The problem type of an update started outside its window by --ignore-window.
 IGNORED = "clmgit/maintenance-window-ignored"
-
-
-def cluster_window(channels: Mapping[str, Channel], cluster: Cluster) -> Window | None:
-    """The cluster's own window, else its group's; None: any time."""
-    text = cluster.config_items.get(ITEM, "")
-    if text.strip():
-        name = cluster.alias or cluster.id
-        return parse_line(text, f"cluster {name}: config item {ITEM}")
-    channel = channels.get(cluster.channel)
-    group = channel.group_for(cluster) if channel is not None else None
-    return group.maintenance_window if group is not None else None
 
 
 @dataclass(frozen=True)
@@ -51,7 +39,7 @@ class MaintenanceWindows:
         if target.action != UPDATE:
             return target
         try:
-            window = cluster_window(self.channels, target.cluster)
+            window = maintenance_window(self.channels, target.cluster)
         except ConfigError as e:
             return Target(target.cluster, BLOCKED, reason=str(e))
         moment = self.now()
@@ -67,7 +55,7 @@ class MaintenanceWindows:
         if self.ignore:
             return
         try:
-            window = cluster_window(self.channels, cluster)
+            window = maintenance_window(self.channels, cluster)
         except ConfigError:
             return  # the run's plan refused it already; an update under way is not cut short
         if window is not None and not window.is_open(now):

@@ -19,6 +19,7 @@ from clmgit.report.forge import commit_url
 from clmgit.report.matrix import matrix
 from clmgit.report.model import ChannelView, ClusterRow, GroupView, Report
 from clmgit.timestamps import format_timestamp
+from clmgit.windows import until
 from clmgit.workspace import Workspace
 
 #: How many changes to cluster/ the matrix shows, and how many history entries.
@@ -35,7 +36,8 @@ def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTOR
     judge = _SourceGates(ws, now)
     channels = tuple(
         ChannelView(ch.name, ch.branch, ch.source, ch.pinned, ch.frozen, ch.freeze_reason,
-                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name))
+                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name),
+                    window=until(ch.windows, now) if ch.windows else "")
         for ch in ws.channels.values()
     )
     records = {c.id: c for c in ws.clusters}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,6 +54,12 @@ def test_outside_its_window_a_promotion_names_the_next_opening(
     assert f"the next opens at {opens} (--force overrides)" in r.err
     assert "outside the promotion windows of 'alpha'" in r.err and "Mon-Thu 09:00-16:00" in r.err
     assert r.err.count("\n") == 1 and windowed.branch("main") == before
+    rows = json.loads(windowed.cli("status", "--by", "group", "-o", "json").out)["items"]
+    [alpha] = [row for row in rows if row["channel"] == "alpha"]
+    assert alpha["window"] == f"closed until {opens}" and alpha["gate"] == "refused"
+    assert all(row["window"] == "" for row in rows if row["channel"] != "alpha")
+    report = windowed.cli("report", "--markdown")
+    assert report.code == 0 and f"no, closed until {opens}" in report.out
 
 
 def test_force_lands_it_recorded_and_inside_the_window_it_lands_plainly(

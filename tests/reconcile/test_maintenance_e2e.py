@@ -39,6 +39,10 @@ def test_outside_its_window_a_cluster_waits_untouched_then_updates_inside_it(
     assert "closed until 2026-12-05T02:00+01:00" in item["detail"]
     [now] = sandbox.clusters().values()
     assert now.status == created.status  # untouched: not even next_version
+    [state] = json.loads(sandbox.cli("status", "-o", "json").out)["items"]
+    assert state["state"] == "pending"
+    assert state["reason"] == ("waiting: its maintenance window is closed until "
+                               "2026-12-05T02:00+01:00")
 
     monkeypatch.setenv("CLMGIT_NOW", SATURDAY_NIGHT)
     r = sandbox.reconcile()
