@@ -133,12 +133,14 @@ def settings_at(repo: GitRepo, ref: str, where: str) -> Settings:
     return parse_settings(load_settings(repo.read_file(ref, SETTINGS_PATH), where), where)
 
 
-def verifier_at(repo: GitRepo, ref: str, settings: Settings, *, why: str) -> Verifier:
-    """A verifier with the allowed signers at `ref`; `why` (the setting that asks for
+def verifier_at(repo: GitRepo, ref: str, settings: Settings, *, why: str,
+                verify_in: GitRepo | None = None) -> Verifier:
+    """A verifier with the allowed signers at `ref` for the commits of `verify_in` (default:
+    `repo`, a config source's own repository otherwise); `why` (the setting that asks for
     signatures) completes the refusal when the file is missing."""
     data = repo.read_file(ref, settings.allowed_signers)
     if data is None:
         raise ConfigError(f"{why} asks for signed commits, but there is no "
                           f"{settings.allowed_signers} on the control branch; commit the "
                           "allowed signers there (git's allowed_signers format)")
-    return Verifier(repo, data)
+    return Verifier(verify_in or repo, data)

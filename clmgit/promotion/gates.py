@@ -168,10 +168,11 @@ def override_trailers(overrides: Sequence[str]) -> list[str]:
     return [f"Clmgit-Override: {name}" for name in dict.fromkeys(names)]
 
 
-def check_signed(ws: Workspace, target: Channel, sha: str,
-                 olds: Sequence[str] = ()) -> GateResult:
+def check_signed(ws: Workspace, target: Channel, sha: str, olds: Sequence[str] = (), *,
+                 repo: GitRepo | None = None) -> GateResult:
     """`signed_source`: the promoted commit (`all`: also each commit it brings past `olds`,
-    the target's current pins) is signed by a key of the allowed signers (clmgit/signing.py)."""
+    the target's current pins) is signed by a key of the allowed signers (clmgit/signing.py).
+    `repo`: the config source's repository the commits are in (default: the workspace's)."""
     mode = target.gates.signed_source
     if mode is None:
         return GateResult(SIGNED, None)
@@ -179,12 +180,13 @@ def check_signed(ws: Workspace, target: Channel, sha: str,
 
     where = f"clmgit.yaml on branch {ws.control_branch!r}"
     settings = signing.settings_at(ws.repo, ws.control_sha, where)
-    verifier = signing.verifier_at(ws.repo, ws.control_sha, settings,
+    commits = repo or ws.repo
+    verifier = signing.verifier_at(ws.repo, ws.control_sha, settings, verify_in=commits,
                                    why=f"gates.signed_source of {target.path}")
     shas = [sha]
     if mode == "all":
-        bases = [o for o in olds if ws.repo.is_ancestor(o, sha)]
-        listed = ws.repo.run("rev-list", sha, *(f"^{b}" for b in bases), "--").split()
+        bases = [o for o in olds if commits.is_ancestor(o, sha)]
+        listed = commits.run("rev-list", sha, *(f"^{b}" for b in bases), "--").split()
         shas = list(dict.fromkeys([sha, *listed]))
     unsigned = verifier.unsigned(shas)
     if not unsigned:

@@ -38,6 +38,8 @@ def per_source_gates(ws: Workspace, src: Channel, dst: Channel, new: Mapping[str
         behind = [(g, o[s.name]) for g in changed if (o := olds[g])]
         forward = gates.check_forward(repo, dst, behind, new[s.name])
         results.append(_named(forward, s.name))
+        signed = gates.check_signed(ws, dst, new[s.name], [old for _, old in behind], repo=repo)
+        results.append(_named(signed, s.name))
         if dst.gates.applied_in_source:
             results.append(_named(_applied(ws, s.name, src, new[s.name], clusters), s.name))
     if dst.gates.soak:
