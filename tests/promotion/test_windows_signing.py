@@ -12,8 +12,10 @@ import pytest
 from clmgit_sandbox.configrepo import GIT_ENV
 
 from clmgit.adapters.git import run_git
+from tests.helpers.cli import run_cli
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.promotion import applied, last_message, pins
+from tests.helpers.sources import CHANNELS, two_sources
 
 ALPHA = """\
 channel: alpha
@@ -122,12 +124,13 @@ def keys(tmp_path: Path) -> tuple[Path, Path]:
     return keygen(tmp_path / "ada", "ada"), keygen(tmp_path / "eve", "eve")
 
 
-def signed_commit(fleet: Fleet, branch: str, key: Path, path: str, text: str) -> str:
-    """A commit on `branch` changing `path`, signed with `key` by git itself."""
-    env = {**GIT_ENV, "GIT_INDEX_FILE": str(fleet.path / ".git" / "sign-index")}
+def signed_commit(repo: Fleet | Path, branch: str, key: Path, path: str, text: str) -> str:
+    """A commit on `branch` of `repo` changing `path`, signed with `key` by git itself."""
+    where = repo.path if isinstance(repo, Fleet) else repo
+    env = {**GIT_ENV, "GIT_INDEX_FILE": str(where / ".git" / "sign-index")}
 
     def git(*args: str, data: bytes | None = None) -> str:
-        return run_git(args, cwd=fleet.path, stdin=data, env=env).stdout.decode().strip()
+        return run_git(args, cwd=where, stdin=data, env=env).stdout.decode().strip()
 
     git("read-tree", branch)
     blob = git("hash-object", "-w", "--stdin", data=text.encode())
@@ -204,3 +207,27 @@ def test_promote_signs_with_sign_and_when_git_is_set_to(
     git("config", "commit.gpgSign", "true")
     assert fleet.cli("unfreeze", "alpha").code == 0
     assert git(*verify, "main") == "G"
+
+
+@needs_ssh_keygen
+def test_signed_source_with_several_sources_verifies_each_in_its_repository(
+        tmp_path: Path, keys: tuple[Path, Path]) -> None:
+    ada, _ = keys
+    beta = CHANNELS["channels/beta.yaml"].replace("applied_in_source: true",
+                                                  "signed_source: true")
+    repos = two_sources(tmp_path, main_tree={"cluster/stack.yaml": "v: 1\n"},
+                        addons_tree={"cluster/manifests/app/cm.yaml": "kind: ConfigMap\n"},
+                        records=[], channels={**CHANNELS, "channels/beta.yaml": beta})
+    repos.main.commit("main", {"allowed_signers": f"ada@example.org "
+                               f"{ada.with_suffix('.pub').read_text()}"}, "Allow ada")
+    signed_commit(repos.main.path, "dev", ada, "cluster/stack.yaml", "v: 2\n")
+    unsigned = repos.addons.commit("dev", {"cluster/manifests/app/cm.yaml": "kind: Secret\n"},
+                                   "Addons v2")
+    r = run_cli("--repo", str(repos.main.path), "promote", "dev", "beta")
+    assert r.code == 1
+    assert "source 'addons': 'beta' takes only commits signed" in r.err
+    assert f"{unsigned[:7]} by Ada Platform <ada@example.org>: it is not signed" in r.err
+    assert "source 'main'" not in r.err
+    signed_commit(repos.addons.path, "dev", ada, "cluster/manifests/app/cm.yaml", "kind: X\n")
+    r = run_cli("--repo", str(repos.main.path), "promote", "dev", "beta")
+    assert r.code == 0, r.err
