@@ -16,6 +16,7 @@ from clmgit.model import Cluster, NodePool
 from clmgit.reconcile.maintenance import MaintenanceWindows
 from clmgit.reconcile.plan import BLOCKED, CREATE, UPDATE, WAITING, Target
 from tests.helpers.nodes import GROUP, sync
+from tests.helpers.reconcile import FakeEngine, FakeReport, make_registry, record, run
 
 STABLE = """\
 branch: stable
@@ -99,3 +100,25 @@ def test_a_rolling_update_pauses_between_waves_and_resumes_in_the_next_window() 
     assert len(result.replaced) == 2 and result.waves == 1
     assert not pools.pool_state(record, "p").outdated
     assert pools.groups["asg"][1].desired_capacity == 4
+
+
+class ClosingEngine(FakeEngine):
+    """Applies as the fake does, but its update finds the window closed before a wave."""
+
+    def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> FakeReport:
+        super().apply(cluster, sha, dry_run=dry_run)
+        raise WindowClosed("paused between waves: its maintenance window closed, closed "
+                           "until 2026-12-12T02:00+00:00; the next run resumes the update")
+
+
+def test_a_paused_update_is_waiting_keeps_next_version_and_resumes(tmp_path) -> None:
+    reg = make_registry(tmp_path, [record("a")])
+    [result] = run(reg, ClosingEngine())
+    assert result.outcome == WAITING and "paused between waves" in result.detail
+    [paused] = reg.clusters()
+    assert paused.status.next_version == result.version  # what the next run resumes
+    assert paused.status.problems == () and paused.status.current_version == ""
+    [again] = run(reg, FakeEngine())
+    assert again.outcome == "applied"
+    [done] = reg.clusters()
+    assert (done.status.current_version, done.status.next_version) == (result.version, "")
