@@ -152,7 +152,6 @@ def _no_pr(pr: bool) -> None:
 
 
 def _now() -> datetime:
-
     return timestamps.now().replace(microsecond=0)
 
 
