@@ -22,6 +22,7 @@ from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
 from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster, config_version
+from clmgit.windows import Window, parse_line, parse_window
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
@@ -44,6 +45,8 @@ class Group:
     pins: Pins = field(default_factory=dict)
     promoted_at: str = ""
     promoted_from: str = ""
+    #: When its clusters may be changed, unless their record names a `maintenance_window`.
+    maintenance_window: Window | None = None
 
     def matches(self, cluster: Cluster) -> bool:
         return selector_matches(self.selector, cluster)
@@ -68,6 +71,8 @@ class Gates:
     groups_before: str | None = None
     #: Every running source cluster healthy on the SHA for `stable_for` (clmgit/healthstate.py).
     healthy_in_source: HealthGate | None = None
+    #: The promoted commit (with "all": also every commit it brings) signed by an allowed key.
+    signed_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,8 @@ class Channel:
     groups: tuple[Group, ...] = ()
     #: The config sources the pins name, in order.
     sources: tuple[str, ...] = (MAIN_SOURCE,)
+    #: When promotions into the channel may land (clmgit/windows.py); None: at any time.
+    windows: Window | None = None
 
     @property
     def pinned(self) -> bool:
@@ -147,7 +154,8 @@ def parse_channel(name: str, text: bytes | str, path: str,
     gates_raw = raw.get("gates") or {}
     if not isinstance(gates_raw, Mapping):
         raise ConfigError(f"{path}: gates must be a mapping")
-    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source"}
+    unknown = set(gates_raw) - {"applied_in_source", "soak", "groups_before", "healthy_in_source",
+                                "signed_source"}
     if unknown:
         raise ConfigError(f"{path}: unknown gate {sorted(unknown)[0]!r}")
     soak = gates_raw.get("soak")
@@ -155,6 +163,10 @@ def parse_channel(name: str, text: bytes | str, path: str,
     if groups_before not in (None, "applied", "healthy"):
         raise ConfigError(f"{path}: gates.groups_before must be 'applied' or 'healthy', not "
                           f"{groups_before!r}")
+    signed = gates_raw.get("signed_source", False)
+    if signed not in (True, False, None, "all"):
+        raise ConfigError(f"{path}: gates.signed_source must be true, false or 'all', not "
+                          f"{signed!r}")
     return Channel(
         name=name,
         branch=_str(raw.get("branch") or name),
@@ -167,9 +179,11 @@ def parse_channel(name: str, text: bytes | str, path: str,
             soak=parse_duration(soak, where=f"{path}: gates.soak") if soak else None,
             groups_before=groups_before,
             healthy_in_source=parse_gate(gates_raw.get("healthy_in_source"), path),
+            signed_source="all" if signed == "all" else ("head" if signed else None),
         ),
         groups=groups,
         sources=tuple(sources),
+        windows=parse_window(raw.get("windows"), f"{path}: windows"),
     )
 
 
@@ -189,7 +203,25 @@ def _parse_group(raw: Any, where: str, sources: Sequence[str]) -> Group:
         pins=decode_pin(raw.get("sha"), sources, where),
         promoted_at=_str(raw.get("promoted_at")),
         promoted_from=_str(raw.get("promoted_from")),
+        maintenance_window=parse_window(raw.get("maintenance_window"),
+                                        f"{where}: maintenance_window"),
     )
+
+
+#: The registry config item naming a cluster's maintenance window (clmgit/windows.py).
+MAINTENANCE_WINDOW = "maintenance_window"
+
+
+def maintenance_window(channels: Mapping[str, Channel], cluster: Cluster) -> Window | None:
+    """When reconcile may change the cluster: its config item `maintenance_window` (one line,
+    the zone last), else its group's; None: at any time."""
+    text = cluster.config_items.get(MAINTENANCE_WINDOW, "")
+    if text.strip():
+        name = cluster.alias or cluster.id
+        return parse_line(text, f"cluster {name}: config item {MAINTENANCE_WINDOW}")
+    channel = channels.get(cluster.channel)
+    group = channel.group_for(cluster) if channel is not None else None
+    return group.maintenance_window if group is not None else None
 
 
 def channel_path(name: str) -> str:

@@ -55,9 +55,9 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
         return DEFAULT
     unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} "
-                          "(known keys: layout, manage_etcd_stack, aws) nor a key of "
-                          "config sources (sources, allow_override)")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known keys: layout, "
+                          "manage_etcd_stack, aws, notify, signing) nor a key of config sources "
+                          "(sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -72,7 +72,8 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     return Layout(name, manage_etcd_stack=etcd)
 
 
-_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "aws", "notify")
+_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "aws", "notify",
+         "signing")
 
 
 def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:

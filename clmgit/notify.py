@@ -111,15 +111,6 @@ def _words(raw: Any, what: str) -> list[str]:
     return list(raw)
 
 
-def workspace_targets(ws: Any) -> tuple[Target, ...]:
-    """The targets `clmgit.yaml` on the workspace's control branch lists."""
-    from clmgit.layout import SETTINGS_PATH, load_settings
-
-    where = f"{SETTINGS_PATH} on branch {ws.control_branch!r}"
-    settings = load_settings(ws.repo.read_file(ws.control_sha, SETTINGS_PATH), where)
-    return parse_notify(settings.get("notify"), where)
-
-
 def timeout() -> float:
     """`CLMGIT_NOTIFY_TIMEOUT`: the seconds a notification may take (default 10)."""
     value = os.environ.get(TIMEOUT_ENV, "")

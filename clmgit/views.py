@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from clmgit import timestamps
 from clmgit.model import short_version
 from clmgit.output import Format, emit, line, note, table, to_data
 
@@ -211,13 +212,12 @@ def _health_cell(s: ClusterState) -> str:
 
 
 def _health_text(state: str, since: str, reason: str) -> str:
-    from datetime import UTC, datetime
 
     from clmgit.durations import format_duration
     from clmgit.timestamps import parse_timestamp
 
     start = parse_timestamp(since)
-    held = f" {format_duration(datetime.now(UTC) - start)}" if start else ""
+    held = f" {format_duration(timestamps.now() - start)}" if start else ""
     return f"{state}{held}" + (f": {reason}" if reason else "")
 
 
@@ -260,7 +260,8 @@ def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
         ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
         [[r.channel, r.group, _short(r.pinned_sha), r.clusters,
           ", ".join(f"{n} {state}" for state, n in r.states.items()) or "-",
-          (f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no",
+          ((f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no")
+          + (f", {r.window}" if r.window else ""),
           _short(r.next_sha), _gate_cell(r)]
          for r in rows],
     )

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
 #: The model tier: domain values, errors and helpers that depend on nothing but each other.
 MODEL = frozenset({"model", "access", "errors", "channels", "durations", "timestamps", "stacknames",
                    "yamledit", "cache", "output", "httpd", "redact", "machine", "layout",
-                   "healthstate", "accounts", "urls",
+                   "healthstate", "accounts", "urls", "windows",
                    # what a running process tells: events, logs, notifications, metrics
                    "events", "logformat", "notify", "metrics", "endpoints", "service"})
 
@@ -33,14 +33,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     # the versions port: resolve, contains, log and commit time over the sources' repositories
     "versions": frozenset({"adapters"}),
     "workspace": frozenset({"adapters", "registry", "versions"}),
-    "promotion": frozenset({"workspace", "versions", "adapters", "config", "engine", "registry"}),
-    "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry"}),
+    "promotion": frozenset({"workspace", "versions", "adapters", "config", "engine", "registry",
+                            "signing"}),
+    "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry", "signing"}),
+    # which commits carry an allowed signature, as git verifies them
+    "signing": frozenset({"adapters"}),
     "views": frozenset({"promotion", "reconcile", "engine", "config"}),
     # the fleet as a page: what status, history and diff read, laid out (as views is)
     "report": frozenset({"promotion", "workspace", "adapters", "config", "registry"}),
     "convert": frozenset({"config", "adapters", "registry"}),  # CLM's templates brought over
     "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
-                      "registry", "adapters", "convert", "report"}),
+                      "registry", "adapters", "convert", "report", "signing"}),
     "__main__": frozenset({"cli"}),
 }
 

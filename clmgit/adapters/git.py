@@ -119,6 +119,9 @@ class GitRepo:
         self._ancestry: dict[tuple[str, str], bool] = {}
         if self.workdir is not None and (self.git_dir / "index.lock").exists():
             self._finish_interrupted_write()
+        #: Sign the commits clmgit makes (`--sign`, or git's `commit.gpgSign`), with git's
+        #: own signing settings (`gpg.format`, `user.signingKey`).
+        self.sign = False
 
     @classmethod
     def mirror(cls, url: str, path: Path) -> GitRepo:
@@ -326,13 +329,18 @@ class GitRepo:
                                 env=env).strip()
                 self.run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
             tree = self.run("write-tree", env=env).strip()
-        return self.run("commit-tree", tree, "-p", parent, "-F", "-",
+        return self.run("commit-tree", *self._signing, tree, "-p", parent, "-F", "-",
                         stdin=message.encode()).strip()
+
+    @property
+    def _signing(self) -> tuple[str, ...]:
+        return ("-S",) if self.sign else ()
 
     def merge_commit(self, *, head: str, new: str, message: str) -> str:
         """A commit with parents `head` and `new` and exactly `new`'s tree: a branch at `head`
         moves to `new`'s content without rewriting history (a promotion merge)."""
-        return self.run("commit-tree", f"{new}^{{tree}}", "-p", head, "-p", new, "-F", "-",
+        return self.run("commit-tree", *self._signing, f"{new}^{{tree}}", "-p", head, "-p",
+                        new, "-F", "-",
                         stdin=message.encode()).strip()
 
     @functools.cached_property

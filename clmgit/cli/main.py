@@ -10,7 +10,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.main
@@ -23,6 +23,10 @@ from clmgit.errors import ClmgitError
 from clmgit.logformat import LogFormat, stderr_line
 from clmgit.machine import owned_heap
 from clmgit.output import emit_error
+from clmgit.timestamps import start_clock
+
+if TYPE_CHECKING:
+    from clmgit.notify import Target
 
 app = typer.Typer(
     add_completion=False,
@@ -81,11 +85,22 @@ def _notify(ctx: typer.Context, settings: Settings) -> None:
     """This command's notifications, sent while it runs and waited for (within their bound)
     when it ends."""
     from clmgit import events
-    from clmgit.notify import Notifier, workspace_targets
+    from clmgit.notify import Notifier
 
-    notifier = Notifier(lambda: workspace_targets(settings.ws))
+    notifier = Notifier(lambda: _notify_targets(settings))
     ctx.with_resource(events.listening(notifier))
     ctx.call_on_close(notifier.flush)
+
+
+def _notify_targets(settings: Settings) -> tuple[Target, ...]:
+    """The targets `notify:` in `clmgit.yaml` on the control branch lists."""
+    from clmgit.layout import SETTINGS_PATH, load_settings
+    from clmgit.notify import parse_notify
+
+    ws = settings.ws
+    where = f"{SETTINGS_PATH} on branch {ws.control_branch!r}"
+    raw = load_settings(ws.repo.read_file(ws.control_sha, SETTINGS_PATH), where)
+    return parse_notify(raw.get("notify"), where)
 
 
 #: Libraries whose debug logs (a request dump each) only -vv shows.
@@ -139,6 +154,7 @@ def main() -> None:
     verbose = any(a == "--verbose" or (a.startswith("-v") and set(a[1:]) == {"v"})
                   for a in sys.argv[1:])
     try:
+        start_clock()  # CLMGIT_NOW, if set, is when this command starts
         with owned_heap():
             _click_command()(prog_name="clmgit", standalone_mode=True)
     except ClmgitError as e:

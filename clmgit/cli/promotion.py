@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
 Push = Annotated[bool, typer.Option("--push", help="Push to origin in one atomic push.")]
+Sign = Annotated[bool, typer.Option(
+    "--sign", help="Sign the commit (git's gpg.format and user.signingKey); without it, "
+    "clmgit signs when git's commit.gpgSign is true.")]
 
 
 def promote(
@@ -35,8 +38,8 @@ def promote(
         "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Override forward-only, the branch-content check and gates.")
-                     ] = False,
+        "--force", help="Override forward-only, the branch-content check and gates, the "
+        "promotion windows among them (recorded: Clmgit-Override).")] = False,
     ignore_freeze: Annotated[bool, typer.Option("--ignore-freeze",
                                                 help="Promote into a frozen channel.")] = False,
     from_any: Annotated[bool, typer.Option(
@@ -44,6 +47,7 @@ def promote(
                         ] = False,
     push: Push = False,
     pr: PrOpt = False,
+    sign: Sign = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Pin the groups of TARGET to the commit SOURCE has.
@@ -54,10 +58,16 @@ def promote(
     observed healthy on it (by reconcile or `clmgit health`), after its apply, without a break
     for stable_for. Health states: healthy, pending, unhealthy, failed (not healthy by
     progress_deadline after its apply), unknown (unreachable; up to allow_unknown pass). The
-    verdicts are written into the commit (Clmgit-Health); --force overrides, recorded."""
+    verdicts are written into the commit (Clmgit-Health); --force overrides, recorded.
+
+    windows {timezone, allow, deny} of TARGET: outside them the promotion is refused, naming
+    when the next one opens. signed_source (true, or all: every commit it brings): the commit
+    must be signed by a key in the allowed signers of the control branch (clmgit.yaml
+    signing.allowed_signers), as git verifies it. CLMGIT_NOW (ISO 8601 with an offset) sets
+    the time the command starts at, for every decision about time."""
     from clmgit.promotion.promote import plan_promotion
 
-    ws = _plan_workspace(ctx, push=push, pr=pr)
+    ws = _plan_workspace(ctx, push=push, pr=pr, sign=sign)
     plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
     with _retry_hint():
@@ -73,23 +83,35 @@ def rollback(
         "(repeatable; sources not named stay).")] = [],  # noqa: B006 - typer never mutates it
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Move the branch even if it carries content the pin lacks.")] = False,
+        "--force", help="Move the branch even if it carries content the pin lacks; roll "
+        "back outside the channel's windows (recorded).")] = False,
     push: Push = False,
     pr: PrOpt = False,
+    sign: Sign = False,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Pin the groups of CHANNEL back to their previous pin (or --to SHA)."""
+    """Pin the groups of CHANNEL back to their previous pin (or --to SHA); only inside the
+    channel's windows, as a promotion."""
     from clmgit.promotion.promote import plan_rollback
 
-    ws = _plan_workspace(ctx, push=push, pr=pr)
+    ws = _plan_workspace(ctx, push=push, pr=pr, sign=sign)
     plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
     with _retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out)
 
 
-def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False) -> Workspace:
+def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False,
+                    sign: bool = False) -> Workspace:
     """With --push or --pr the plan is made against the remote, where the change will land
-    (see clmgit/promotion/remote.py)."""
+    (see clmgit/promotion/remote.py). Its commits are signed with --sign or as git is set."""
+    ws = _workspace(ctx, push=push, pr=pr)
+    from clmgit.signing import wants_signing
+
+    ws.repo.sign = sign or wants_signing(ws.repo)
+    return ws
+
+
+def _workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
     if push and pr:
         raise typer.BadParameter(
             "--push and --pr exclude each other: --push lands the change, --pr proposes it",
@@ -146,7 +168,7 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
         return
     landed = None if dry_run else land_plan(ws, plan, push=push)
     if landed is not None:
-        _tell(events.PROMOTION_LANDED, plan, f"landed as {landed.commit[:7]}"
+        _tell(events.PROMOTION_LANDED, plan, f"landed as {(landed.commit or '')[:7]}"
               + ("" if landed.pushed else " (not pushed)"))
         if plan.overrides:
             _tell(events.PROMOTION_FORCED, plan, "overrode: " + "; ".join(plan.overrides))
@@ -297,10 +319,12 @@ def freeze(
     reason: Annotated[str, typer.Option(help="Why; shown to whoever is refused.")],
     push: Push = False,
     dry_run: DryRun = False,
+    sign: Sign = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Refuse promotions into CHANNEL until it is unfrozen."""
-    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push, dry_run=dry_run, out=out)
+    _set_frozen(ctx, channel, frozen=True, reason=reason, push=push, dry_run=dry_run, out=out,
+                sign=sign)
 
 
 def unfreeze(
@@ -308,18 +332,20 @@ def unfreeze(
     channel: Annotated[str, typer.Argument(help="The channel to unfreeze.")],
     push: Push = False,
     dry_run: DryRun = False,
+    sign: Sign = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Allow promotions into CHANNEL again."""
-    _set_frozen(ctx, channel, frozen=False, reason="", push=push, dry_run=dry_run, out=out)
+    _set_frozen(ctx, channel, frozen=False, reason="", push=push, dry_run=dry_run, out=out,
+                sign=sign)
 
 
 def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
-                push: bool, dry_run: bool, out: Format) -> None:
+                push: bool, dry_run: bool, out: Format, sign: bool) -> None:
     from clmgit import views
     from clmgit.promotion.freeze import set_frozen
 
-    ws = _plan_workspace(ctx, push=push)
+    ws = _plan_workspace(ctx, push=push, sign=sign)
     with _retry_hint():
         result = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push,
                             dry_run=dry_run)

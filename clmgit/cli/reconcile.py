@@ -228,9 +228,24 @@ def reconcile(
     wait_for_leases: Annotated[str, typer.Option(
         help="Wait this long (such as 10m) for clusters whose leases other reconcilers hold, "
              "instead of skipping them (a run that skips any exits 5).")] = "0s",
+    ignore_window: Annotated[bool, typer.Option(
+        "--ignore-window", help="Start updates outside clusters' maintenance windows (said in "
+        "the results and recorded in the registry's problems).")] = False,
+    require_signed_pins: Annotated[bool, typer.Option(
+        "--require-signed-pins", help="Apply a channel's pin only if the commit that moved it "
+        "is signed by a key in the allowed signers (as clmgit.yaml "
+        "signing.require_signed_pins).")] = False,
     out: OutputOpt = Format.table,
 ) -> None:
-    """Bring every selected cluster to the version its channel pins; record it in the registry."""
+    """Bring every selected cluster to the version its channel pins; record it in the registry.
+
+    An update starts only inside the cluster's maintenance window (config item
+    maintenance_window such as "Sat-Sun 02:00-05:00 Europe/Berlin", else its group's in the
+    channel file); outside it the cluster is waiting, with the next opening (exit 0). An
+    update under way pauses between waves when the window closes; the next run resumes it.
+    CLMGIT_NOW (ISO 8601 with an offset) sets the time the command starts at."""
+    from dataclasses import replace
+
     from clmgit.durations import parse_duration
     from clmgit.reconcile.session import reconcile as run
 
@@ -239,8 +254,9 @@ def reconcile(
     shard_spec = _shard(shard) if shard else None
     title = "clmgit reconcile" + (f" (shard {shard})" if shard else "") + (
         " (dry run)" if dry_run else "")
-    _run(ctx, lambda ws, options: run(ws, options, names=cluster, channel=channel,
-                                      shard=shard_spec),
+    _run(ctx, lambda ws, options: run(
+        ws, replace(options, ignore_window=ignore_window, require_signed_pins=require_signed_pins),
+        names=cluster, channel=channel, shard=shard_spec),
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
          token=bearer_token(token, token_file), kubeconfig=kubeconfig,
          kube_auth=kube_auth.value, push=push,

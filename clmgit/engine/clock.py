@@ -10,10 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
 from clmgit.errors import ApplyError
+from clmgit.timestamps import now
 
 T = TypeVar("T")
 
@@ -42,7 +43,7 @@ class SystemClock:
         self._stop = stop
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return now()
 
     def sleep(self, seconds: float) -> None:
         if self._stop is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from clmgit import events
@@ -86,8 +87,12 @@ class Engine:
         layout: Layout = DEFAULT, accounts: AccountFactory = lambda cluster: None,
         on_event: Callable[[str, str], None] = lambda cluster_id, text: None,
         lease: LeaseCheck = no_lease_check,
+        between_waves: Callable[[Cluster, datetime], None] = lambda cluster, now: None,
     ) -> None:
         self.source = source
+        #: Asked (the cluster, the time) before each wave of a rolling update; raises
+        #: `clmgit.engine.rolling.WindowClosed` to pause it there (maintenance windows).
+        self.between_waves = between_waves
         #: Asked before every call to a cluster's backends (`clmgit.engine.guard`).
         self.lease = lease
         #: Hears (cluster id, what the engine is doing) during long steps: progress.
@@ -104,7 +109,8 @@ class Engine:
             account = guarded(account, self._check(cluster))
         renderer = cluster_renderer(self.source, sha, cluster, self.layout, account=account)
         run = _Run(renderer, self._backends(renderer.cluster, dry_run), self.clock, dry_run,
-                   events=lambda text: self.on_event(cluster.id, text))
+                   events=lambda text: self.on_event(cluster.id, text),
+                   before_wave=lambda: self.between_waves(cluster, self.clock.now()))
         if dry_run:
             # Nothing changes in a dry run, so nothing needs rendering twice: each template is
             # rendered once, where its stack outputs are known, and fails there.
@@ -185,9 +191,11 @@ class _Run:
     """One cluster's apply: its renderer, backends and report, step by step."""
 
     def __init__(self, renderer: ClusterRenderer, to: Backends, clock: Clock,
-                 dry_run: bool, *, events: Callable[[str], None]) -> None:
+                 dry_run: bool, *, events: Callable[[str], None],
+                 before_wave: Callable[[], None] = lambda: None) -> None:
         self.renderer, self.to, self.clock, self.dry_run = renderer, to, clock, dry_run
         self.events = events
+        self.before_wave = before_wave
         self.cluster = renderer.cluster  # defaults merged: drain settings, surge
         self.report = Report()
         #: Each stack's resource changes (a dry run's plan: what the roll will follow from).
@@ -276,7 +284,7 @@ class _Run:
             rolled = roll_node_pool(self.to.kube, self.to.pools, self.cluster, pool.name,
                                     clock=self.clock, dry_run=self.dry_run,
                                     planned=self.planned.get(stack, ()),
-                                    events=self.events)
+                                    events=self.events, before_wave=self.before_wave)
             if rolled.replaced:
                 if not self.dry_run:
                     events.emit(events.NODES_REPLACED, cluster=self.cluster.alias

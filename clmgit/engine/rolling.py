@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from clmgit.engine import kubeobjects
-from clmgit.engine.clock import Clock, TimedOut, wait_until
+from clmgit.engine.clock import Cancelled, Clock, TimedOut, wait_until
 from clmgit.engine.drain import (
     DrainSettings,
     Node,
@@ -44,6 +44,13 @@ from clmgit.model import Cluster
 
 #: Hears what a rolling update is doing, one sentence at a time (progress).
 Events = Callable[[str], None]
+#: Asked before each wave; raises `WindowClosed` to pause the update there.
+BeforeWave = Callable[[], None]
+
+
+class WindowClosed(Cancelled):
+    """The cluster's maintenance window closed: the update pauses between two waves (the
+    nodes drained so far are done), and the next run in a window resumes it."""
 
 _TELL_EVERY = 30.0  # seconds between progress reports of an unchanged wait
 
@@ -131,7 +138,8 @@ def _release_current(kube: KubeClient, instances: Sequence[Instance],
 
 
 def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, asg: str,
-                settings: DrainSettings, clock: Clock, events: Events) -> tuple[list[str], int]:
+                settings: DrainSettings, clock: Clock, events: Events,
+                before_wave: BeforeWave) -> tuple[list[str], int]:
     replaced: list[str] = []
     waves = 0
     while True:
@@ -155,6 +163,7 @@ def _roll_group(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool
             # Every outdated node has volumes and no new node shares its zone: ask for more.
             pools.set_desired_capacity(asg, group.desired_capacity + min(unmatched, surge))
             continue
+        before_wave()
         _replace(kube, pools, wave, nodes, old_left=len(old), surge=surge, settings=settings,
                  clock=clock, events=lambda text: events(f"pool {pool}: {text}"))
         replaced += [i.id for i in wave]
@@ -186,10 +195,12 @@ def _fresh(kube: KubeClient, node: Node) -> Node:
 def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
                    clock: Clock, dry_run: bool = False,
                    planned: Sequence[ResourceChange] = (),
-                   events: Events = lambda text: None) -> RollResult:
+                   events: Events = lambda text: None,
+                   before_wave: BeforeWave = lambda: None) -> RollResult:
     """Replace every outdated instance of `pool`; safe to run again after being killed. A dry
     run (before any stack changed) plans the instances outdated once the pool's stack has taken
-    its `planned` changes. `events` hears each wait, drain and termination."""
+    its `planned` changes. `events` hears each wait, drain and termination; `before_wave` may
+    pause the update before a wave (`WindowClosed`)."""
     settings = drain_settings(cluster, pool)
     state = pools.pool_state(cluster, pool)
     if dry_run:
@@ -202,7 +213,8 @@ def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, p
     replaced: list[str] = []
     waves = 0
     for group in state.asgs:
-        ids, n = _roll_group(kube, pools, cluster, pool, group.name, settings, clock, events)
+        ids, n = _roll_group(kube, pools, cluster, pool, group.name, settings, clock, events,
+                             before_wave)
         replaced += ids
         waves += n
     return RollResult(pool, tuple(replaced), waves)

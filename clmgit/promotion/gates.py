@@ -24,6 +24,7 @@ from clmgit.model import DECOMMISSION_REQUESTED, DECOMMISSIONED, REQUESTED, Clus
 from clmgit.promotion.content import contains
 from clmgit.timestamps import parse_timestamp
 from clmgit.versions import Versions
+from clmgit.windows import format_instant
 from clmgit.workspace import Workspace
 
 #: Clusters that are not (or no longer) running do not hold back a promotion.
@@ -38,6 +39,8 @@ BRANCH_CONTENT = "branch_content"
 SOURCE = "source"
 GROUPS_BEFORE = "groups_before"
 HEALTHY_IN_SOURCE = "healthy_in_source"
+WINDOW = "window"
+SIGNED = "signed_source"
 
 #: The flag that lifts each gate's refusal; every other gate is lifted by --force.
 _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
@@ -218,6 +221,69 @@ def check_soak(p: Promotion) -> list[GateResult]:
 
 
 # --- what the gates read -----------------------------------------------------------------------
+
+
+def check_window(p: Promotion) -> list[GateResult]:
+    return [window_gate(p.target, p.now)]
+
+
+def window_gate(target: Channel, now: datetime) -> GateResult:
+    """`windows:` of the target: a promotion or rollback lands only while one is open (deny over
+    allow)."""
+    window = target.windows
+    if window is None or window.is_open(now):
+        return GateResult(WINDOW, None)
+    opening = window.next_opening(now)
+    when = (f"the next opens at {format_instant(opening, window.zone)}" if opening
+            else "no window opens again")
+    return GateResult(WINDOW, (
+        f"{WINDOW_CLOSED} {target.name!r} ({window.describe()}); {when} (--force overrides)"))
+
+
+#: How a window's refusal begins; an override of it is recorded as `Clmgit-Override: window`.
+WINDOW_CLOSED = "outside the promotion windows of"
+
+
+def override_trailers(overrides: Sequence[str]) -> list[str]:
+    """`Clmgit-Override:` trailers: the flag of each override, and `window` for a window's."""
+    names = [o.split(":", 1)[0].lstrip("-") for o in overrides]
+    names += [WINDOW for o in overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+    return [f"Clmgit-Override: {name}" for name in dict.fromkeys(names)]
+
+
+def check_signed(p: Promotion) -> list[GateResult]:
+    """`signed_source`: each source's promoted commit (`all`: also each commit it brings past
+    the target's current pins) is signed by a key of the allowed signers (clmgit/signing.py),
+    verified in that source's repository."""
+    mode = p.target.gates.signed_source
+    if mode is None:
+        return [GateResult(SIGNED, None)]
+    from clmgit import signing
+
+    ws, target = p.ws, p.target
+    where = f"clmgit.yaml on branch {ws.control_branch!r}"
+    settings = signing.settings_at(ws.repo, ws.control_sha, where)
+    results = []
+    for name, sha in p.new.items():
+        commits = p.versions.repo(name)
+        verifier = signing.verifier_at(ws.repo, ws.control_sha, settings, verify_in=commits,
+                                       why=f"gates.signed_source of {target.path}")
+        shas = [sha]
+        if mode == "all":
+            olds = [old[name] for old in p.olds.values() if old and name in old]
+            bases = [o for o in olds if commits.is_ancestor(o, sha)]
+            listed = commits.run("rev-list", sha, *(f"^{b}" for b in bases), "--").split()
+            shas = list(dict.fromkeys([sha, *listed]))
+        unsigned = verifier.unsigned(shas)
+        refusal = None
+        if unsigned:
+            which = "; ".join(s.refusal() for s in unsigned[:5])
+            more = f" and {len(unsigned) - 5} more" if len(unsigned) > 5 else ""
+            refusal = p.versions.named(name, (
+                f"{target.name!r} takes only commits signed by a key in "
+                f"{settings.allowed_signers}: {which}{more} (--force overrides)"))
+        results.append(GateResult(SIGNED, refusal))
+    return results
 
 
 def source_clusters(ws: Workspace, source: Channel) -> list[Cluster]:

@@ -16,9 +16,10 @@ import enum
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from clmgit import timestamps
 from clmgit.channels import DEFAULT_GROUP, Channel, Group, Pins, encode_pin, pin_groups, pin_range
 from clmgit.errors import ConfigError, RefusedError
 from clmgit.model import short_version
@@ -35,8 +36,9 @@ SHORTLOG_LIMIT = 50
 #: The gates every promotion is judged by, in the order their refusals are listed. A new gate
 #: is a function of `gates.Promotion` returning `gates.GateResult`s, added here.
 GATES: tuple[Callable[[gates.Promotion], list[gates.GateResult]], ...] = (
-    gates.check_freeze, gates.check_source, gates.check_groups_before, health.check_groups_healthy,
-    gates.check_applied, health.check_healthy, gates.check_soak, gates.check_forward,
+    gates.check_freeze, gates.check_window, gates.check_source, gates.check_groups_before,
+    health.check_groups_healthy, gates.check_applied, health.check_healthy, gates.check_soak,
+    gates.check_forward, gates.check_signed,
 )
 
 
@@ -97,7 +99,7 @@ def check(plan: Plan) -> Plan:
 
 
 def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
+    return timestamps.now().replace(microsecond=0)
 
 
 def given_pins(ws: Workspace, sha: str | Sequence[str] | None, option: str) -> dict[str, str]:
@@ -240,7 +242,7 @@ def plan_rollback(
                     for n, b in backs.items())
     moves, refused = _branch_moves(ws, ch, {**_pins(ch), **backs}, next(iter(backs.values())),
                                    known=list(olds.values()))
-    verdict = gates.judge(refused, force=force, ignore_freeze=False)
+    verdict = gates.judge([gates.window_gate(ch, now), *refused], force=force, ignore_freeze=False)
     plan = Plan("rollback", ch.name, None, changes[0].new, changes, tuple(unchanged),
                 verdict.overrides, refusals=verdict.refusals)
     pins = {n: {"sha": encode_pin(b), "promoted_at": format_timestamp(now),
@@ -345,7 +347,7 @@ def commit_message(plan: Plan, moved: str) -> str:
                  f"Clmgit-Clusters: {sum(c.clusters for c in plan.changes)}"]
     if plan.action == "rollback":
         trailers.append("Clmgit-From: " + ",".join(f"{c.group}={c.old}" for c in plan.changes))
-    trailers += [f"Clmgit-Override: {o.split(':', 1)[0].lstrip('-')}" for o in plan.overrides]
+    trailers += gates.override_trailers(plan.overrides)
     trailers += [f"Clmgit-Health: {line.partition(': ')[2]}" for line in plan.records[:1]]
     paragraphs.append("\n".join(dict.fromkeys(trailers)))
     return "\n\n".join(paragraphs) + "\n"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import datetime
 
-from clmgit.channels import Channel, selector_matches
+from clmgit import timestamps
+from clmgit.channels import Channel, maintenance_window, selector_matches
 from clmgit.errors import ClmgitError, ConfigError
 from clmgit.model import (
     DECOMMISSION_REQUESTED,
@@ -16,6 +17,7 @@ from clmgit.model import (
     Cluster,
     desired_version,
 )
+from clmgit.windows import until
 from clmgit.workspace import Workspace
 
 #: The states a cluster can be in, in the order the summary lists them. `stuck`: pending or
@@ -44,11 +46,13 @@ class ClusterState:
 def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) -> ClusterState:
     from clmgit.promotion.health import status_health, stuck
 
-    now = now or datetime.now(UTC)
+    now = now or timestamps.now()
     pinned, group_or_reason = ws.pinned_sha(cluster)
     state, reason = _state(cluster, pinned, group_or_reason)
     if state in ("pending", "updating") and pinned:
         state, reason = stuck(ws, cluster, state, reason, now)
+    if state == "pending":
+        reason = reason or _waiting(ws, cluster, now)
     health = status_health(ws, cluster, now)
     return ClusterState(
         id=cluster.id,
@@ -65,6 +69,16 @@ def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) 
         health_since=health.since,
         health_reason=health.first_reason,
     )
+
+
+def _waiting(ws: Workspace, cluster: Cluster, now: datetime) -> str:
+    """Why a pending cluster waits: its maintenance window is closed (as reconcile judges)."""
+    try:
+        window = maintenance_window(ws.channels, cluster)
+    except ConfigError as e:
+        return str(e)
+    closed = until(window, now) if window is not None else ""
+    return f"waiting: its maintenance window is {closed}" if closed else ""
 
 
 def _group_name(ws: Workspace, cluster: Cluster) -> str:
@@ -117,7 +131,7 @@ def fleet_status(ws: Workspace, channel: str | None = None, *,
         and (where.channel is None or c.channel == where.channel)
         and selector_matches(where.labels, c)
     ]
-    now = now or datetime.now(UTC)
+    now = now or timestamps.now()
     states = [cluster_state(ws, c, now) for c in clusters]
     return [s for s in states
             if (where.group is None or s.group == where.group)
@@ -169,6 +183,15 @@ class GroupRow:
     next_sha: str | None  # what `promote SOURCE CHANNEL --group GROUP` would pin
     gate: str  # open, up to date, refused, no source, or error
     refusals: tuple[str, ...] = ()  # why, when refused (or the error)
+    #: "closed until <ISO 8601>" while the channel's promotion windows are closed; else "".
+    window: str = ""
+
+
+def window_state(ch: Channel) -> str:
+    """`closed until …` while no promotion window of the channel is open; "" otherwise."""
+    from clmgit.windows import until
+
+    return until(ch.windows, timestamps.now()) if ch.windows else ""
 
 
 def group_rollup(ws: Workspace, states: Sequence[ClusterState]) -> list[GroupRow]:
@@ -188,7 +211,8 @@ def group_rollup(ws: Workspace, states: Sequence[ClusterState]) -> list[GroupRow
             pinned = ws.versions.version(pins) if pins else None
             next_sha, gate, why = _gate(ws, ch, name if ch.groups else None)
             rows.append(GroupRow(ch.name, name, pinned, len(members), state_counts(members),
-                                 ch.frozen, ch.freeze_reason, ch.source, next_sha, gate, why))
+                                 ch.frozen, ch.freeze_reason, ch.source, next_sha, gate, why,
+                                 window_state(ch)))
     return rows
 
 

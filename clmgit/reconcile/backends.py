@@ -26,7 +26,7 @@ def clm_account(cluster: Cluster, roles: Roles) -> ClmAccount:
     """What CLM's computed values ask (network, KMS, instance types, S3), in the cluster's
     account and region."""
     from clmgit.adapters.aws.clmaccount import ClmAccount as Boto3ClmAccount
-    from clmgit.adapters.aws.session import session_for
+    from clmgit.adapters.aws.identity import session_for
 
     return Boto3ClmAccount(session_for(cluster, roles))
 
@@ -35,7 +35,7 @@ def account_check(access: Access) -> Callable[[Cluster], None]:
     """Refuses a cluster the run cannot act on as it should: its record disagrees with itself,
     or names an account the credentials (and the role for it) do not act in. Asked before
     anything is written for the cluster, dry runs too."""
-    from clmgit.adapters.aws.session import session_for
+    from clmgit.adapters.aws.identity import session_for
 
     def check(cluster: Cluster) -> None:
         session_for(cluster, access.roles)
@@ -71,7 +71,7 @@ def aws_backends(
         from clmgit.adapters.aws.autoscaling import AutoScalingPools
         from clmgit.adapters.aws.cloudformation import CloudFormationStacks
         from clmgit.adapters.aws.ec2 import network
-        from clmgit.adapters.aws.session import session_for
+        from clmgit.adapters.aws.identity import session_for
         from clmgit.config.values import cloud_values
 
         session = session_for(cluster, access.roles)

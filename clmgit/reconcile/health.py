@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
+from clmgit import timestamps
 from clmgit.access import Access
 from clmgit.engine.clock import Backoff, Clock
 from clmgit.engine.cluster import BackendFactory
@@ -38,10 +39,7 @@ class BackendOptions(Protocol):
     """What `health_backends` reads of a run's options (`clmgit.reconcile.session.Options`)."""
 
     @property
-    def token(self) -> str | None: ...
-
-    @property
-    def kubeconfig(self) -> str | None: ...
+    def access(self) -> Access: ...
 
     @property
     def backends(self) -> BackendFactory | None: ...
@@ -77,7 +75,7 @@ def aws_health_backends(access: Access, *, clock: Clock | None = None,
     def make(cluster: Cluster) -> HealthBackends:
         from clmgit.adapters.aws.autoscaling import AutoScalingPools
         from clmgit.adapters.aws.cloudformation import CloudFormationStacks
-        from clmgit.adapters.aws.session import session_for
+        from clmgit.adapters.aws.identity import session_for
         from clmgit.reconcile.backends import kube_for
 
         session = session_for(cluster, access.roles)
@@ -99,7 +97,7 @@ class Observer:
     gates: Callable[[Cluster], ClusterGate]
     layout: Layout = DEFAULT
     fetch: Fetch = http_fetch
-    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    now: Callable[[], datetime] = timestamps.now
 
     def look(self, cluster: Cluster) -> Observation:
         gate = self.gates(cluster)

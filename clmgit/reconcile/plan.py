@@ -32,6 +32,8 @@ CREATE = "create"
 UPDATE = "update"
 DECOMMISSION = "decommission"
 BLOCKED = "blocked"
+#: Outside its maintenance window (clmgit/reconcile/maintenance.py); also the outcome.
+WAITING = "waiting"
 
 Pin = Callable[[Cluster], tuple[str | None, str]]  # (SHA or None, group or why there is none)
 
@@ -42,8 +44,8 @@ class Target:
     action: str  # one of the constants above
     sha: str = ""
     version: str = ""  # what `current_version` becomes when the action succeeds
-    #: Why a cluster is blocked, or why one in sync is left alone (no longer asked for); a
-    #: cluster with no work and a reason is reported as skipped.
+    #: Why a cluster is blocked or waiting, or why one in sync is left alone (no longer asked
+    #: for); a cluster with no work and a reason is reported as skipped.
     reason: str = ""
 
     @property

@@ -27,13 +27,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TypeVar
 
-from clmgit import events
+from clmgit import events, timestamps
 from clmgit.engine.clock import Cancelled, StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.engine.port import ClusterEngine
+from clmgit.engine.rolling import WindowClosed
 from clmgit.errors import ClmgitError
 from clmgit.model import (
     MAX_PROBLEMS,
@@ -44,7 +45,15 @@ from clmgit.model import (
     Problem,
 )
 from clmgit.reconcile.leases import LeaseTable, Outcome, Renewal, Unfinished, lease_timing
-from clmgit.reconcile.plan import BLOCKED, DECOMMISSION, IN_SYNC, Target, applied_version
+from clmgit.reconcile.maintenance import IGNORED
+from clmgit.reconcile.plan import (
+    BLOCKED,
+    DECOMMISSION,
+    IN_SYNC,
+    WAITING,
+    Target,
+    applied_version,
+)
 from clmgit.registry import (
     DEFAULT_LEASE_SECONDS,
     LeaseLost,
@@ -70,6 +79,8 @@ STOPPED = "stopped"  # the run was interrupted: lease given up, next_version kep
 NOT_STARTED = "the run was interrupted"
 #: The detail of a cluster skipped because another reconciler holds its lease.
 LEASE_HELD = "another reconciler holds its lease"
+#: Plans that start no work: the cluster is reported, not leased.
+NO_WORK = (IN_SYNC, BLOCKED, WAITING)
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
 #: How long an interrupted run lets a call in flight finish before it abandons it.
@@ -113,7 +124,7 @@ class Reconciler:
     on_result: Callable[[Result], None] = lambda result: None
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
-    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    now: Callable[[], datetime] = timestamps.now
     #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).
@@ -139,7 +150,7 @@ class Reconciler:
         results: dict[int, Result] = {}
         work = []
         for i, target in enumerate(targets):
-            if target.action in (IN_SYNC, BLOCKED):
+            if target.action in NO_WORK:
                 results[i] = self._report(_no_work(target))
             else:
                 work.append((i, target))
@@ -247,7 +258,7 @@ class Reconciler:
         # `cluster` is the record as it is now, and the plan is made again from it: the run's
         # plan may be hours old (a decommission cancelled, a block set, a channel changed).
         target = self.replan(planned, cluster)
-        if target.action in (IN_SYNC, BLOCKED):
+        if target.action in NO_WORK:
             renewal.stop_renewing(cluster.id)
             self.registry.record(cluster.id, self.holder, release=True)
             return _no_work(target)
@@ -265,6 +276,9 @@ class Reconciler:
             self._release_quietly(cluster.id, renewal)
             return _result(target, FAILED, detail=str(e))
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not stop the others
+            if isinstance(e, WindowClosed):  # its maintenance window closed: the next run resumes
+                return self._finish(renewal, _result(target, WAITING, detail=str(e)),
+                                    status=starting)
             if isinstance(e, Cancelled) or self._stopping:
                 # Not the cluster's problem (a step cut short by the stop fails as it may):
                 # next_version stays, and the next run resumes.
@@ -283,7 +297,10 @@ class Reconciler:
                 applied_at=format_timestamp(self.now()),
             )
             done = replace(done, health=self._health(replace(cluster, status=done)))
-        return self._finish(renewal, _result(target, APPLIED, changes=tuple(report.changes)),
+        if target.reason:  # started outside its maintenance window (--ignore-window)
+            done = replace(done, problems=(Problem(type=IGNORED, title=target.reason),))
+        return self._finish(renewal, _result(target, APPLIED, detail=target.reason,
+                                             changes=tuple(report.changes)),
                             status=done, lifecycle_status=target.final_lifecycle)
 
     @property
@@ -400,6 +417,8 @@ def _finished_meanwhile(planned: Cluster, now: Cluster, version: str) -> bool:
 
 
 def _no_work(target: Target) -> Result:
+    if target.action == WAITING:
+        return _result(target, WAITING, detail=target.reason)
     if target.reason:
         return _result(target, SKIPPED, detail=target.reason)
     return _result(target, IN_SYNC)

@@ -8,6 +8,7 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,9 +22,9 @@ from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.leases import LeaseTable, Unfinished
+from clmgit.reconcile.maintenance import MaintenanceWindows
 from clmgit.reconcile.pins import CurrentPins
 from clmgit.reconcile.plan import (
-    BLOCKED,
     CREATE,
     DECOMMISSION,
     IN_SYNC,
@@ -34,7 +35,8 @@ from clmgit.reconcile.plan import (
     select,
 )
 from clmgit.reconcile.preflight import check_access
-from clmgit.reconcile.run import Reconciler, Replan, Result, keep_plan
+from clmgit.reconcile.run import NO_WORK, Reconciler, Replan, Result, keep_plan
+from clmgit.reconcile.signed import signed_pins
 from clmgit.reconcile.workers import engine_workers, forwarded_events
 from clmgit.registry import DEFAULT_LEASE_SECONDS, new_holder
 from clmgit.workspace import Workspace
@@ -83,6 +85,11 @@ class Options:
     wait_for_leases: float = 0.0
     #: Outcomes a round could not record, for the next round of the same holder.
     unfinished: Unfinished | None = None
+    #: Start updates outside clusters' maintenance windows (`--ignore-window`).
+    ignore_window: bool = False
+    #: Refuse channels whose pin was not moved by a signed commit (`--require-signed-pins`;
+    #: also `signing.require_signed_pins` in clmgit.yaml).
+    require_signed_pins: bool = False
 
     @property
     def access(self) -> Access:
@@ -96,7 +103,9 @@ class _LazyEngine:
 
     def __init__(self, source: Callable[[], ConfigSource], options: Options,
                  layout: Layout, *, events: Callable[[str, str], None],
-                 leases: LeaseTable) -> None:
+                 leases: LeaseTable,
+                 between_waves: Callable[[Cluster, datetime], None] | None = None) -> None:
+        self._between_waves = between_waves
         self._source = source
         self._leases = leases
         self._options = options
@@ -123,6 +132,8 @@ class _LazyEngine:
                                       accounts=partial(clm_account, roles=o.access.roles)
                                       if clm else lambda cluster: None,
                                       lease=self._before_each_call)
+                if self._between_waves is not None:
+                    self._engine.between_waves = self._between_waves
             return self._engine
 
     def _before_each_call(self, cluster_id: str) -> None:
@@ -155,8 +166,9 @@ def _git_source(ws: Workspace) -> Callable[[], ConfigSource]:
 
 
 def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Target],
-         options: Options, *, replan: Replan = keep_plan) -> list[Result]:
-    busy = sum(t.action not in (IN_SYNC, BLOCKED) for t in targets)
+         options: Options, *, replan: Replan = keep_plan,
+         windows: MaintenanceWindows | None = None) -> list[Result]:
+    busy = sum(t.action not in NO_WORK for t in targets)
     # Read before any work: a malformed clmgit.yaml fails the run, not each cluster (and is
     # named before missing credentials, which it does not depend on).
     layout = ws.layout
@@ -165,7 +177,7 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     check = None
     if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
         check_access(options.access, [t.cluster for t in targets
-                                      if t.action not in (IN_SYNC, BLOCKED)])
+                                      if t.action not in NO_WORK])
         from clmgit.reconcile.backends import account_check
 
         check = account_check(options.access)
@@ -175,7 +187,8 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     # Made before the workers are forked: they read the deadlines the renewal loop extends.
     leases = LeaseTable(max(1, options.concurrency))
     with spaced_collections(), forwarded_events(options.on_event) as events, engine_workers(
-            _LazyEngine(source, options, layout, events=events, leases=leases),
+            _LazyEngine(source, options, layout, events=events, leases=leases,
+                        between_waves=windows.between_waves if windows else None),
             processes=processes, threads=threads, stop=options.stop) as engine:
         reconciler = Reconciler(ws.registry, engine, dry_run=options.dry_run,
                                 holder=options.holder or new_holder(),
@@ -241,13 +254,16 @@ def reconcile(
     if channel:
         ws.channel(channel)  # an unknown channel is an error, not an empty run
     clusters = select(ws.clusters, names=names, channel=channel, shard=shard)
-    targets = [plan(c, ws.pinned_sha) for c in clusters]
+    windows = MaintenanceWindows(ws.channels, ignore=options.ignore_window)
+    pinned = signed_pins(ws, ws.pinned_sha, required=options.require_signed_pins)
+    targets = [windows.hold(plan(c, pinned)) for c in clusters]
     # Under each lease the cluster is planned again, from its record then and the pins the
     # control branch has then: a plan may be hours old when a rolling update reaches it.
-    pins = CurrentPins(ws.repo, ws.control_branch,
-                       sources=ws.source_repos if ws.sources.declared else None)
+    pins = signed_pins(ws, CurrentPins(ws.repo, ws.control_branch,
+                                       sources=ws.source_repos if ws.sources.declared else None),
+                       required=options.require_signed_pins)
     return _run(ws, _git_source(ws), targets, options,
-                replan=lambda planned, now: plan(now, pins))
+                replan=lambda planned, now: windows.hold(plan(now, pins)), windows=windows)
 
 
 #: The config version CLM gives a directory it provisions from (channel.Directory.ID).

@@ -4,8 +4,9 @@ rollup with its gate verdicts), `history` and the promotion gates; nothing is ju
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
+from clmgit import timestamps
 from clmgit.channels import DEFAULT_GROUP, Channel, Pins
 from clmgit.durations import format_duration
 from clmgit.model import Cluster
@@ -17,6 +18,7 @@ from clmgit.report.forge import commit_url
 from clmgit.report.matrix import matrix
 from clmgit.report.model import ChannelView, ClusterRow, GroupView, Report
 from clmgit.timestamps import format_timestamp
+from clmgit.windows import until
 from clmgit.workspace import Workspace
 
 #: How many changes to cluster/ the matrix shows, and how many history entries.
@@ -27,13 +29,14 @@ HISTORY = 50
 def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTORY,
            now: datetime | None = None) -> Report:
     """The report of the workspace's fleet as it is now."""
-    now = now or datetime.now(UTC).replace(microsecond=0)
+    now = now or timestamps.now().replace(microsecond=0)
     states = fleet_status(ws)
     rows = group_rollup(ws, states)
     judge = _SourceGates(ws, now)
     channels = tuple(
         ChannelView(ch.name, ch.branch, ch.source, ch.pinned, ch.frozen, ch.freeze_reason,
-                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name))
+                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name),
+                    window=until(ch.windows, now) if ch.windows else "")
         for ch in ws.channels.values()
     )
     records = {c.id: c for c in ws.clusters}

@@ -34,6 +34,7 @@ def _pipeline(report: Report) -> list[str]:
     for ch in report.channels:
         frozen = (f"frozen: {ch.freeze_reason}" if ch.freeze_reason else "frozen") \
             if ch.frozen else "no"
+        frozen += f", {ch.window}" if ch.window else ""
         for g in ch.groups:
             why = f": {_esc(g.refusals[0])}" if g.refusals else ""
             more = f" (+{len(g.refusals) - 1} more)" if len(g.refusals) > 1 else ""

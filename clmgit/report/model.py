@@ -49,6 +49,8 @@ class ChannelView:
     frozen: bool
     freeze_reason: str
     groups: tuple[GroupView, ...]
+    #: "closed until <ISO 8601>" while its promotion windows are closed (clmgit/windows.py).
+    window: str = ""
 
 
 @dataclass(frozen=True)

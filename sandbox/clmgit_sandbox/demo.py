@@ -41,10 +41,13 @@ class Demo:
             print(f"export {name}={shlex.quote(value)}")
         print(f"export PATH={shlex.quote(str(Path(sys.executable).parent))}:$PATH", flush=True)
 
-    def clmgit(self, *args: str, expect: int = 0) -> None:
-        print(f"$ clmgit {shlex.join(args)}", flush=True)
+    def clmgit(self, *args: str, expect: int = 0, now: str | None = None) -> None:
+        """`now`: the command's clock (CLMGIT_NOW), shown on the command line."""
+        at = {"CLMGIT_NOW": now} if now else {}
+        prefix = "".join(f"{k}={v} " for k, v in at.items())
+        print(f"$ {prefix}clmgit {shlex.join(args)}", flush=True)
         cmd = [sys.executable, "-m", "clmgit", *args]
-        code = subprocess.run(cmd, env={**os.environ, **self.environment}).returncode
+        code = subprocess.run(cmd, env={**os.environ, **self.environment, **at}).returncode
         if code != expect:
             raise SystemExit(f"demo: expected exit code {expect}, got {code}")
 
@@ -151,6 +154,7 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("An override is explicit and written into the commit")
     run("promote", "alpha", "beta", "--group", "canary", "--force")
     run("reconcile")
+    window_story(demo, b)
 
     say("Promotion only moves forward: an older commit is refused")
     first = b.git("rev-list", "--max-parents=0", "dev")
@@ -159,6 +163,37 @@ def story(demo: Demo, b: ConfigRepoBuilder) -> None:
     say("Where everything stands, and who promoted what")
     run("status")
     run("history")
+
+
+BETA_WINDOWS = """\
+windows:                    # promotions land only inside these (deny wins)
+  timezone: Europe/Berlin
+  allow: ["Mon-Thu 09:00-16:00"]
+  deny: ["12-20..01-06"]
+"""
+
+
+def window_story(demo: Demo, b: ConfigRepoBuilder) -> None:
+    """beta gets promotion windows; on a Friday evening the rest of beta is refused, with the
+    next opening. CLMGIT_NOW sets the clock: the demo does not wait for Friday."""
+    say("beta takes promotions Mon-Thu 09:00-16:00 Berlin time, never 20 Dec - 6 Jan "
+        "(windows: in channels/beta.yaml); on a Friday evening the rest of beta is refused, "
+        "and the refusal says when the next window opens")
+    beta = b.git("show", "main:channels/beta.yaml") + "\n"
+    b.commit("main", {"channels/beta.yaml": beta.replace("groups:", BETA_WINDOWS + "groups:", 1)},
+             "beta: promotion windows")
+    demo.clmgit("promote", "alpha", "beta", "--group", "default", expect=1,
+                now=_next_friday_evening())
+
+
+def _next_friday_evening() -> str:
+    """17:00 in Berlin on a Friday at least two days ahead: after the soak, whatever the date."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    day = datetime.now(ZoneInfo("Europe/Berlin")).date() + timedelta(days=2)
+    day += timedelta(days=(4 - day.weekday()) % 7)
+    return datetime(day.year, day.month, day.day, 17, tzinfo=ZoneInfo("Europe/Berlin")).isoformat()
 
 
 HEALTH_GATE = """\

@@ -8,7 +8,8 @@ import botocore.loaders
 import botocore.session
 import pytest
 
-from clmgit.adapters.aws.session import make_client, session_for
+from clmgit.adapters.aws.identity import session_for
+from clmgit.adapters.aws.session import make_client
 from clmgit.errors import ConfigError
 from tests.helpers.configrepo import cluster as make_cluster
 

@@ -14,35 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from clmgit import events
-from clmgit.access import NO_ROLES, ROLES_ENV, Roles, check_record
-from clmgit.errors import ApplyError, ConfigError, RefusedError
-from clmgit.model import Cluster
-
-
-def session_for(cluster: Cluster, roles: Roles = NO_ROLES) -> boto3.Session:
-    """A session in the cluster's region that acts in the cluster's account: the role `roles`
-    has for that account assumed, else the credentials of boto3's standard chain. A cluster
-    whose record names another account than the session acts in is refused before any call
-    of the engine (its record also must agree with itself on account and region)."""
-    from clmgit.adapters.aws.identity import assume_role, caller_account
-
-    if not cluster.region:
-        raise ConfigError(f"cluster {cluster.id} has no region; set it in the registry")
-    account = check_record(cluster)
-    session = base_session(cluster.region)
-    role = roles.role_for(account) if account else None
-    if role:
-        session = assume_role(session, role, name=cluster.alias or cluster.local_id or cluster.id,
-                              external_id=roles.external_id())
-    if account:
-        acting = caller_account(session)
-        if acting != account:
-            via = f"the role {role} acts" if role else "the AWS credentials act"
-            raise RefusedError(
-                f"cluster {cluster.alias or cluster.id} is in account {account} "
-                f"(its infrastructure_account), but {via} in account {acting}: configure a role "
-                f"for {account} (aws.role in clmgit.yaml or {ROLES_ENV}) or use its credentials")
-    return session
+from clmgit.errors import ApplyError, ConfigError
 
 
 def base_session(region: str) -> boto3.Session:
