@@ -8,13 +8,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record, example_channels
+from clmgit_sandbox.configtree import cluster_tree
 from clmgit_sandbox.doubles import FakeClock, FakeKube, FakeNodePools
+from clmgit_sandbox.memorycloud import memory_backends
 
 from clmgit.channels import parse_channel
 from clmgit.engine.rolling import WindowClosed, roll_node_pool
-from clmgit.model import Cluster, NodePool
+from clmgit.model import Cluster, NodePool, parse_cluster
 from clmgit.reconcile.maintenance import MaintenanceWindows
 from clmgit.reconcile.plan import BLOCKED, CREATE, UPDATE, WAITING, Target
+from clmgit.reconcile.session import Options, reconcile
+from clmgit.registry.file import clusters_yaml
+from clmgit.workspace import open_workspace
 from tests.helpers.nodes import GROUP, sync
 from tests.helpers.reconcile import FakeEngine, FakeReport, make_registry, record, run
 
@@ -122,3 +128,53 @@ def test_a_paused_update_is_waiting_keeps_next_version_and_resumes(tmp_path) -> 
     assert again.outcome == "applied"
     [done] = reg.clusters()
     assert (done.status.current_version, done.status.next_version) == (result.version, "")
+
+
+def test_reconcile_pauses_an_update_at_the_window_end_and_the_next_run_resumes_it(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reconcile` with the real engine over the in-memory cloud: four outdated nodes, surge 2,
+    six minutes a node; the window closes after the first wave."""
+    b = ConfigRepoBuilder(tmp_path / "config")
+    v1 = b.commit("dev", cluster_tree(1), "Config version 1")
+    for channel in ("alpha", "beta", "stable"):
+        b.git("branch", channel, v1)
+    rec = cluster_record("aws:123456789012:eu-central-1:night", channel="dev", alias="night",
+                         lifecycle_status="ready")
+    rec["config_items"] = {"maintenance_window": "Sat 02:00-03:00", "drain_poll_interval": "1s"}
+    rec["node_pools"][0].update(max_size=8, config_items={"rolling_update_surge": "2"})
+    b.commit("main", {**example_channels(), "clusters.yaml": clusters_yaml([rec])}, "Clusters")
+    cloud = memory_backends(parse_cluster(rec, "test"))
+    kube, pools = cloud.kube, cloud.pools
+    assert isinstance(kube, FakeKube) and isinstance(pools, FakeNodePools)
+    pools.add_group(parse_cluster(rec, "test"), "default-worker", GROUP)
+    sync(kube, pools)
+    pools.roll("asg", version="2")
+    clock = FakeClock(datetime(2026, 12, 5, 2, 50, tzinfo=UTC),
+                      on_sleep=lambda _: sync(kube, pools))
+    terminate = pools.terminate_instance
+
+    def slow_terminate(instance_id: str, *, decrement_capacity: bool) -> None:
+        terminate(instance_id, decrement_capacity=decrement_capacity)
+        clock.advance(360)
+
+    pools.terminate_instance = slow_terminate  # type: ignore[method-assign] # a slow cloud
+
+    def run() -> Any:
+        monkeypatch.setenv("CLMGIT_NOW", clock.now().isoformat())
+        options = Options(backends=lambda cluster: cloud, clock=clock, processes=1)
+        [result] = reconcile(open_workspace(str(b.path)), options)
+        [record] = open_workspace(str(b.path)).clusters
+        return result, record
+
+    paused, record = run()
+    assert paused.outcome == WAITING and "paused between waves" in paused.detail
+    assert record.status.next_version == paused.version and not record.status.problems
+    assert len(pools.pool_state(record, "default-worker").outdated) == 2
+
+    clock.advance(7 * 24 * 3600 - 3600)  # the next Saturday, 02:02
+    sync(kube, pools)
+    done, record = run()
+    assert done.outcome == "applied", done.detail
+    assert (record.status.current_version, record.status.next_version) == (done.version, "")
+    assert not pools.pool_state(record, "default-worker").outdated
+    assert pools.groups["asg"][1].desired_capacity == 4  # no second surge
