@@ -62,7 +62,7 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
                           f"not {name!r}")
-    from clmgit.notify import parse_notify  # malformed, it fails every command, as here
+    from clmgit.notify import parse_notify  # refused with the other keys, before any work
 
     parse_notify(raw.get("notify"), where)
     etcd = raw.get("manage_etcd_stack", True)

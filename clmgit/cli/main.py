@@ -164,7 +164,7 @@ def main() -> None:
         sys.stderr.write(stderr_line("error", f"{e}", prefix="error: "))
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+        sys.stderr.write(stderr_line("error", "interrupted"))
         sys.exit(130)
     except Exception as e:  # noqa: BLE001 - the last line of defence, exit code 3
         if verbose:
