@@ -54,12 +54,40 @@ for _tag in _SCALAR_TAGS:
     _WrittenLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _keeping_text(_tag))
 
 
-def load_written(text: bytes | str, name: str) -> Any:
-    """The YAML document with scalars as `Scalar`s; a syntax error names the file and line."""
+class _NotText(yaml.YAMLError):
+    def __init__(self, mark: Any) -> None:
+        super().__init__()
+        self.problem_mark = mark
+
+
+def _binary_text(loader: Any, node: yaml.ScalarNode) -> Scalar:
+    """`!!binary`: yaml.v2 puts the decoded bytes into CLM's string field. clmgit keeps them as
+    text, so they must be UTF-8 (`_NotText` otherwise)."""
+    data = _BASE.yaml_constructors["tag:yaml.org,2002:binary"](loader, node)
     try:
-        return yaml.load(text, Loader=_WrittenLoader)
+        text = data.decode()
+    except UnicodeDecodeError:
+        raise _NotText(node.start_mark) from None
+    return Scalar(text, text)
+
+
+_WrittenLoader.add_constructor("tag:yaml.org,2002:binary", _binary_text)
+
+
+def load_written(text: bytes | str, name: str) -> Any:
+    """The first YAML document with scalars as `Scalar`s, as yaml.v2 reads a registry (any
+    further document is not read); a syntax error names the file and line."""
+    loader = _WrittenLoader(text)
+    try:
+        return loader.get_data() if loader.check_data() else None
+    except _NotText as e:
+        raise RegistryError(f"{name}: the !!binary value at line {e.problem_mark.line + 1} is "
+                            "not UTF-8 text, which clmgit cannot carry in a config item; "
+                            "write it base64-encoded as a plain string") from None
     except yaml.YAMLError as e:
         raise malformed_yaml(e, name) from None
+    finally:
+        loader.dispose()
 
 
 def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:

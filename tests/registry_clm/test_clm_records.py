@@ -242,3 +242,43 @@ def test_a_good_registry_exports_through_the_cli(tmp_path):
     result = cli("registry", "export", "--registry", str(_registry_file(tmp_path, _two())))
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load(result.stdout)["clusters"][1]["id"].endswith("kube-10")
+
+
+# --- !!binary items and files of several documents, as yaml.v2 reads them -------------------------
+
+def test_a_binary_item_is_its_decoded_text_and_versioned_so(tmp_path):
+    """yaml.v2 puts a `!!binary` scalar's decoded bytes into the string field; CLM hashes them."""
+    text = RECORD_HEAD.format(channel="dev", value="x", name="p").replace(
+        "    value: x\n", "    value: !!binary aGVsbG8gd29ybGQ=\n    block: !!binary |\n"
+                         "      Y2VydA==\n")
+    [c] = FileRegistry(_file(tmp_path, text)).clusters()
+    assert c.config_items["value"] == "hello world" and c.config_items["block"] == "cert"
+    plain = text.replace("!!binary aGVsbG8gd29ybGQ=", "hello world").replace(
+        "!!binary |\n      Y2VydA==", "cert")
+    (tmp_path / "plain").mkdir()
+    [same] = FileRegistry(_file(tmp_path / "plain", plain)).clusters()
+    assert desired_version(SHA, c) == desired_version(SHA, same)
+    go = decoded({"id": "aws:1:eu-central-1:c", "api_server_url": "https://c.example.org",
+                  "channel": "dev", "config_items": {"value": "hello world", "block": "cert",
+                                                     "x": "as-key"},
+                  "node_pools": [{"name": "p", "profile": "worker-default",
+                                  "instance_types": ["x"]}]})
+    assert desired_version(SHA, c) == clm_version(SHA, go)
+
+
+def test_a_binary_item_that_is_not_text_is_refused_in_one_sentence(tmp_path):
+    text = RECORD_HEAD.format(channel="dev", value="x", name="p").replace(
+        "    value: x\n", "    value: !!binary /w==\n")
+    with pytest.raises(ClmgitError, match=r"clusters.yaml: the !!binary value at line 6 is not "
+                                          r"UTF-8 text"):
+        FileRegistry(_file(tmp_path, text)).clusters()
+
+
+def test_only_the_first_document_of_a_registry_is_read(tmp_path):
+    """yaml.v2's Unmarshal decodes the first document and reads no further."""
+    first = RECORD_HEAD.format(channel="dev", value="x", name="p")
+    for rest in ("---\nclusters: []\n", "---\nnot: [yaml\n", "...\n---\n- 1\n"):
+        [c] = FileRegistry(_file(tmp_path, first + rest)).clusters()
+        assert c.id == "aws:1:eu-central-1:c" and c.channel == "dev"
+    [same] = FileRegistry(_file(tmp_path, first)).clusters()
+    assert desired_version(SHA, c) == desired_version(SHA, same)
