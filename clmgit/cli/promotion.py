@@ -172,6 +172,11 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
               + ("" if landed.pushed else " (not pushed)"))
         if plan.overrides:
             _tell(events.PROMOTION_FORCED, plan, "overrode: " + "; ".join(plan.overrides))
+        from clmgit.promotion.gates import WINDOW_CLOSED
+
+        bypassed = [o for o in plan.overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+        if bypassed:
+            _tell(events.WINDOW_BYPASSED, plan, "overrode: " + "; ".join(bypassed))
     views.plan(plan, landed, fmt=out)
 
 

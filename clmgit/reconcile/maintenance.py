@@ -25,6 +25,8 @@ from clmgit.windows import until
 
 #: The problem type of an update started outside its window by --ignore-window.
 IGNORED = "clmgit/maintenance-window-ignored"
+#: How the note of such an update ends.
+IGNORED_NOTE = "by --ignore-window"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class MaintenanceWindows:
             return target
         outside = f"outside its maintenance window ({window.describe()}), {until(window, moment)}"
         if self.ignore:
-            return replace(target, reason=f"started {outside}, by --ignore-window")
+            return replace(target, reason=f"started {outside}, {IGNORED_NOTE}")
         return Target(target.cluster, WAITING, target.sha, target.version, reason=outside)
 
     def between_waves(self, cluster: Cluster, now: datetime) -> None:

@@ -22,7 +22,7 @@ from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
 from clmgit.reconcile.leases import LeaseTable, Unfinished
-from clmgit.reconcile.maintenance import MaintenanceWindows
+from clmgit.reconcile.maintenance import IGNORED_NOTE, MaintenanceWindows
 from clmgit.reconcile.pins import CurrentPins
 from clmgit.reconcile.plan import (
     CREATE,
@@ -212,6 +212,9 @@ def _tell(targets: Sequence[Target], results: Sequence[Result]) -> None:
         if result.failed:
             events.emit(events.RECONCILE_FAILED, f"cluster {name} failed: {result.detail}",
                         cluster=name, channel=channel, version=result.version)
+        elif target.reason.endswith(IGNORED_NOTE):
+            events.emit(events.WINDOW_BYPASSED, f"cluster {name}: {target.reason}",
+                        cluster=name, channel=channel)
 
 
 def workspace_roles(ws: Workspace) -> Roles:
