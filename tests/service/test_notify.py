@@ -233,3 +233,16 @@ def test_a_secret_quoted_in_an_event_is_masked_in_the_notification(
     assert _settled(listener, 1) == ["clmgit: reconcile.failed (c1)"]
     assert "s3cr3t" not in listener.bodies[0]["message"]
     assert listener.bodies[0]["message"].startswith("cluster c1 failed: bad token ")
+
+
+def test_a_promotion_forced_past_a_closed_window_tells_window_bypassed(
+        fleet: Fleet, listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
+    alpha = ("channel: alpha\nbranch: alpha\nsource: dev\nwindows:\n  timezone: Europe/Berlin\n"
+             "  allow: [\"Mon-Thu 09:00-16:00\"]\ngroups:\n  - name: default\n")
+    fleet.builder.commit("main", {"channels/alpha.yaml": alpha}, "alpha: a window")
+    _notify(fleet, [{"url": listener.url, "events": ["window.bypassed"]}])
+    monkeypatch.setenv("CLMGIT_NOW", "2026-11-27T17:00:00+01:00")  # a Friday evening
+    assert fleet.cli("promote", "dev", "alpha").code == 1  # closed: nothing is bypassed
+    assert fleet.cli("promote", "dev", "alpha", "--force").code == 0
+    assert _settled(listener, 1) == ["clmgit: window.bypassed"]
+    assert "outside the promotion windows of 'alpha'" in listener.bodies[0]["message"]
