@@ -211,25 +211,27 @@ def diff(
     cluster: Annotated[
         str | None, typer.Option(help="Only the group of this cluster, rendered for it.")
     ] = None,
-    sha: Annotated[str | None, typer.Option(help="Preview this SHA of the source.")] = None,
+    sha: Annotated[list[str], typer.Option(
+        metavar="SHA", help="Preview this SHA of the source; with several config sources "
+        "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
     out: OutputOpt = Format.table,
 ) -> None:
     """Preview what `promote SOURCE TARGET` would bring, per group: the commits to cluster/ and
     the diff of one cluster's rendered stacks and manifests (secret-looking values masked)."""
     from clmgit import views
     from clmgit.promotion.preview import preview
+    from clmgit.promotion.sources import parse_sha_options
 
     ws = settings(ctx).ws
+    shas = parse_sha_options(sha, ws.sources)
     if ws.sources.several:
-        from clmgit.promotion.sources import parse_sha_options
         from clmgit.promotion.sources_preview import preview_sources
 
         previews = preview_sources(ws, source=source, target=target, groups=group,
-                                   cluster=cluster,
-                                   shas=parse_sha_options([sha] if sha else [], ws.sources))
+                                   cluster=cluster, shas=shas)
     else:
         previews = preview(ws, source=source, target=target, groups=group, cluster=cluster,
-                           sha=sha)
+                           sha=shas.get(ws.sources.main.name))
     views.previews(previews, fmt=out)
 
 

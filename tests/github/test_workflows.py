@@ -5,9 +5,12 @@ Every file validates against SchemaStore's published schemas (github-workflow.js
 github-action.json, as vendored by check-jsonschema). Every `clmgit` command in them parses
 with the real CLI: the commands are taken from the steps' scripts as bash really expands them —
 `${{ … }}` expressions are replaced by sample values (as the runner replaces them in the text),
-the step's environment is set, and `clmgit` is a shell function that records its arguments.
+the step's environment is set, the script is run from a file by the shell GitHub would choose
+for it (`bash -e` when none is set, `bash --noprofile --norc -eo pipefail` for `bash`), and
+`clmgit` is a shell function that records its arguments, or a stand-in program that fails.
 The security rules (control-branch only reconcile, least-privilege permissions, secrets only in
-the steps that use them, actions pinned by commit SHA) are checked on the files themselves.
+the steps that use them, actions and callers pinned by commit SHA) are checked on the files
+themselves, and the callers' triggers are checked against the example config repo's channels.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -42,7 +46,9 @@ SAMPLES = {
     "inputs.groups": "canary, default",
     "inputs.clmgit-version": "v0.1.0",
     "inputs.command": "status --channel beta",
-    "steps.find.outputs.previews": f"alpha beta {SHA} canary\ndev alpha {SHA}",
+    "steps.find.outputs.previews": f"alpha beta canary main={SHA} addons={SHA}\ndev alpha - {SHA}",
+    # The HTTP registry mode (the file mode is tested on its own).
+    "inputs.registry-url": "https://registry.example",
     "steps.app.outputs.token": "",  # no GitHub App: GITHUB_TOKEN
 }
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
@@ -50,8 +56,15 @@ FROM_NEEDS = re.compile(r"\$\{\{\s*fromJSON\(needs\.([\w-]+)\.outputs\.([\w-]+)\
 INVOCATION = re.compile(r"^\s*clmgit\s", re.MULTILINE)
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 CALLER = re.compile(
-    r"^YOUR-ORG/clmgit/\.github/workflows/(?P<file>[\w-]+\.yml)@(v\d+|[0-9a-f]{40})$"
+    r"^YOUR-ORG/clmgit/\.github/workflows/(?P<file>[\w-]+\.yml)@(?P<sha>v\d+|[0-9a-f]{40})$"
 )
+#: The command GitHub runs a step's script file with, by the step's `shell` (none: bash -e).
+SHELLS = {
+    None: ["bash", "-e"],
+    "bash": ["bash", "--noprofile", "--norc", "-eo", "pipefail"],
+    "sh": ["sh", "-e"],
+    "python": [sys.executable],
+}
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -102,30 +115,48 @@ def substitute(text: str, ctx: dict[str, Any]) -> str:
     return EXPRESSION.sub(lambda m: evaluate(m.group(1), ctx), text)
 
 
-def run_step(
-    step: dict[str, Any], env: dict[str, Any], ctx: dict[str, Any], tmp: Path
-) -> tuple[int, list[list[str]], dict[str, str]]:
-    """Run a bash step as the runner would, with `clmgit` and `python` recording their argv.
+def shell_of(wf: dict[str, Any], job_id: str, step: dict[str, Any]) -> list[str]:
+    """The command GitHub runs the step's script with: the step's shell, else the job's
+    `defaults.run.shell`, else the workflow's, else its default `bash -e {0}`."""
+    levels = (wf["jobs"][job_id].get("defaults"), wf.get("defaults"))
+    chosen = [step.get("shell"), *(((d or {}).get("run") or {}).get("shell") for d in levels)]
+    return SHELLS[next((s for s in chosen if s), None)]
 
-    Returns the exit code, the argv of each clmgit/python call and the step's outputs."""
+
+def context(wf: dict[str, Any], job_id: str, step: dict[str, Any], combo: dict[str, Any]
+            | None = None, total: int = 1) -> dict[str, Any]:
+    return {"inputs": inputs_of(wf), "combo": combo or {}, "total": total,
+            "shell": shell_of(wf, job_id, step)}
+
+
+def run_step(
+    step: dict[str, Any], env: dict[str, Any], ctx: dict[str, Any], tmp: Path,
+    *, shims: tuple[str, ...] = ("clmgit", "python"), path: str = "",
+) -> tuple[int, list[list[str]], dict[str, str]]:
+    """Run a step's script as the runner would (from a file, by the shell GitHub chooses),
+    with `shims` recording their argv instead of running.
+
+    Returns the exit code, the argv of each shimmed call and the step's outputs."""
     record, output = tmp / "argv", tmp / "output"
     output.write_text("")
     shim = "".join(
         f"{cmd}() {{ printf '%s\\0' {cmd} \"$@\" >> {record}; printf '\\036\\0' >> {record}; }}\n"
-        for cmd in ("clmgit", "python")
+        for cmd in shims
     )
-    script = shim + substitute(step["run"], ctx)
+    script = tmp / "step.sh"
+    script.write_text(shim + substitute(step["run"], ctx))
     run_env = {k: substitute(str(v), ctx) for k, v in env.items()}
     run_env.update(
-        PATH=os.environ["PATH"],
+        PATH=path + os.environ["PATH"],
         RUNNER_TEMP=str(tmp),
         HOME=str(tmp),
         GITHUB_OUTPUT=str(output),
+        GITHUB_ENV=str(tmp / "env"),
         GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
+        GITHUB_SERVER_URL="https://github.com",
     )
-    # GitHub runs `bash --noprofile --norc -eo pipefail {0}` for run steps.
     proc = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        [*ctx.get("shell", SHELLS["bash"]), str(script)],
         env=run_env,
         cwd=tmp,
         capture_output=True,
@@ -147,10 +178,10 @@ def run_step(
 
 def job_outputs(wf: dict[str, Any], job_id: str, tmp: Path) -> dict[str, str]:
     """What the job's run steps write to GITHUB_OUTPUT, with the inputs' defaults."""
-    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
     found: dict[str, str] = {}
     for step in wf["jobs"][job_id]["steps"]:
         if "id" in step and "run" in step and step.get("shell", "bash") == "bash":
+            ctx = context(wf, job_id, step)
             code, _, outputs = run_step(step, step.get("env") or {}, ctx, tmp)
             if code == 0:
                 found.update(outputs)
@@ -175,7 +206,7 @@ def clmgit_calls(
     job = wf["jobs"][job_id]
     total = len(matrix_combos(wf, job_id, tmp)) or 1
     env = {**(wf.get("env") or {}), **(job.get("env") or {}), **(step.get("env") or {})}
-    ctx = {"inputs": inputs_of(wf), "combo": combo, "total": total}
+    ctx = context(wf, job_id, step, combo, total)
     code, calls, _ = run_step(step, env, ctx, tmp)
     assert code == 0, f"{job_id}: {step.get('name')} exited {code}"
     return [argv[1:] for argv in calls if argv[0] == "clmgit"]
@@ -270,7 +301,11 @@ def test_reusable_workflows_grant_each_job_only_what_it_needs(name: str) -> None
         assert "permissions" in job, job_id
         assert all(v in ("read", "write", "none") for v in job["permissions"].values())
         if job["permissions"].get("id-token") == "write":
-            assert (name, job_id) == ("reconcile.yml", "reconcile")
+            assert (name, job_id) in {("reconcile.yml", "reconcile"),
+                                       ("reconcile.yml", "reconcile-file")}
+        # Only the file registry's reconcile writes, and only with the AWS credentials it needs.
+        if job["permissions"].get("contents") == "write" and "id-token" in job["permissions"]:
+            assert (name, job_id) == ("reconcile.yml", "reconcile-file")
     assert wf["concurrency"]["group"].startswith("clmgit-")
 
 
@@ -341,17 +376,24 @@ def named_step(wf: dict[str, Any], job_id: str, prefix: str) -> dict[str, Any]:
     return next(s for s in wf["jobs"][job_id]["steps"] if s.get("name", "").startswith(prefix))
 
 
-@pytest.mark.parametrize(("ref", "code"), [("refs/heads/main", 0), ("refs/heads/feature", 1)])
-def test_reconcile_runs_only_from_the_control_branch(ref: str, code: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("ref", "follow", "code"),
+    [("refs/heads/main", "", 0), ("refs/heads/feature", "", 1), ("refs/heads/dev", "", 1),
+     ("refs/heads/dev", "dev", 0), ("refs/heads/dev", "qa, dev", 0),
+     ("refs/heads/dev-old", "dev", 1), ("refs/tags/dev", "dev", 1)],
+)
+def test_reconcile_runs_only_from_the_control_branch_or_a_followed_one(
+        ref: str, follow: str, code: int, tmp_path: Path) -> None:
     wf = reusable("reconcile.yml")
     step = named_step(wf, "check", "Refuse")
-    env = {"REF": ref, "CONTROL": "refs/heads/${{ inputs.control-branch }}"}
-    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
-    assert run_step(step, env, ctx, tmp_path)[0] == code
+    env = {"REF": ref, "CONTROL": "${{ inputs.control-branch }}", "FOLLOW": follow}
+    got = run_step(step, env, context(wf, "check", step), tmp_path)[0]
+    assert got == code
     # Every job that holds credentials waits for the check.
     assert wf["jobs"]["reconcile"]["needs"] == "check"
-    assert wf["jobs"]["sync-branches"]["needs"] == "reconcile"
-    assert "needs.reconcile.result != 'skipped'" in wf["jobs"]["sync-branches"]["if"]
+    assert wf["jobs"]["reconcile-file"]["needs"] == "check"
+    for job_id in ("sync-branches", "report"):
+        assert "needs.check.result == 'success'" in wf["jobs"][job_id]["if"]
     text = (REUSABLE / "reconcile.yml").read_text()
     assert "ref:refs/heads/main" in text  # the role's documented trust condition
 
@@ -386,7 +428,7 @@ def test_a_failing_shard_fails_its_step_after_writing_the_summary(tmp_path: Path
     # reconcile exits 4 when a cluster failed: the pipeline through `tee` must keep that code.
     failing = "(exit 4) | clmgit reconcile --shard"
     step["run"] = step["run"].replace("clmgit reconcile --shard", failing, 1)
-    ctx = {"inputs": inputs_of(wf), "combo": {"shard": 0}, "total": 4}
+    ctx = context(wf, "reconcile", step, {"shard": 0}, 4)
     code, _, _ = run_step(step, step["env"], ctx, tmp_path)
     assert code == 4 and (tmp_path / "summary.md").read_text().endswith("```\n")
 
@@ -418,7 +460,7 @@ def test_promote_supports_an_app_token_and_never_cancels(tmp_path: Path) -> None
 def test_preview_refuses_pull_request_target(event: str, code: int, tmp_path: Path) -> None:
     wf = reusable("preview.yml")
     step = named_step(wf, "preview", "Refuse")
-    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    ctx = context(wf, "preview", step)
     assert run_step(step, {"EVENT": event}, ctx, tmp_path)[0] == code
 
 
@@ -437,7 +479,7 @@ def test_preview_comments_only_on_own_repository_pull_requests_and_finds_its_own
 def test_clmgit_is_installed_pinned(version: str, code: int, tmp_path: Path) -> None:
     wf = reusable("reconcile.yml")
     step = named_step(wf, "reconcile", "Install clmgit")
-    ctx = {"inputs": inputs_of(wf), "combo": {}, "total": 1}
+    ctx = context(wf, "reconcile", step)
     env = {**step["env"], "CLMGIT_VERSION": version}
     got, calls, _ = run_step(step, env, ctx, tmp_path)
     assert got == code
@@ -454,7 +496,7 @@ def test_clmgit_is_installed_pinned(version: str, code: int, tmp_path: Path) -> 
     ways = {
         tuple(ln for ln in i.splitlines() if "=~" in ln or "pip install" in ln) for i in installs
     }
-    assert len(installs) == 6 and len(ways) == 1
+    assert len(installs) == 7 and len(ways) == 1
 
 
 # --- every clmgit command line ---------------------------------------------------------------
@@ -485,11 +527,13 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
         ["promote", "alpha", "beta", "--group", "canary", "--group", "default", "--pr"]
     ]
     assert found["preview.yml"] == [
-        ["diff", "alpha", "beta", "--sha", SHA, "--group", "canary"],
+        ["diff", "alpha", "beta", "--sha", f"main={SHA}", "--sha", f"addons={SHA}",
+         "--group", "canary"],
         ["diff", "dev", "alpha", "--sha", SHA],
     ]
     assert found["reconcile.yml"] == [
         *(["reconcile", "--shard", f"{i}/4", "--concurrency", "4"] for i in range(4)),
+        ["reconcile", "--concurrency", "4", "--push"],
         ["sync-branches", "--push"],
         ["report", "--html", "clmgit-report.html", "--markdown"],
     ]

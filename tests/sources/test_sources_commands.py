@@ -103,6 +103,24 @@ def test_diff_lists_each_sources_commits_and_the_composed_render(tmp_path) -> No
     assert "-  name: addon-v1" in result.out and "+  name: addon-v2" in result.out
 
 
+
+def test_diff_takes_a_sha_per_source_as_the_preview_workflow_passes_them(tmp_path) -> None:
+    """A moved map pin is previewed with `--sha SOURCE=SHA` once per source (as
+    .github/workflows/preview.yml passes it); a bare SHA is refused with several sources."""
+    repos = _repos(tmp_path)
+    assert _cli(repos, "promote", "dev", "beta", "--force").code == 0
+    main2, addons2 = _advance(repos, 2)
+    _advance(repos, 3)
+
+    result = _cli(repos, "diff", "dev", "beta", "--group", "default",
+                  "--sha", f"main={main2}", "--sha", f"addons={addons2}")
+    bare = _cli(repos, "diff", "dev", "beta", "--sha", main2)
+
+    assert result.code == 0, result.err
+    assert "main: Main v2" in result.out and "addons: Addons v2" in result.out
+    assert "Main v3" not in result.out and "+  name: addon-v2" in result.out
+    assert bare.code == 1 and "name the source, as source=sha" in bare.err
+
 def test_sync_branches_moves_every_sources_branch(tmp_path) -> None:
     repos = _repos(tmp_path)
     assert _cli(repos, "promote", "dev", "beta", "--force").code == 0
