@@ -56,7 +56,7 @@ FROM_NEEDS = re.compile(r"\$\{\{\s*fromJSON\(needs\.([\w-]+)\.outputs\.([\w-]+)\
 INVOCATION = re.compile(r"^\s*clmgit\s", re.MULTILINE)
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 CALLER = re.compile(
-    r"^YOUR-ORG/clmgit/\.github/workflows/(?P<file>[\w-]+\.yml)@(?P<sha>v\d+|[0-9a-f]{40})$"
+    r"^YOUR-ORG/clmgit/\.github/workflows/(?P<file>[\w-]+\.yml)@(?P<sha>[0-9a-f]{40})$"
 )
 #: The command GitHub runs a step's script file with, by the step's `shell` (none: bash -e).
 SHELLS = {
@@ -355,6 +355,28 @@ def test_example_is_a_thin_caller_of_the_reusable_workflow(name: str) -> None:
     assert job["permissions"] == asked
 
 
+def test_callers_pin_one_commit_of_clmgit_that_exists_and_accepts_them() -> None:
+    """`uses:` and `clmgit-version` name the same commit of this repository, and the reusable
+    workflow as it is at that commit takes every input and secret the caller passes."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout of clmgit")
+    for name in NAMES:
+        job = next(iter(read(EXAMPLES / name)["jobs"].values()))
+        m = CALLER.match(job["uses"])
+        assert m, job["uses"]
+        assert job["with"]["clmgit-version"] == m["sha"], name
+        assert job["with"]["clmgit-repository"] == "YOUR-ORG/clmgit"
+        shown = subprocess.run(["git", "show", f"{m['sha']}:.github/workflows/{name}"], cwd=ROOT,
+                               capture_output=True, text=True)
+        assert shown.returncode == 0, (
+            f"{name} pins {m['sha'][:7]}, which is not a commit of this repository with that "
+            "workflow: pin the callers to `git log -1 --format=%H -- .github/workflows`")
+        then = yaml.safe_load(shown.stdout)
+        called = (then.get("on") or then[True])["workflow_call"]
+        assert set(job["with"]) <= set(called["inputs"]), name
+        assert set(job.get("secrets") or {}) <= set(called.get("secrets") or {}), name
+
+
 def test_promote_caller_is_dispatched_by_hand() -> None:
     caller = read(EXAMPLES / "promote.yml")
     assert list(caller["on"]) == ["workflow_dispatch"]
@@ -367,6 +389,30 @@ def test_preview_caller_runs_on_pull_request_not_pull_request_target() -> None:
     caller = read(EXAMPLES / "preview.yml")
     assert list(caller["on"]) == ["pull_request"]
     assert sorted(caller["on"]["pull_request"]["paths"]) == ["channels/**", "cluster/**"]
+
+
+def test_reconcile_caller_triggers_on_every_branch_whose_push_changes_a_cluster(
+        tmp_path: Path) -> None:
+    """Its push branches are the control branch and the branches of the example config repo's
+    channels that follow their branch (no pins); each of them passes the ref check, and a
+    push to any other channel branch (moved by sync-branches) starts nothing."""
+    caller = read(EXAMPLES / "reconcile.yml")
+    given = caller["jobs"]["reconcile"]["with"]
+    follow = given["follow-branches"].replace(",", " ").split()
+    assert caller["on"]["push"]["branches"] == [given["control-branch"], *follow]
+    channels = [yaml.safe_load(p.read_text())
+                for p in sorted((ROOT / "examples/config-repo/channels").glob("*.yaml"))]
+    following = {c.get("branch", c["channel"]) for c in channels if not c.get("source")}
+    pinned = {c.get("branch", c["channel"]) for c in channels if c.get("source")}
+    assert following == set(follow) == {"dev"}
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "check", "Refuse")
+    for branch in [*caller["on"]["push"]["branches"], *pinned, "feature"]:
+        triggers = branch in caller["on"]["push"]["branches"]
+        env = {"REF": f"refs/heads/{branch}", "CONTROL": given["control-branch"],
+               "FOLLOW": given["follow-branches"]}
+        code = run_step(step, env, context(wf, "check", step), tmp_path)[0]
+        assert (code == 0) == triggers, branch
 
 
 # --- semantics of the reusable workflows --------------------------------------------------
@@ -431,6 +477,83 @@ def test_a_failing_shard_fails_its_step_after_writing_the_summary(tmp_path: Path
     ctx = context(wf, "reconcile", step, {"shard": 0}, 4)
     code, _, _ = run_step(step, step["env"], ctx, tmp_path)
     assert code == 4 and (tmp_path / "summary.md").read_text().endswith("```\n")
+
+
+@pytest.mark.parametrize(
+    ("url", "mode", "shards"),
+    [("", "file", [0]), ("https://registry.example", "http", [0, 1, 2, 3])],
+)
+def test_the_registry_mode_follows_registry_url(
+        url: str, mode: str, shards: list[int], tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "check", "Registry mode")
+    env = {**step["env"], "REGISTRY_URL": url}
+    code, _, outputs = run_step(step, env, context(wf, "check", step), tmp_path)
+    assert code == 0 and outputs == {"mode": mode, "shards": json.dumps(shards)}
+    assert wf["jobs"]["reconcile"]["if"] == "needs.check.outputs.mode == 'http'"
+    assert wf["jobs"]["reconcile-file"]["if"] == "needs.check.outputs.mode == 'file'"
+    # The file mode's one job pushes the state it records, with the push token if given.
+    job = wf["jobs"]["reconcile-file"]
+    assert "strategy" not in job and job["permissions"]["contents"] == "write"
+    assert job["steps"][0]["with"]["token"] == "${{ secrets.push-token || github.token }}"
+    assert "--push" in named_step(wf, "reconcile-file", "Reconcile")["run"]
+
+
+@pytest.mark.parametrize(
+    ("roles", "code"),
+    [("", 0), ('{"123456789012": "arn:aws:iam::123456789012:role/clmgit"}', 0),
+     ("{not json", 1), ('["arn:aws:iam::123456789012:role/x"]', 1),
+     ('{"1234": "arn:aws:iam::1234:role/x"}', 1)],
+)
+def test_account_roles_must_be_a_json_object_of_accounts_to_arns(
+        roles: str, code: int, tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "check", "Registry mode")
+    env = {**step["env"], "ROLES": roles}
+    assert run_step(step, env, context(wf, "check", step), tmp_path)[0] == code
+    reconcile = named_step(wf, "reconcile", "Reconcile shard")
+    assert reconcile["env"]["CLMGIT_AWS_ROLES"] == "${{ inputs.aws-account-roles }}"
+    assert reconcile["env"]["CLMGIT_KUBE_AUTH"] == "${{ inputs.kube-auth }}"
+
+
+def test_kube_credentials_reach_clmgit_as_files_only_the_job_reads(tmp_path: Path) -> None:
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "reconcile", "Kubernetes credentials")
+    env = {"KUBECONFIG_TEXT": "apiVersion: v1\nkind: Config\n", "KUBE_TOKEN": "tok-123"}
+    code, _, _ = run_step(step, env, context(wf, "reconcile", step), tmp_path)
+    assert code == 0
+    exported = dict(ln.split("=", 1) for ln in (tmp_path / "env").read_text().splitlines())
+    assert set(exported) == {"CLMGIT_KUBECONFIG", "CLMGIT_TOKEN_FILE"}  # paths, not secrets
+    assert Path(exported["CLMGIT_TOKEN_FILE"]).read_text() == "tok-123"
+    for path in exported.values():
+        assert Path(path).stat().st_mode & 0o777 == 0o600
+    (tmp_path / "env").unlink()
+    assert run_step(step, {"KUBECONFIG_TEXT": "", "KUBE_TOKEN": ""},
+                    context(wf, "reconcile", step), tmp_path)[0] == 0
+    assert not (tmp_path / "env").exists()  # no secret given: clmgit's own choice (kube-auth)
+
+
+def test_sources_token_answers_git_from_the_environment(tmp_path: Path) -> None:
+    """The helper the workflows install gives git the token for the server's URLs, and
+    nothing when no token is set; the token itself is never written to a file."""
+    wf = reusable("reconcile.yml")
+    step = named_step(wf, "reconcile", "Config sources")
+    assert run_step(step, {}, context(wf, "reconcile", step), tmp_path)[0] == 0
+    assert "tok-src" not in (tmp_path / ".gitconfig").read_text()
+
+    def fill(token: str) -> str:
+        env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "CLMGIT_SOURCES_TOKEN": token,
+               "GIT_CONFIG_NOSYSTEM": "1"}
+        return subprocess.run(["git", "credential", "fill"], env=env, capture_output=True,
+                              text=True, input="protocol=https\nhost=github.com\n\n").stdout
+
+    assert "password=tok-src" in fill("tok-src") and "username=x-access-token" in fill("tok-src")
+    for path in (REUSABLE / "reconcile.yml", REUSABLE / "preview.yml", REUSABLE / "promote.yml"):
+        wf = read(path)
+        for job_id, job in wf["jobs"].items():
+            runs = [s.get("run", "") for s in job["steps"]]
+            if any(INVOCATION.search(r) for r in runs):
+                assert any("credential.$GITHUB_SERVER_URL.helper" in r for r in runs), job_id
 
 
 def test_sync_branches_pushes_with_the_push_token_if_given() -> None:
@@ -499,6 +622,48 @@ def test_clmgit_is_installed_pinned(version: str, code: int, tmp_path: Path) -> 
     assert len(installs) == 7 and len(ways) == 1
 
 
+# --- a failing clmgit fails the job -----------------------------------------------------------
+
+
+def failing_clmgit(tmp: Path, code: int) -> str:
+    """A directory with a `clmgit` that prints a line and exits `code`, for PATH."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stand_in = bin_dir / "clmgit"
+    stand_in.write_text(f"#!/bin/sh\necho 'clmgit stand-in'\nexit {code}\n")
+    stand_in.chmod(0o755)
+    return f"{bin_dir}:"
+
+
+@pytest.mark.parametrize("code", [1, 4, 5])
+@pytest.mark.parametrize(("name", "job_id", "index"), clmgit_steps())
+def test_a_failing_clmgit_fails_the_step_under_githubs_shell(
+    name: str, job_id: str, index: int, code: int, tmp_path: Path
+) -> None:
+    """1: refused, 4: clusters failed, 5: leases skipped. Each step runs as GitHub runs it."""
+    wf = load_any(name)
+    step = wf["jobs"][job_id]["steps"][index]
+    combo = (matrix_combos(wf, job_id, tmp_path) or [{}])[0]
+    env = {**(wf.get("env") or {}), **(wf["jobs"][job_id].get("env") or {}),
+           **(step.get("env") or {})}
+    ctx = context(wf, job_id, step, combo, 4)
+    got, _, _ = run_step(step, env, ctx, tmp_path, shims=("python",),
+                         path=failing_clmgit(tmp_path, code))
+    assert got != 0
+
+
+def test_without_pipefail_the_same_scripts_would_pass(tmp_path: Path) -> None:
+    """Why `defaults.run.shell: bash` matters: under GitHub's default `bash -e`, the steps
+    that pipe clmgit into tee succeed when clmgit fails."""
+    wf = reusable("reconcile.yml")
+    assert all(read(REUSABLE / n)["defaults"] == {"run": {"shell": "bash"}} for n in NAMES)
+    step = named_step(wf, "reconcile", "Reconcile shard")
+    ctx = {**context(wf, "reconcile", step, {"shard": 0}, 4), "shell": SHELLS[None]}
+    got, _, _ = run_step(step, step["env"], ctx, tmp_path, shims=("python",),
+                         path=failing_clmgit(tmp_path, 4))
+    assert got == 0
+
+
 # --- every clmgit command line ---------------------------------------------------------------
 
 
@@ -548,10 +713,9 @@ def test_the_commands_are_the_intended_ones(tmp_path: Path) -> None:
     }
 
 
-def test_readme_shows_the_reconcile_caller_as_shipped() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## GitHub Actions\n", 1)[1]
-    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_docs_show_the_reconcile_caller_as_shipped() -> None:
+    page = (ROOT / "docs" / "how-to" / "github-actions.md").read_text()
+    block = page.split("```yaml\n", 1)[1].split("```", 1)[0]
     shown = yaml.safe_load(block)
     shown["on"] = shown.pop(True)
     assert shown == read(EXAMPLES / "reconcile.yml")
