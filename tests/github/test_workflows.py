@@ -131,7 +131,7 @@ def context(wf: dict[str, Any], job_id: str, step: dict[str, Any], combo: dict[s
 
 def run_step(
     step: dict[str, Any], env: dict[str, Any], ctx: dict[str, Any], tmp: Path,
-    *, shims: tuple[str, ...] = ("clmgit", "python"), path: str = "",
+    *, shims: tuple[str, ...] = ("clmgit", "python"), path: str = "", cwd: Path | None = None,
 ) -> tuple[int, list[list[str]], dict[str, str]]:
     """Run a step's script as the runner would (from a file, by the shell GitHub chooses),
     with `shims` recording their argv instead of running.
@@ -143,8 +143,9 @@ def run_step(
         f"{cmd}() {{ printf '%s\\0' {cmd} \"$@\" >> {record}; printf '\\036\\0' >> {record}; }}\n"
         for cmd in shims
     )
+    shell = ctx.get("shell", SHELLS["bash"])
     script = tmp / "step.sh"
-    script.write_text(shim + substitute(step["run"], ctx))
+    script.write_text((shim if shell != SHELLS["python"] else "") + substitute(step["run"], ctx))
     run_env = {k: substitute(str(v), ctx) for k, v in env.items()}
     run_env.update(
         PATH=path + os.environ["PATH"],
@@ -156,9 +157,9 @@ def run_step(
         GITHUB_SERVER_URL="https://github.com",
     )
     proc = subprocess.run(
-        [*ctx.get("shell", SHELLS["bash"]), str(script)],
+        [*shell, str(script)],
         env=run_env,
-        cwd=tmp,
+        cwd=cwd or tmp,
         capture_output=True,
         text=True,
     )
@@ -173,6 +174,9 @@ def run_step(
         else:
             argv.append(w)
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+    if "<<CLMGIT_EOF" in output.read_text():  # a multi-line output
+        name, rest = output.read_text().split("<<CLMGIT_EOF\n", 1)
+        outputs = {name: rest.split("\nCLMGIT_EOF\n", 1)[0]}
     return proc.returncode, calls, outputs
 
 
@@ -585,6 +589,61 @@ def test_preview_refuses_pull_request_target(event: str, code: int, tmp_path: Pa
     step = named_step(wf, "preview", "Refuse")
     ctx = context(wf, "preview", step)
     assert run_step(step, {"EVENT": event}, ctx, tmp_path)[0] == code
+
+
+def git_repo(path: Path) -> Any:
+    def git(*args: str) -> str:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+        return subprocess.run(["git", *args], cwd=path, env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    path.mkdir()
+    git("init", "--quiet", "--initial-branch=main")
+    return git
+
+
+@pytest.mark.parametrize("several", [True, False])
+def test_preview_finds_moved_pins_of_every_source_and_passes_a_sha_each(
+        several: bool, tmp_path: Path) -> None:
+    """The pull request of a promotion moves a map pin: each source's SHA is a --sha of its
+    own, and the whole of the preview step's command line parses with the real CLI."""
+    repo = tmp_path / "repo"
+    git = git_repo(repo)
+    old = {"main": "1" * 40, "addons": "2" * 40} if several else "1" * 40
+    new = {"main": "3" * 40, "addons": "4" * 40} if several else "3" * 40
+
+    def channel(pin: object) -> str:
+        return yaml.safe_dump({"channel": "beta", "source": "alpha", "groups": [
+            {"name": "canary", "sha": pin}, {"name": "default", "sha": old}]}, sort_keys=False)
+
+    (repo / "channels").mkdir()
+    (repo / "channels/beta.yaml").write_text(channel(old))
+    if several:
+        (repo / "clmgit.yaml").write_text(
+            "sources: [{name: main}, {name: addons, repo: https://example.com/addons.git}]\n")
+    git("add", "-A")
+    git("commit", "-qm", "Pins")
+    git("checkout", "-qb", "promote")
+    (repo / "channels/beta.yaml").write_text(channel(new))
+    git("commit", "-qam", "promote(beta)")
+
+    wf = reusable("preview.yml")
+    find = named_step(wf, "preview", "Find")
+    env = {"BASE_REF": "main", "CLMGIT_CONTROL_BRANCH": "main"}
+    code, _, outputs = run_step(find, env, context(wf, "preview", find), tmp_path, cwd=repo)
+    shas = " ".join(f"{k}={v}" for k, v in new.items()) if isinstance(new, dict) else new
+    assert code == 0 and outputs == {"previews": f"alpha beta canary {shas}"}
+
+    step = named_step(wf, "preview", "Preview")
+    env = {**step["env"], "PREVIEWS": outputs["previews"]}
+    code, calls, _ = run_step(step, env, context(wf, "preview", step), tmp_path)
+    sha_args = (["--sha", f"main={'3' * 40}", "--sha", f"addons={'4' * 40}"] if several
+                else ["--sha", "3" * 40])
+    assert code == 0 and calls == [["clmgit", "diff", "alpha", "beta", *sha_args,
+                                    "--group", "canary"]]
+    parse(calls[0][1:])
+    label = "main=3333333;addons=4444444" if several else "3333333"
+    assert f"from `alpha` at `{label}`" in (tmp_path / "preview.md").read_text()
 
 
 def test_preview_comments_only_on_own_repository_pull_requests_and_finds_its_own() -> None:
