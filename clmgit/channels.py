@@ -16,7 +16,7 @@ from clmgit import yamledit
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
-from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster
+from clmgit.model import SHA_RE, Cluster, is_selector_key
 
 if TYPE_CHECKING:
     from clmgit.adapters.git import GitRepo
@@ -157,7 +157,7 @@ def _parse_group(raw: Any, where: str) -> Group:
     if not isinstance(selector, Mapping):
         raise ConfigError(f"{where}: selector must be a mapping of field to glob")
     for key in selector:
-        if key not in SELECTOR_FIELDS and not str(key).startswith("config_items."):
+        if not is_selector_key(str(key)):
             raise ConfigError(f"{where}: unknown selector key {key!r}")
     sha = raw.get("sha")
     pins: dict[str, str] = {}

@@ -182,11 +182,12 @@ STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", 
 def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
            fmt: Format) -> None:
     """Clusters, then a summary line: counts by state and the frozen channels."""
-    from clmgit.promotion.status import state_counts
+    from clmgit.promotion.status import health_counts, state_counts
 
     if fmt is not Format.table:
         emit([_state_data(s) for s in items], fmt, kind="ClusterStatusList",
              summary={"clusters": len(items), "states": state_counts(items),
+                      "health": health_counts(items),
                       "frozen": [{"channel": n, "reason": r} for n, r in frozen]})
         return
     rows: list[list[Any]] = [
@@ -197,8 +198,11 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
     ]
     table(STATE_COLUMNS, rows)
     counts = ", ".join(f"{n} {state}" for state, n in state_counts(items).items())
+    # In sync is not fine when the version crash-loops: the health counts say so.
+    health = ", ".join(f"{n} {state}" for state, n in health_counts(items).items())
     plural = "" if len(items) == 1 else "s"
-    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else ""))
+    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else "")
+         + (f"; health: {health}" if health else ""))
     for name, reason in frozen:
         line(f"channel {name} is frozen" + (f": {reason}" if reason else ""))
 
