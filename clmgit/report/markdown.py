@@ -53,15 +53,17 @@ def _changes(report: Report) -> list[str]:
 
 
 def _clusters(report: Report) -> list[str]:
-    busy = [c for c in report.clusters if c.state != "in-sync"]
+    # In sync but crash-looping is not done: an unhealthy or failed cluster is listed too.
+    busy = [c for c in report.clusters if c.state != "in-sync"
+            or (c.health or "").startswith(("unhealthy", "failed"))]
     if not busy:
         return ["### Clusters", "", "Every cluster is in sync.", ""]
     rows = [[_esc(c.alias or c.id), c.channel, c.group or ABSENT, _sha(report, c.desired_sha),
              _sha(report, c.applied_sha), c.state,
-             _esc("; ".join(c.problems) or c.reason) or ABSENT, c.health or ABSENT]
+             _esc("; ".join(c.problems) or c.reason) or ABSENT, _esc(c.health or "") or ABSENT]
             for c in busy[:CLUSTER_ROWS]]
     more = [f"…and {len(busy) - CLUSTER_ROWS} more.", ""] if len(busy) > CLUSTER_ROWS else []
-    return ["### Clusters not in sync", "",
+    return ["### Clusters not in sync or not healthy", "",
             *_table(("cluster", "channel", "group", "desired", "applied", "state", "why",
                      "health"), rows), *more]
 
