@@ -317,7 +317,7 @@ if TYPE_CHECKING:
 
 def _result_row(r: Result) -> list[str]:
     sha = r.version.partition("#")[0]
-    return [r.alias or r.id, r.action, r.outcome, sha[:7] if len(sha) == 40 else sha or "-",
+    return [r.alias or r.id, r.action, r.outcome, _short(sha),
             f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
 
 

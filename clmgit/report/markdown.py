@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clmgit.model import SHA_RE
+from clmgit.model import SHA_RE, short_version
 from clmgit.promotion.history import Entry
 from clmgit.report.html import cell_text, gate_text
 from clmgit.report.model import ABSENT, Report
@@ -94,8 +94,8 @@ def _table(heads: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _sha(report: Report, sha: str | None) -> str:
     if not sha:
         return ABSENT
-    if not SHA_RE.fullmatch(sha):  # a registry's applied version may be any text
-        return _esc(sha[:12])
+    if not SHA_RE.fullmatch(sha):  # several sources' version, or a registry's any text
+        return _esc(short_version(sha)[:60])
     url = report.link(sha)
     return f"[`{sha[:7]}`]({url})" if url else f"`{sha[:7]}`"
 

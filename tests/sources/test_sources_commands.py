@@ -168,6 +168,27 @@ def test_status_compares_clms_version_strings(tmp_path) -> None:
     assert [r["state"] for r in rows] == ["in-sync", "pending"]
 
 
+
+def test_versions_of_several_sources_are_shortened_per_source(tmp_path) -> None:
+    """`main=af3a9d4;addons=e481e39` in the status table and the Markdown report, never the
+    first characters of the whole string (`main=af`)."""
+    repos = _repos(tmp_path)
+    main, addons = repos.sha("main", "dev"), repos.sha("addons", "dev")
+    old_addons = repos.sha("addons", "dev~1")
+    record = cluster_record("aws:1:eu-central-1:dev-1", channel="dev")
+    version = desired_version(f"main={main};addons={old_addons}", parse_cluster(record, "r"))
+    record["status"] = {"current_version": version}
+    repos.set_clusters([record])
+    short = f"main={main[:7]};addons={addons[:7]}"
+    applied = f"main={main[:7]};addons={old_addons[:7]}"
+
+    status = _cli(repos, "status")
+    report = _cli(repos, "report", "--markdown")
+
+    assert status.code == 0 and short in status.out and applied in status.out
+    assert report.code == 0, report.err
+    assert f"| {applied} |" in report.out
+
 def test_render_at_a_commit_of_every_source(tmp_path) -> None:
     repos = _repos(tmp_path)
     old_main = repos.sha("main", "dev")
