@@ -196,7 +196,7 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
          s.state + (f" ({s.reason})" if s.reason else ""), _health_cell(s)]
         for s in items
     ]
-    table(STATE_COLUMNS, rows)
+    table(STATE_COLUMNS, rows, shrink=("state", "health"))
     counts = ", ".join(f"{n} {state}" for state, n in state_counts(items).items())
     # In sync is not fine when the version crash-loops: the health counts say so.
     health = ", ".join(f"{n} {state}" for state, n in health_counts(items).items())
@@ -267,6 +267,7 @@ def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
           (f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no",
           _short(r.next_sha), _gate_cell(r)]
          for r in rows],
+        shrink=("frozen", "gate"),
     )
 
 
