@@ -323,9 +323,10 @@ def _result_row(r: Result) -> list[str]:
 
 
 def reconcile_results(results: Sequence[Result], *, fmt: Format,
-                      also: Sequence[dict[str, Any]] = ()) -> None:
+                      also: Sequence[dict[str, Any]] = (), summary: bool = False) -> None:
     """The results; `also`: errors of the run besides failed clusters (for programs; people
-    read them on stderr)."""
+    read them on stderr). `summary`: only the clusters that failed or were skipped, without
+    their changes, and the counts (a fleet's run in a few lines)."""
     if fmt is not Format.table:
         emit(list(results), fmt, kind="ReconcileResultList", summary=_counts(results),
              errors=[*({"cluster": r.id, "message": r.detail, "exit_code": 4}
@@ -333,11 +334,14 @@ def reconcile_results(results: Sequence[Result], *, fmt: Format,
                      *({"cluster": r.id, "message": r.detail, "exit_code": 5}
                        for r in results if r.lease_held), *also])
         return
-    busy = [r for r in results if r.outcome != "in-sync"]
+    if summary:
+        busy = [r for r in results if r.failed or r.lease_held]
+    else:
+        busy = [r for r in results if r.outcome != "in-sync"]
     if busy:
         table(["CLUSTER", "ACTION", "OUTCOME", "VERSION", "TIME", "DETAIL"],
-              [_result_row(r) for r in busy])
-        for r in busy:
+              [_result_row(r) for r in busy], shrink=("DETAIL",))
+        for r in [] if summary else busy:
             for change in r.changes:
                 line(f"  {r.alias or r.id}: {change}")
     line(_summary(results))
