@@ -410,7 +410,7 @@ def paste_lines(stand_in: GitHubStandIn, repository: str, token_file: Path) -> l
 
     return [f"export GITHUB_API_URL={stand_in.url}",
             f"export GITHUB_REPOSITORY={shlex.quote(repository)}",
-            f"export GITHUB_TOKEN=$(cat {shlex.quote(str(token_file))})"]
+            f"read -r GITHUB_TOKEN < {shlex.quote(str(token_file))} && export GITHUB_TOKEN"]
 
 
 def main(argv: list[str] | None = None) -> int:
