@@ -468,8 +468,17 @@ def test_reconcile_shards_never_overlap_and_restore_the_compile_cache(tmp_path: 
     assert specs == [f"{i}/{len(combos)}" for i in range(len(combos))]
     assert (tmp_path / "summary.md").read_text().count("### clmgit reconcile, shard") == 4
     cache = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache@")]
-    assert cache and cache[0]["with"]["path"] == "~/.cache/clmgit/templates"
+    # compiled templates and the parsed registry: a cold CI run starts warm
+    assert cache and cache[0]["with"]["path"].split() == [
+        "~/.cache/clmgit/templates", "~/.cache/clmgit/yaml"]
     assert cache[0]["with"]["restore-keys"]
+    from clmgit.cache import cache_dir
+
+    assert {cache_dir("templates").name, cache_dir("yaml").name} == {"templates", "yaml"}
+    for job_id in ("reconcile-file", "sync-branches", "report"):
+        steps = wf["jobs"][job_id]["steps"]
+        assert any(s.get("uses", "").startswith("actions/cache") and "~/.cache/clmgit/yaml"
+                   in s["with"]["path"] for s in steps), job_id
 
 
 def test_a_failing_shard_fails_its_step_after_writing_the_summary(tmp_path: Path) -> None:
