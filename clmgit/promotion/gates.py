@@ -121,11 +121,15 @@ def groups_before_result(target: Channel, promoted_together: Sequence[str],
                          waiting: Sequence[Cluster], shown: str) -> GateResult:
     """The verdict of `groups_before`: groups before promoted in the same step, or clusters of
     them that have not applied `shown` (a short SHA or config version), refuse."""
+    # Each refusal names the next step, which is not --force.
     if promoted_together:
-        waiting_for = f"group(s) {', '.join(promoted_together)} promoted in the same step"
+        waiting_for = (f"group(s) {', '.join(promoted_together)} promoted in the same step; "
+                       f"promote --group {promoted_together[0]} first, the rest once it has "
+                       "applied")
     elif waiting:
         names = ", ".join(c.alias or c.id for c in waiting[:10])
-        waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
+        waiting_for = (f"{len(waiting)} cluster(s) of the groups before it have not: {names}; "
+                       "promote again once reconcile has applied it there")
     else:
         return GateResult(GROUPS_BEFORE, None)
     return GateResult(GROUPS_BEFORE, (
@@ -174,7 +178,8 @@ def check_applied(
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         refusal = (
             f"{len(missing)} of {len(clusters)} clusters of {source.name!r} have not applied "
-            f"{sha[:7]}: {names}{more} (--force overrides)"
+            f"{sha[:7]}: {names}{more}; promote again once reconcile has applied it there "
+            "(--force overrides)"
         )
     return GateResult(APPLIED, refusal)
 

@@ -87,7 +87,8 @@ def _applied(ws: Workspace, name: str, src: Channel, sha: str,
     names = ", ".join(c.alias or c.id for c in missing[:10])
     return gates.GateResult(gates.APPLIED, (
         f"{len(missing)} of {len(clusters)} clusters of {src.name!r} have not applied "
-        f"{sha[:7]}: {names} (--force overrides)"))
+        f"{sha[:7]}: {names}; promote again once reconcile has applied it there "
+        "(--force overrides)"))
 
 
 def _has_applied(ws: Workspace, name: str, sha: str, cluster: Cluster) -> bool:
