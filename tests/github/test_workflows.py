@@ -395,6 +395,21 @@ def test_preview_caller_runs_on_pull_request_not_pull_request_target() -> None:
     assert sorted(caller["on"]["pull_request"]["paths"]) == ["channels/**", "cluster/**"]
 
 
+@pytest.mark.parametrize(("changed", "runs"), [
+    (["channels/beta.yaml"], True),  # a promotion or rollback pull request
+    (["cluster/manifests/app/deployment.yaml"], True),  # a change on a channel branch
+    (["README.md", ".github/workflows/reconcile.yml"], False),
+    (["clusters.yaml"], False),  # the registry: reconcile's business, nothing to diff
+])
+def test_preview_caller_triggers_on_the_files_that_a_diff_shows(
+        changed: list[str], runs: bool) -> None:
+    """GitHub's `paths` filter (`**` matches across folders) as the runner applies it."""
+    import fnmatch
+
+    paths = read(EXAMPLES / "preview.yml")["on"]["pull_request"]["paths"]
+    assert any(fnmatch.fnmatchcase(f, p) for f in changed for p in paths) == runs
+
+
 def test_reconcile_caller_triggers_on_every_branch_whose_push_changes_a_cluster(
         tmp_path: Path) -> None:
     """Its push branches are the control branch and the branches of the example config repo's
