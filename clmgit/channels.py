@@ -21,7 +21,7 @@ from clmgit import yamledit
 from clmgit.durations import parse_duration
 from clmgit.errors import ConfigError
 from clmgit.healthstate import HealthGate, parse_gate
-from clmgit.model import SELECTOR_FIELDS, SHA_RE, Cluster, config_version
+from clmgit.model import SHA_RE, Cluster, config_version, is_selector_key
 from clmgit.windows import Window, parse_line, parse_window
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ def _parse_group(raw: Any, where: str, sources: Sequence[str]) -> Group:
     if not isinstance(selector, Mapping):
         raise ConfigError(f"{where}: selector must be a mapping of field to glob")
     for key in selector:
-        if key not in SELECTOR_FIELDS and not str(key).startswith("config_items."):
+        if not is_selector_key(str(key)):
             raise ConfigError(f"{where}: unknown selector key {key!r}")
     return Group(
         name=str(raw["name"]),

@@ -143,6 +143,11 @@ class Cluster:
         return None
 
 
+def is_selector_key(key: str) -> bool:
+    """Whether a selector may name `key`: a field of SELECTOR_FIELDS or `config_items.<key>`."""
+    return key in SELECTOR_FIELDS or key.startswith("config_items.")
+
+
 SELECTOR_FIELDS = frozenset(
     {
         "id",

@@ -13,11 +13,38 @@ from typing import Any
 
 
 class Format(StrEnum):
-    """What `-o` chooses: a table for people, or the same data as JSON or YAML for programs."""
+    """What `-o` chooses: a table for people, or the same data as JSON or YAML for programs.
+    `wide` is the table with nothing cut to the terminal's width (see `choose_format`)."""
 
     table = "table"
+    wide = "wide"
     json = "json"
     yaml = "yaml"
+
+
+#: Whether tables keep every character (`-o wide`) rather than fitting the terminal.
+_wide = False
+
+
+def choose_format(fmt: Format) -> Format:
+    """`-o`'s value as the views take it: `wide` is a table that is never cut."""
+    global _wide
+    _wide = fmt is Format.wide
+    return Format.table if _wide else fmt
+
+
+def terminal_width() -> int | None:
+    """How wide a table may be: `COLUMNS`, else the terminal's width; None (no limit) with
+    `-o wide` or when stdout is not a terminal (a pipe into grep gets every character)."""
+    import os
+    import shutil
+
+    if _wide:
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 #: Values that are their own data (exact types: an enum that is also a str is not).
@@ -124,10 +151,48 @@ def note(text: str) -> None:
     sys.stderr.write(stderr_line("info", text))
 
 
-def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A plain aligned table: fast for thousands of rows and safe to pipe into grep or awk."""
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *,
+          shrink: Sequence[str] = ()) -> None:
+    """A plain aligned table: fast for thousands of rows and safe to pipe into grep or awk.
+    The `shrink` columns (free text: reasons, gates) are cut to fit the terminal's width."""
     cells = [[str(c) for c in columns]]
     cells += [["" if v is None else str(v) for v in r] for r in rows]
     widths = [max(map(len, column)) for column in zip(*cells, strict=True)]
+    limit = terminal_width() if shrink else None
+    if limit is not None:
+        widths = _fit(widths, [columns.index(c) for c in shrink], limit)
+        cells = [cells[0], *([_cut(v, w) for v, w in zip(r, widths, strict=True)]
+                             for r in cells[1:])]
     ljust = str.ljust
     sys.stdout.write("\n".join(["  ".join(map(ljust, r, widths)).rstrip() for r in cells]) + "\n")
+
+
+#: A shrunk column keeps at least this many characters (or its heading's).
+_MIN_WIDTH = 12
+
+
+def _fit(widths: list[int], shrinkable: Sequence[int], limit: int) -> list[int]:
+    """Column widths that fit `limit` (with two spaces between columns), taken from the widest
+    shrinkable column first; never below _MIN_WIDTH."""
+    widths = list(widths)
+    excess = sum(widths) + 2 * (len(widths) - 1) - limit
+    while excess > 0:
+        i = max(shrinkable, key=lambda k: widths[k], default=None)
+        if i is None or widths[i] <= _MIN_WIDTH:
+            break
+        floor = max(_MIN_WIDTH, *(widths[k] for k in shrinkable if k != i), 0)
+        step = min(excess, widths[i] - floor) or 1
+        widths[i] -= step
+        excess -= step
+    return widths
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` within `width`, cut with "…"; a trailing count such as "(+2 more)" is kept."""
+    if len(text) <= width:
+        return text
+    import re
+
+    more = re.search(r" \(\+\d+ more\)$", text)
+    tail = more[0] if more and len(more[0]) < width - 4 else ""
+    return text[:width - 1 - len(tail)].rstrip() + "…" + tail

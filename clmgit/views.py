@@ -183,11 +183,12 @@ STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", 
 def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] = (),
            fmt: Format) -> None:
     """Clusters, then a summary line: counts by state and the frozen channels."""
-    from clmgit.promotion.status import state_counts
+    from clmgit.promotion.status import health_counts, state_counts
 
     if fmt is not Format.table:
         emit([_state_data(s) for s in items], fmt, kind="ClusterStatusList",
              summary={"clusters": len(items), "states": state_counts(items),
+                      "health": health_counts(items),
                       "frozen": [{"channel": n, "reason": r} for n, r in frozen]})
         return
     rows: list[list[Any]] = [
@@ -196,10 +197,13 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
          s.state + (f" ({s.reason})" if s.reason else ""), _health_cell(s)]
         for s in items
     ]
-    table(STATE_COLUMNS, rows)
+    table(STATE_COLUMNS, rows, shrink=("state", "health"))
     counts = ", ".join(f"{n} {state}" for state, n in state_counts(items).items())
+    # In sync is not fine when the version crash-loops: the health counts say so.
+    health = ", ".join(f"{n} {state}" for state, n in health_counts(items).items())
     plural = "" if len(items) == 1 else "s"
-    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else ""))
+    line(f"{len(items)} cluster{plural}" + (f": {counts}" if counts else "")
+         + (f"; health: {health}" if health else ""))
     for name, reason in frozen:
         line(f"channel {name} is frozen" + (f": {reason}" if reason else ""))
 
@@ -264,6 +268,7 @@ def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
           + (f", {r.window}" if r.window else ""),
           _short(r.next_sha), _gate_cell(r)]
          for r in rows],
+        shrink=("frozen", "gate"),
     )
 
 
@@ -314,14 +319,15 @@ if TYPE_CHECKING:
 
 def _result_row(r: Result) -> list[str]:
     sha = r.version.partition("#")[0]
-    return [r.alias or r.id, r.action, r.outcome, sha[:7] if len(sha) == 40 else sha or "-",
+    return [r.alias or r.id, r.action, r.outcome, _short(sha),
             f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
 
 
 def reconcile_results(results: Sequence[Result], *, fmt: Format,
-                      also: Sequence[dict[str, Any]] = ()) -> None:
+                      also: Sequence[dict[str, Any]] = (), summary: bool = False) -> None:
     """The results; `also`: errors of the run besides failed clusters (for programs; people
-    read them on stderr)."""
+    read them on stderr). `summary`: only the clusters that failed or were skipped, without
+    their changes, and the counts (a fleet's run in a few lines)."""
     if fmt is not Format.table:
         emit(list(results), fmt, kind="ReconcileResultList", summary=_counts(results),
              errors=[*({"cluster": r.id, "message": r.detail, "exit_code": 4}
@@ -329,11 +335,14 @@ def reconcile_results(results: Sequence[Result], *, fmt: Format,
                      *({"cluster": r.id, "message": r.detail, "exit_code": 5}
                        for r in results if r.lease_held), *also])
         return
-    busy = [r for r in results if r.outcome != "in-sync"]
+    if summary:
+        busy = [r for r in results if r.failed or r.lease_held]
+    else:
+        busy = [r for r in results if r.outcome != "in-sync"]
     if busy:
         table(["CLUSTER", "ACTION", "OUTCOME", "VERSION", "TIME", "DETAIL"],
-              [_result_row(r) for r in busy])
-        for r in busy:
+              [_result_row(r) for r in busy], shrink=("DETAIL",))
+        for r in [] if summary else busy:
             for change in r.changes:
                 line(f"  {r.alias or r.id}: {change}")
     line(_summary(results))

@@ -110,7 +110,7 @@ def test_h_is_help_and_metavars_are_upper_case(path: list[str]) -> None:
 def test_usage_names_the_arguments_in_upper_case() -> None:
     r = run_cli("promote", "-h")
     assert "Usage: clmgit promote [OPTIONS] SOURCE TARGET\n" in r.out
-    assert "-g, --group NAME " in r.out and "-o, --output [table|json|yaml] " in r.out
+    assert "-g, --group NAME " in r.out and "-o, --output [table|wide|json|yaml]\n" in r.out
 
 
 @pytest.mark.parametrize("args", [

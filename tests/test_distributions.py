@@ -20,6 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: Distributions only the sandbox, the demo and the tests need.
 SANDBOX_ONLY = {"moto", "kubernetes-validate", "cfn-lint", "selenium", "clmgit-sandbox"}
+#: Distributions only `clmgit registry serve` needs (`pip install 'clmgit[server]'`).
+SERVER_ONLY = {"fastapi", "pydantic", "uvicorn", "psycopg"}
 
 
 def canonical(name: str) -> str:
@@ -82,6 +84,12 @@ def test_the_wheel_requires_nothing_the_sandbox_needs(wheel: zipfile.ZipFile) ->
                 for line in lines if line.startswith("Requires-Dist: ")} - {None}
     assert "boto3" in required and "typer" in required
     assert not required & SANDBOX_ONLY
+    # The registry server's stack is the `server` extra: a CI runner installs none of it.
+    assert not required & SERVER_ONLY
+    server = {canonical(re.split(r"[\s\[<>=!~;(]", line.removeprefix("Requires-Dist: "))[0])
+              for line in lines
+              if line.startswith("Requires-Dist: ") and 'extra == "server"' in line}
+    assert server == SERVER_ONLY
     assert not closure({r for r in required if r}) & SANDBOX_ONLY
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from clmgit.output import Format as Format  # re-exported: the commands take it from here
+from clmgit.output import choose_format
 
 if TYPE_CHECKING:
     from clmgit.workspace import Workspace
@@ -52,4 +53,6 @@ def settings(ctx: typer.Context) -> Settings:
 
 Groups = Annotated[list[str], typer.Option("--group", "-g", metavar="NAME",
                                            help="Only this group (repeatable).")]
-OutputOpt = Annotated[Format, typer.Option("--output", "-o", help="table, json or yaml.")]
+OutputOpt = Annotated[Format, typer.Option(
+    "--output", "-o", callback=choose_format,
+    help="table (cut to the terminal's width), wide (the table, nothing cut), json or yaml.")]

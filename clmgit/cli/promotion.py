@@ -253,6 +253,10 @@ def status(
         "--state", metavar="STATE",
         help="Only clusters in this state (repeatable): in-sync, pending, updating, stuck, "
              "failed, blocked, decommission.")] = [],  # noqa: B006 - typer reads it, never mutates it
+    health: Annotated[list[str], typer.Option(
+        "--health", metavar="STATE",
+        help="Only clusters whose recorded health is this (repeatable): healthy, pending, "
+             "unhealthy, failed, unknown (see `clmgit health`).")] = [],  # noqa: B006
     label: Annotated[list[str], typer.Option(
         "--selector", "-l", metavar="KEY=GLOB",
         help="Only clusters whose field matches (repeatable), as a group selector: "
@@ -271,7 +275,7 @@ def status(
 
     ws = settings(ctx).ws
     where = Filter(channel=channel, group=group, states=frozenset(state),
-                   labels=_selector(label))
+                   health=frozenset(health), labels=_selector(label))
     states = fleet_status(ws, where=where)
     if by is By.group:
         views.group_rows([r for r in group_rollup(ws, states)

@@ -59,14 +59,14 @@ Work = Callable[["Workspace", "Options"], Sequence[Any]]
 def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bool = False,
          concurrency: int = 1, processes: int | None = None, token: str | None = None,
          kubeconfig: str | None = None, kube_auth: str = AUTO, push: bool = False,
-         wait_for_leases: float = 0.0) -> None:
+         wait_for_leases: float = 0.0, summary: bool = False) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
     from clmgit import views
     from clmgit.cli.interrupt import stoppable
     from clmgit.machine import usable_cores
     from clmgit.reconcile.session import Options
 
-    progress = views.Progress(enabled=out is Format.table)
+    progress = views.Progress(enabled=out is Format.table and not summary)
     with stoppable(progress.interrupted) as stop:
         options = Options(dry_run=dry_run, concurrency=concurrency,
                           processes=processes or usable_cores(), token=token or None,
@@ -84,7 +84,7 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
     unrecorded = None if dry_run else _record(ws, push=push)
     if stop.is_set():
         _stopped(results, out=out, unrecorded=unrecorded)
-    _show_results(results, out=out, title=title, unrecorded=unrecorded)
+    _show_results(results, out=out, title=title, unrecorded=unrecorded, summary=summary)
 
 
 def _record(ws: Workspace, *, push: bool) -> Exception | None:
@@ -148,15 +148,15 @@ def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
 
 
 def _show_results(results: Sequence[Any], *, out: Format, title: str,
-                  unrecorded: Exception | None = None) -> None:
+                  unrecorded: Exception | None = None, summary: bool = False) -> None:
     from clmgit import views
     from clmgit.errors import ClustersBlocked, ClustersFailed, ClustersSkipped
 
     views.reconcile_results(results, fmt=out, also=[*_blocked_errors(results),
-                                                     *_errors(unrecorded)])
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        views.step_summary(results, summary, title=title)
+                                                     *_errors(unrecorded)], summary=summary)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        views.step_summary(results, step_summary, title=title)
     failed = [r for r in results if r.failed]
     if failed:
         raise ClustersFailed(f"{len(failed)} cluster(s) failed: {_names(failed)}")
@@ -235,6 +235,9 @@ def reconcile(
         "--require-signed-pins", help="Apply a channel's pin only if the commit that moved it "
         "is signed by a key in the allowed signers (as clmgit.yaml "
         "signing.require_signed_pins).")] = False,
+    summary: Annotated[bool, typer.Option(
+        "--summary", "-q", help="Print the clusters that failed or were skipped and the "
+        "counts, not every cluster's changes (and no progress display).")] = False,
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring every selected cluster to the version its channel pins; record it in the registry.
@@ -260,7 +263,7 @@ def reconcile(
          out=out, title=title, dry_run=dry_run, concurrency=concurrency, processes=processes,
          token=bearer_token(token, token_file), kubeconfig=kubeconfig,
          kube_auth=kube_auth.value, push=push,
-         wait_for_leases=wait)
+         wait_for_leases=wait, summary=summary)
 
 
 def bearer_token(token: str | None, token_file: str | None) -> str | None:

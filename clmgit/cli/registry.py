@@ -52,7 +52,12 @@ def serve(
 ) -> None:
     """Serve the Cluster Registry API; tokens from CLMGIT_REGISTRY_TOKEN (comma-separated)."""
     from clmgit.registry.http import TOKEN_ENV
-    from clmgit.registry.server.httpd import RegistryServer
+
+    try:
+        from clmgit.registry.server.httpd import RegistryServer
+    except ModuleNotFoundError as e:  # the server's stack is an extra
+        raise RegistryError(f"the registry server needs {e.name}, which is not installed: "
+                            "pip install 'clmgit[server]'") from None
 
     tokens = [t.strip() for t in os.environ.get(TOKEN_ENV, "").split(",") if t.strip()]
     server = RegistryServer(db, tokens=tokens, host=host, port=port)

@@ -164,7 +164,8 @@ def check_applied(p: Promotion) -> list[GateResult]:
             names = ", ".join(c.alias or c.id for c in missing[:10])
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
             refusal = (f"{len(missing)} of {len(clusters)} clusters of {p.source.name!r} have "
-                       f"not applied {sha[:7]}: {names}{more} (--force overrides)")
+                       f"not applied {sha[:7]}: {names}{more}; promote again once reconcile "
+                       "has applied it there (--force overrides)")
         results.append(GateResult(APPLIED, refusal and p.versions.named(name, refusal)))
     return results
 
@@ -191,11 +192,14 @@ def check_groups_before(p: Promotion) -> list[GateResult]:
     if p.target.gates.groups_before == "healthy" and not together:
         return []
     waiting = [c for c in clusters if not p.versions.has_applied(c, p.new)]
+    # Each refusal names the next step, which is not --force.
     if together:
-        waiting_for = f"group(s) {', '.join(together)} promoted in the same step"
+        waiting_for = (f"group(s) {', '.join(together)} promoted in the same step; "
+                       f"promote --group {together[0]} first, the rest once it has applied")
     elif waiting:
         names = ", ".join(c.alias or c.id for c in waiting[:10])
-        waiting_for = f"{len(waiting)} cluster(s) of the groups before it have not: {names}"
+        waiting_for = (f"{len(waiting)} cluster(s) of the groups before it have not: {names}; "
+                       "promote again once reconcile has applied it there")
     else:
         return [GateResult(GROUPS_BEFORE, None)]
     return [GateResult(GROUPS_BEFORE, (

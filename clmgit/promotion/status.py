@@ -10,12 +10,15 @@ from datetime import datetime
 from clmgit import timestamps
 from clmgit.channels import Channel, maintenance_window, selector_matches
 from clmgit.errors import ClmgitError, ConfigError
+from clmgit.healthstate import STATES as HEALTH_STATES
 from clmgit.model import (
     DECOMMISSION_REQUESTED,
     DECOMMISSIONED,
+    SELECTOR_FIELDS,
     UPDATE_BLOCK,
     Cluster,
     desired_version,
+    is_selector_key,
 )
 from clmgit.windows import until
 from clmgit.workspace import Workspace
@@ -114,6 +117,8 @@ class Filter:
     channel: str | None = None
     group: str | None = None
     states: frozenset[str] = frozenset()
+    #: Health states of the version a cluster runs (clmgit/healthstate.py).
+    health: frozenset[str] = frozenset()
     #: Selector keys as in a channel file's groups (`environment`, `config_items.<key>`, ...)
     #: with shell-style globs.
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -135,7 +140,8 @@ def fleet_status(ws: Workspace, channel: str | None = None, *,
     states = [cluster_state(ws, c, now) for c in clusters]
     return [s for s in states
             if (where.group is None or s.group == where.group)
-            and (not where.states or s.state in where.states)]
+            and (not where.states or s.state in where.states)
+            and (not where.health or s.health in where.health)]
 
 
 def _check_filter(ws: Workspace, where: Filter) -> None:
@@ -150,6 +156,14 @@ def _check_filter(ws: Workspace, where: Filter) -> None:
     unknown = sorted(where.states - set(STATES))
     if unknown:
         raise ConfigError(f"no state {unknown[0]!r} (states: {', '.join(STATES)})")
+    unknown = sorted(where.health - set(HEALTH_STATES))
+    if unknown:
+        raise ConfigError(f"no health state {unknown[0]!r} "
+                          f"(health states: {', '.join(HEALTH_STATES)})")
+    for key in where.labels:
+        if not is_selector_key(key):
+            raise ConfigError(f"-l {key}=...: a cluster has no field {key!r} (fields: "
+                              f"{', '.join(sorted(SELECTOR_FIELDS))}, config_items.<key>)")
 
 
 def sort_states(states: Sequence[ClusterState], key: str) -> list[ClusterState]:
@@ -165,6 +179,12 @@ def state_counts(states: Sequence[ClusterState]) -> dict[str, int]:
     """Clusters per state, in STATES order, states with no cluster left out."""
     counts = Counter(s.state for s in states)
     return {state: counts[state] for state in STATES if counts[state]}
+
+
+def health_counts(states: Sequence[ClusterState]) -> dict[str, int]:
+    """Clusters per health state, in clmgit/healthstate.py's order; no verdict left out."""
+    counts = Counter(s.health for s in states)
+    return {state: counts[state] for state in HEALTH_STATES if counts[state]}
 
 
 @dataclass(frozen=True)

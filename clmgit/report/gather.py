@@ -4,6 +4,7 @@ rollup with its gate verdicts), `history` and the promotion gates; nothing is ju
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from clmgit import timestamps
@@ -12,7 +13,14 @@ from clmgit.durations import format_duration
 from clmgit.model import Cluster
 from clmgit.promotion import gates
 from clmgit.promotion.history import history
-from clmgit.promotion.status import ClusterState, GroupRow, fleet_status, group_rollup, state_counts
+from clmgit.promotion.status import (
+    ClusterState,
+    GroupRow,
+    fleet_status,
+    group_rollup,
+    health_counts,
+    state_counts,
+)
 from clmgit.redact import redact
 from clmgit.report.forge import commit_url
 from clmgit.report.matrix import matrix
@@ -33,9 +41,11 @@ def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTOR
     states = fleet_status(ws)
     rows = group_rollup(ws, states)
     judge = _SourceGates(ws, now)
+    health = _group_health(states)
     channels = tuple(
         ChannelView(ch.name, ch.branch, ch.source, ch.pinned, ch.frozen, ch.freeze_reason,
-                    tuple(judge.group(ch, r) for r in rows if r.channel == ch.name),
+                    tuple(replace(judge.group(ch, r), health=health.get((ch.name, r.group)))
+                          for r in rows if r.channel == ch.name),
                     window=until(ch.windows, now) if ch.windows else "")
         for ch in ws.channels.values()
     )
@@ -73,7 +83,19 @@ def _cluster_row(s: ClusterState, record: Cluster) -> ClusterRow:
         group=s.group, desired_sha=s.pinned_sha, applied_sha=s.applied_sha, state=s.state,
         reason=s.reason, applied_at=record.status.applied_at,
         problems=tuple(p.title for p in record.status.problems),
+        health=(s.health + (f": {s.health_reason}" if s.health_reason else "")) or None,
     )
+
+
+def _group_health(states: Sequence[ClusterState]) -> dict[tuple[str, str], str]:
+    """`2 healthy, 1 unhealthy` per (channel, group) with any health known, as `status` counts
+    it; a group whose clusters have no verdict is left out (shown as absent)."""
+    members: dict[tuple[str, str], list[ClusterState]] = {}
+    for s in states:
+        members.setdefault((s.channel, s.group or DEFAULT_GROUP), []).append(s)
+    counted = {key: health_counts(group) for key, group in members.items()}
+    return {key: ", ".join(f"{n} {state}" for state, n in counts.items())
+            for key, counts in counted.items() if counts}
 
 
 class _SourceGates:

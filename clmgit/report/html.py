@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from clmgit.model import short_version
 from clmgit.promotion.status import STATES
 from clmgit.report.model import ABSENT, Cell, GroupView, Report
 
@@ -31,6 +32,7 @@ CLUSTER_COLUMNS = ("alias", "id", "environment", "channel", "group", "desired", 
 def render_html(report: Report) -> str:
     return _template().render(
         r=report, absent=ABSENT, csp=CSP, states=STATES, gate_text=gate_text, cell_text=cell_text,
+        short=short_version,
         style=Markup(_asset("report.css")), script=Markup(_asset("report.js")),
         data=Markup(_json_for_script(table_data(report))),
     )

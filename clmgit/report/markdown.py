@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clmgit.model import SHA_RE
+from clmgit.model import SHA_RE, short_version
 from clmgit.promotion.history import Entry
 from clmgit.report.html import cell_text, gate_text
 from clmgit.report.model import ABSENT, Report
@@ -54,15 +54,17 @@ def _changes(report: Report) -> list[str]:
 
 
 def _clusters(report: Report) -> list[str]:
-    busy = [c for c in report.clusters if c.state != "in-sync"]
+    # In sync but crash-looping is not done: an unhealthy or failed cluster is listed too.
+    busy = [c for c in report.clusters if c.state != "in-sync"
+            or (c.health or "").startswith(("unhealthy", "failed"))]
     if not busy:
         return ["### Clusters", "", "Every cluster is in sync.", ""]
     rows = [[_esc(c.alias or c.id), c.channel, c.group or ABSENT, _sha(report, c.desired_sha),
              _sha(report, c.applied_sha), c.state,
-             _esc("; ".join(c.problems) or c.reason) or ABSENT, c.health or ABSENT]
+             _esc("; ".join(c.problems) or c.reason) or ABSENT, _esc(c.health or "") or ABSENT]
             for c in busy[:CLUSTER_ROWS]]
     more = [f"…and {len(busy) - CLUSTER_ROWS} more.", ""] if len(busy) > CLUSTER_ROWS else []
-    return ["### Clusters not in sync", "",
+    return ["### Clusters not in sync or not healthy", "",
             *_table(("cluster", "channel", "group", "desired", "applied", "state", "why",
                      "health"), rows), *more]
 
@@ -93,8 +95,8 @@ def _table(heads: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _sha(report: Report, sha: str | None) -> str:
     if not sha:
         return ABSENT
-    if not SHA_RE.fullmatch(sha):  # a registry's applied version may be any text
-        return _esc(sha[:12])
+    if not SHA_RE.fullmatch(sha):  # several sources' version, or a registry's any text
+        return _esc(short_version(sha)[:60])
     url = report.link(sha)
     return f"[`{sha[:7]}`]({url})" if url else f"`{sha[:7]}`"
 

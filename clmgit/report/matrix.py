@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from clmgit.adapters.git import GitRepo
 from clmgit.channels import DEFAULT_GROUP
+from clmgit.healthstate import HEALTHY
 from clmgit.model import SHA_RE
 from clmgit.promotion.content import CONFIG_DIR
 from clmgit.promotion.status import ClusterState, GroupRow
@@ -33,17 +34,25 @@ def matrix(ws: Workspace, rows: Sequence[GroupRow], states: Sequence[ClusterStat
         return window((v.pins(version) or {}).get(main))
 
     applied: dict[tuple[str, str], Counter[str]] = {}
+    healthy: dict[tuple[str, str], Counter[str]] = {}  # of the groups with any verdict
     for s in states:
-        applied.setdefault((s.channel, s.group or DEFAULT_GROUP), Counter())[s.applied_sha] += 1
+        key = (s.channel, s.group or DEFAULT_GROUP)
+        applied.setdefault(key, Counter())[s.applied_sha] += 1
+        if s.health:
+            healthy.setdefault(key, Counter())[s.applied_sha] += s.health == HEALTHY
     changes = []
     for c in commits:
         cells = []
         for r in rows:
             counts = applied.get((r.channel, r.group), Counter())
+            well = healthy.get((r.channel, r.group))
             cells.append(Cell(
                 pinned=c.sha in reach(r.pinned_sha),
                 applied=sum(n for sha, n in counts.items() if c.sha in reach(sha)),
                 clusters=sum(counts.values()),
+                # of the clusters that applied the change, those that run it healthy
+                healthy=None if well is None else sum(
+                    n for sha, n in well.items() if c.sha in reach(sha)),
             ))
         changes.append(Change(c.sha, c.subject, c.author, c.date, tuple(cells)))
     return columns, tuple(changes)

@@ -1,5 +1,7 @@
 #!/bin/sh
 # Make a config repo in DIR from this example:
+#   a first commit with the GitHub Actions callers (examples/github-workflows), which every
+#   branch starts from: a push runs the workflows of the branch pushed to;
 #   the control branch `main` with channels/, clusters.yaml and .gitignore;
 #   the channel branches dev, alpha, beta and stable, all at one commit holding cluster/;
 #   every group of every channel pinned to that commit, so each cluster has a version to run.
@@ -17,7 +19,10 @@ if [ -e "$dir" ]; then
 fi
 git init --quiet --initial-branch=main "$dir"
 cd "$dir"
-git commit --quiet --allow-empty -m "Initial commit"
+mkdir -p .github/workflows
+cp "$example"/../github-workflows/*.yml .github/workflows/
+git add .github
+git commit --quiet -m "GitHub Actions: clmgit's reconcile, promote and preview callers"
 
 # The configuration, on dev; the other channels start at the same commit.
 git checkout --quiet -b dev

@@ -78,7 +78,14 @@ def stop_like_ctrl_c() -> None:
         signal.signal(signum, _interrupt)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="python -m clmgit_sandbox.demo",
+        description="A newcomer's walk through clmgit on this machine: moto, a Kubernetes API "
+        "emulator per cluster and the example config repo; promote, reconcile, roll back; "
+        "everything removed at the end.").parse_args(argv)  # --help ends here
     stop_like_ctrl_c()
     try:
         run_demo()

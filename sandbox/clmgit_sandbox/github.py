@@ -387,3 +387,69 @@ class _Handler(Handler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+# --- standalone: `python -m clmgit_sandbox.github` ---------------------------------------------
+
+
+def write_token(path: Path) -> str:
+    """A fresh random token in `path` (0600), for a client to read; never printed."""
+    import os
+    import secrets
+
+    token = secrets.token_hex(16)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(token + "\n")
+    return token
+
+
+def paste_lines(stand_in: GitHubStandIn, repository: str, token_file: Path) -> list[str]:
+    """The shell lines that send `clmgit promote --pr` to the stand-in."""
+    import shlex
+
+    return [f"export GITHUB_API_URL={stand_in.url}",
+            f"export GITHUB_REPOSITORY={shlex.quote(repository)}",
+            f"read -r GITHUB_TOKEN < {shlex.quote(str(token_file))} && export GITHUB_TOKEN"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m clmgit_sandbox.github",
+        description="Serve GitHub's pulls API on 127.0.0.1 for bare repositories, so that "
+        "`clmgit promote --pr` can be tried locally; run until Ctrl-C. The config repo's "
+        "origin must be the bare repository given here.")
+    parser.add_argument("--repo", action="append", required=True, metavar="OWNER/NAME=BARE",
+                        help="a repository and the bare git repository that holds it "
+                        "(repeatable)")
+    parser.add_argument("--token-file", required=True, metavar="FILE",
+                        help="where to write the bearer token clients must send (0600)")
+    args = parser.parse_args(argv)
+    repos: dict[str, Path] = {}
+    for spec in args.repo:
+        name, eq, bare = spec.partition("=")
+        if not eq or not re.fullmatch(r"[\w.-]+/[\w.-]+", name) or not Path(bare).is_dir():
+            print(f"github: --repo {spec}: expected OWNER/NAME=BARE with an existing bare "
+                  "repository", file=sys.stderr)
+            return 1
+        repos[name] = Path(bare).resolve()
+    token_file = Path(args.token_file)
+    with GitHubStandIn(token=write_token(token_file), repos=repos) as stand_in:
+        print("The GitHub stand-in is running. Paste these lines into the shell that runs "
+              "clmgit:\n")
+        for line in paste_lines(stand_in, next(iter(repos)), token_file):
+            print(f"  {line}")
+        print("\nCtrl-C stops it.", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    print(f"Stopped; {len(stand_in.pulls)} pull request(s) were opened.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

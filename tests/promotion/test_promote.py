@@ -21,6 +21,7 @@ def test_gate_refuses_until_source_clusters_applied_then_promotes(fleet: Fleet) 
     r = fleet.cli("promote", "dev", "alpha")
     assert r.code == 1
     assert "have not applied" in r.err and "dev-1" in r.err
+    assert "promote again once reconcile has applied it there" in r.err  # the next step
     assert "Traceback" not in r.err and r.err.count("\n") == 1
     assert fleet.branch("main") == before
 

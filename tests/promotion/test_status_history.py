@@ -92,7 +92,7 @@ def test_status_shows_a_requested_decommission(fleet: Fleet) -> None:
     assert r.code == 0, r.err
     [row] = [ln for ln in r.out.splitlines() if "dev-1" in ln]
     assert "decommission-requested" in row and "deletes its stacks" in row
-    assert r.out.splitlines()[-1] == "1 cluster: 1 decommission"
+    assert r.out.splitlines()[-1] == "1 cluster: 1 decommission; health: 1 failed"
 
 
 def test_status_filters_sort_and_frozen_channels(fleet: Fleet) -> None:

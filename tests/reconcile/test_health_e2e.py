@@ -49,9 +49,13 @@ def test_a_crash_loop_blocks_promote_until_fixed_and_stable(sandbox) -> None:
 
     looked = sandbox.cli("health", "--channel", "dev", "--kubeconfig", str(sandbox.kubeconfig),
                          "-o", "json")
-    assert looked.code == 0, looked.err
+    assert looked.code == 4, looked.err  # an unhealthy cluster fails a CI job that looks
+    assert f"1 cluster(s) not healthy: {cluster.alias} (unhealthy)" in looked.err
     [row] = json.loads(looked.out)["items"]
     assert row["state"] == UNHEALTHY and "CrashLoopBackOff" in " ".join(row["reasons"])
+    # The verdict is committed as reconcile commits its state: the checkout stays clean.
+    assert b.git("status", "--porcelain") == ""
+    assert "Clmgit-Action: record" in b.git("log", "-1", "--format=%B", "main")
     refused = sandbox.cli("promote", "dev", "alpha")
     assert refused.code == 1
     assert cluster.alias in refused.err and "Deployment platform/echo: pod" in refused.err

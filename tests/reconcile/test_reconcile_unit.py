@@ -275,3 +275,23 @@ def test_an_interrupted_run_gives_up_the_lease_keeps_next_version_and_starts_not
     assert a.status.next_version == results[0].version and a.status.problems == ()
     assert reg.acquire(a.id, "another/1/run", 60) is not None  # its lease was given up
     assert b.status.next_version == ""
+
+
+def test_the_summary_shows_only_what_needs_a_person(tmp_path, capsys):
+    """`reconcile --summary`: the failed clusters and the counts; the full view also lists
+    every applied cluster and its changes."""
+    from clmgit import views
+    from clmgit.output import Format
+
+    reg = make_registry(tmp_path, [record("a"), record("b"), in_sync_record("c")])
+    results = run(reg, FakeEngine(fail={"aws:123456789012:eu-central-1:b": "stack b: boom"}))
+
+    views.reconcile_results(results, fmt=Format.table, summary=True)
+    short = capsys.readouterr().out.splitlines()
+    views.reconcile_results(results, fmt=Format.table)
+    full = capsys.readouterr().out.splitlines()
+
+    assert short[0].split() == ["CLUSTER", "ACTION", "OUTCOME", "VERSION", "TIME", "DETAIL"]
+    assert [ln.split()[0] for ln in short[1:-1]] == ["b"] and "stack b: boom" in short[1]
+    assert short[-1] == full[-1] and "1 failed" in short[-1] and "1 in-sync" in short[-1]
+    assert [ln.split()[0] for ln in full[1:3]] == ["a", "b"] and f"  a: applied {SHA[:7]}" in full

@@ -60,6 +60,35 @@ def test_markdown_to_stdout_or_a_file(fleet: Fleet, tmp_path: Path) -> None:
     assert steady(out.read_text()) == steady(r.out)
 
 
+
+def test_health_shows_in_the_cluster_rows_group_cells_and_matrix(fleet: Fleet,
+                                                                   tmp_path: Path) -> None:
+    """A cluster in sync that crash-loops: its verdict is in its row (and it is listed in the
+    Markdown although in sync), its group says `1 unhealthy`, its matrix cells `healthy 0/1`."""
+    from datetime import UTC, datetime
+
+    from clmgit.model import desired_version, parse_cluster
+    from clmgit.timestamps import format_timestamp
+
+    records = default_records()
+    dev = records[0]
+    version = desired_version(fleet.c3, parse_cluster(dev, "test"))
+    now = format_timestamp(datetime.now(UTC))
+    dev["status"] = {"current_version": version, "last_version": "", "next_version": "",
+                     "problems": [], "applied_at": now,
+                     "health": {"state": "unhealthy", "version": version, "observed_at": now,
+                                "healthy_since": "", "reasons": ["echo CrashLoopBackOff"]}}
+    fleet.set_clusters(records)
+
+    r = fleet.cli("report", "--html", str(tmp_path / "r.html"), "--markdown")
+
+    assert r.code == 0, r.err
+    assert "| dev-1 | dev | — |" in r.out and "unhealthy: echo CrashLoopBackOff" in r.out
+    assert "health 1 unhealthy" in r.out and "healthy 0/1" in r.out
+    data = page_data((tmp_path / "r.html").read_text())
+    health = {row[data["columns"].index("alias")]: row[-1] for row in data["rows"]}
+    assert health["dev-1"] == "unhealthy: echo CrashLoopBackOff"
+
 def test_html_and_markdown_from_one_run(fleet: Fleet, tmp_path: Path) -> None:
     r = fleet.cli("report", "--html", str(tmp_path / "r.html"), "--markdown")
     assert r.code == 0, r.err

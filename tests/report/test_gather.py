@@ -59,7 +59,8 @@ def test_the_pipeline_is_each_channel_after_its_source_with_its_groups(demo) -> 
     stable = r.channels[3].groups[0]
     assert stable.gate == "error" and "different SHAs" in stable.refusals[0]
     assert stable.behind is None and stable.applied_in_source is None
-    assert all(g.health is None for c in r.channels for g in c.groups)
+    # health as `status` judges it: applied, not yet observed (none of stable's applied)
+    assert beta["canary"].health == "1 pending" and stable.health is None
 
 
 def test_the_matrix_says_where_each_change_is_pinned_and_applied(demo) -> None:
@@ -96,7 +97,9 @@ def test_cluster_rows_are_the_status_rows_with_applied_at_and_problems(demo) -> 
     assert [c.id for c in r.clusters] == [s.id for s in states]
     assert [c.state for c in r.clusters] == [s.state for s in states] == ["in-sync"] * 3
     assert all(parse_timestamp(c.applied_at) for c in r.clusters)
-    assert all(c.health is None and c.problems == () for c in r.clusters)
+    assert all(c.problems == () for c in r.clusters)
+    assert [c.health for c in r.clusters] == [
+        s.health + (f": {s.health_reason}" if s.health_reason else "") for s in states]
     assert r.states == {"in-sync": 3}
 
 

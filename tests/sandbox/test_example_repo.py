@@ -29,7 +29,11 @@ def test_init_makes_the_control_branch_and_four_channel_branches(tmp_path: Path)
     config = repo.sha("dev")
     assert [repo.sha(channel) for channel in CHANNELS] == [config] * 4
     listed = repo.git("ls-tree", "-r", "--name-only", config).splitlines()
-    assert sorted(listed) == sorted(example_files("cluster"))
+    callers = sorted(f".github/workflows/{p.name}"
+                     for p in (EXAMPLE_REPO.parent / "github-workflows").glob("*.yml"))
+    assert len(callers) == 3  # on every branch: a push runs the pushed branch's workflows
+    assert sorted(listed) == sorted([*example_files("cluster"), *callers])
+    assert repo.git("ls-tree", "-r", "--name-only", "main", ".github").splitlines() == callers
     assert repo.git("rev-parse", "--abbrev-ref", "HEAD") == "main"
     for channel in CHANNELS:
         text = repo.git("show", f"main:channels/{channel}.yaml")

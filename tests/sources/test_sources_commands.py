@@ -103,6 +103,24 @@ def test_diff_lists_each_sources_commits_and_the_composed_render(tmp_path) -> No
     assert "-  name: addon-v1" in result.out and "+  name: addon-v2" in result.out
 
 
+
+def test_diff_takes_a_sha_per_source_as_the_preview_workflow_passes_them(tmp_path) -> None:
+    """A moved map pin is previewed with `--sha SOURCE=SHA` once per source (as
+    .github/workflows/preview.yml passes it); a bare SHA is refused with several sources."""
+    repos = _repos(tmp_path)
+    assert _cli(repos, "promote", "dev", "beta", "--force").code == 0
+    main2, addons2 = _advance(repos, 2)
+    _advance(repos, 3)
+
+    result = _cli(repos, "diff", "dev", "beta", "--group", "default",
+                  "--sha", f"main={main2}", "--sha", f"addons={addons2}")
+    bare = _cli(repos, "diff", "dev", "beta", "--sha", main2)
+
+    assert result.code == 0, result.err
+    assert "main: Main v2" in result.out and "addons: Addons v2" in result.out
+    assert "Main v3" not in result.out and "+  name: addon-v2" in result.out
+    assert bare.code == 1 and "name the source, as source=sha" in bare.err
+
 def test_sync_branches_moves_every_sources_branch(tmp_path) -> None:
     repos = _repos(tmp_path)
     assert _cli(repos, "promote", "dev", "beta", "--force").code == 0
@@ -149,6 +167,27 @@ def test_status_compares_clms_version_strings(tmp_path) -> None:
     assert [r["pinned_sha"] for r in rows] == [f"main={main};addons={addons}"] * 2
     assert [r["state"] for r in rows] == ["in-sync", "pending"]
 
+
+
+def test_versions_of_several_sources_are_shortened_per_source(tmp_path) -> None:
+    """`main=af3a9d4;addons=e481e39` in the status table and the Markdown report, never the
+    first characters of the whole string (`main=af`)."""
+    repos = _repos(tmp_path)
+    main, addons = repos.sha("main", "dev"), repos.sha("addons", "dev")
+    old_addons = repos.sha("addons", "dev~1")
+    record = cluster_record("aws:1:eu-central-1:dev-1", channel="dev")
+    version = desired_version(f"main={main};addons={old_addons}", parse_cluster(record, "r"))
+    record["status"] = {"current_version": version}
+    repos.set_clusters([record])
+    short = f"main={main[:7]};addons={addons[:7]}"
+    applied = f"main={main[:7]};addons={old_addons[:7]}"
+
+    status = _cli(repos, "status")
+    report = _cli(repos, "report", "--markdown")
+
+    assert status.code == 0 and short in status.out and applied in status.out
+    assert report.code == 0, report.err
+    assert f"| {applied} |" in report.out
 
 def test_render_at_a_commit_of_every_source(tmp_path) -> None:
     repos = _repos(tmp_path)

@@ -31,14 +31,22 @@
     });
   }
 
+  // A SHA's first 7 characters; several sources' version each source's: main=af3a9d4;addons=e481e39
+  function shortVersion(value) {
+    return String(value).split(";").map(function (part) {
+      var eq = part.indexOf("=");
+      return eq < 0 ? part.slice(0, 7) : part.slice(0, eq + 1) + part.slice(eq + 1, eq + 8);
+    }).join(";");
+  }
+
   function cell(name, value) {
     if (value == null || value === "") {
       return "<td>" + ABSENT + "</td>";
     }
     var text = esc(value);
     if (SHA_COLS[name]) {
-      var short = esc(String(value).slice(0, 7));
-      return "<td title=\"" + text + "\">" + (link
+      var short = esc(shortVersion(value));
+      return "<td title=\"" + text + "\">" + (link && /^[0-9a-f]{40}$/.test(value)
         ? "<a class=\"sha\" href=\"" + esc(link + value) + "\">" + short + "</a>"
         : "<code class=\"sha\">" + short + "</code>") + "</td>";
     }
