@@ -101,10 +101,10 @@ SCENARIOS = {"promote --push": _promote, "rollback --push": _rollback,
              "freeze --push": _freeze, "promote": _promote_local, "sync-branches": _sync}
 
 
-def outcome(fleet: Fleet) -> tuple[dict[str, str], str, bool]:
+def outcome(fleet: Fleet) -> tuple[dict[str, str | None], str, bool]:
     """What a run leaves, comparable across fleets (their commits differ by time): alpha's pins
     by commit name, alpha's tree, whether beta is frozen."""
-    names = {fleet.c1: "c1", fleet.c2: "c2", fleet.c3: "c3"}
+    names: dict[str | None, str | None] = {fleet.c1: "c1", fleet.c2: "c2", fleet.c3: "c3"}
     frozen = yaml.safe_load(fleet.file("channels/beta.yaml")).get("frozen", False)
     return ({g: names.get(sha, sha) for g, sha in pins(fleet, "alpha").items()},
             fleet.builder.git("rev-parse", "alpha^{tree}"), bool(frozen))
