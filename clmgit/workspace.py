@@ -96,13 +96,6 @@ class Workspace:
         assert data is not None
         return data.decode()
 
-    def head(self, channel: Channel) -> str:
-        """The commit at the head of a channel's branch."""
-        sha = self.branch_head(channel.branch)
-        if sha is None:
-            raise GitError(f"branch {channel.branch!r} does not exist in {self.location}")
-        return sha
-
     def branch_head(self, branch: str) -> str | None:
         """Where a branch is as the plan sees it (read once); None if it does not exist."""
         if branch not in self._heads:
