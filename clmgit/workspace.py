@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -95,13 +96,6 @@ class Workspace:
         assert data is not None
         return data.decode()
 
-    def head(self, channel: Channel) -> str:
-        """The commit at the head of a channel's branch."""
-        sha = self.branch_head(channel.branch)
-        if sha is None:
-            raise GitError(f"branch {channel.branch!r} does not exist in {self.location}")
-        return sha
-
     def branch_head(self, branch: str) -> str | None:
         """Where a branch is as the plan sees it (read once); None if it does not exist."""
         if branch not in self._heads:
@@ -182,7 +176,16 @@ class Workspace:
     @cached_property
     def versions(self) -> Versions:
         """The versions port over this repository and the other config sources'."""
-        return Versions(self.sources, self.source_repos.repo, self._source_branch)
+        # A weak reference: the workspace holds the port, and a cycle would keep both (and the
+        # repositories' git processes) alive until a collection.
+        workspace = weakref.ref(self)
+
+        def branch(source: str, name: str) -> str | None:
+            ws = workspace()
+            assert ws is not None
+            return ws._source_branch(source, name)
+
+        return Versions(self.sources, self.source_repos.repo, branch)
 
     def _source_branch(self, source: str, branch: str) -> str | None:
         if self.sources.get(source).repo is None:
