@@ -41,6 +41,16 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _no_inherited_width():
+    """Tables are cut to `COLUMNS`; pytest-xdist's workers inherit COLUMNS=80, which would cut
+    every table a test reads. A test that means a width sets it."""
+    mp = pytest.MonkeyPatch()
+    mp.delenv("COLUMNS", raising=False)
+    yield
+    mp.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _one_model_reader() -> Iterator[None]:
     """Every botocore session of the test process shares one reader of service models, as
     clmgit's own sessions do (`session_for`): the tests make a session wherever they look at
