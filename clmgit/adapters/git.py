@@ -1,5 +1,10 @@
 """The git layer: refs, ancestry, files at a ref, commits into the object database, atomic pushes.
 
+Every git process clmgit starts treats the repository as data, never as code: `git_env` gives it
+settings that win over the repository's own configuration (no hooks, no fsmonitor, no pager, no
+credential helper but the operator's, a transport policy clmgit sets itself; see
+docs/explanation/untrusted-input.md).
+
 Commits are always built in the object database through a temporary index, never in a working
 tree. Refs then move in one `update-ref` transaction against the values the plan saw, so a lost
 race changes nothing; a branch checked out here has its index and files brought along under
@@ -22,9 +27,6 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import git
-from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
@@ -74,21 +76,91 @@ def run_git(
     env: Mapping[str, str] | None = None,
     ok: Collection[int] = (0,),
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`).
-    git never asks on the terminal (credential helpers still answer): a run in CI or under a
-    progress display would wait for ever."""
+    """Run `git args` in `cwd`, hardened (see `git_env`); an exit code outside `ok` becomes a
+    GitError (see `failure`)."""
     log.debug("git %s", " ".join(args))
     try:
         proc = subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True,
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            stdin=subprocess.DEVNULL if stdin is None else None, env=git_env(args, env),
         )
     except OSError as e:
         raise GitError(f"cannot run git: {e.strerror}") from None
     if proc.returncode not in ok:
         raise GitError(failure(args, proc.returncode, proc.stderr))
     return proc
+
+
+#: Settings every git process runs with. They are given as command-scope configuration, which
+#: wins over every file (the repository's own `config` included), and git passes them on to
+#: the processes it starts itself (upload-pack, remote helpers).
+HARDENING: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", "/dev/null"),  # a repository's hooks never run
+    ("core.fsmonitor", "false"),      # nor a file-system monitor its config names
+    ("core.pager", "cat"),
+    # Transports: only these, whatever the repository's config says; `ext` (runs a command)
+    # never, `file` only in the commands that talk to a remote (see `git_env`).
+    ("protocol.allow", "never"),
+    ("protocol.https.allow", "always"),
+    ("protocol.ssh.allow", "always"),
+    ("protocol.git.allow", "always"),
+    ("protocol.ext.allow", "never"),
+)
+#: The commands that talk to a remote: the only ones that may use a transport at all.
+TRANSPORT_COMMANDS = frozenset({"clone", "fetch", "push", "ls-remote", "pull"})
+
+
+def git_env(args: Sequence[str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git process running `args`: git never asks on the terminal (a run
+    in CI or under a progress display would wait for ever), reads no system-wide config, and
+    runs with `HARDENING` over everything else. A command that talks to a remote may use the
+    `file` transport — the remotes clmgit talks to are the operator's or a config source that
+    `clmgit.layout.check_source_repo` admitted — and the operator's credential helpers (global
+    and command scope); the helpers of a repository's own config are dropped. A command that
+    does not talk to a remote cannot reach one (a lazy fetch of a partial clone, say)."""
+    env = {**os.environ, **(extra or {}), "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
+    remote = _command(args) in TRANSPORT_COMMANDS
+    pairs = [*HARDENING, ("protocol.file.allow", "always" if remote else "never"),
+             ("credential.helper", "")]  # an empty helper empties the list read so far
+    if remote:
+        pairs += [("credential.helper", helper) for helper in operator_credential_helpers()]
+    count = env.get("GIT_CONFIG_COUNT", "")
+    first = int(count) if count.isdigit() else 0  # the operator's own pairs stay, ours win
+    for i, (key, value) in enumerate(pairs, first):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    env["GIT_CONFIG_COUNT"] = str(first + len(pairs))
+    return env
+
+
+@functools.cache
+def operator_credential_helpers() -> tuple[str, ...]:
+    """The credential helpers the operator configured (global config, or `GIT_CONFIG_*` and
+    `-c` of the environment clmgit runs in), in order; looked up once, outside any repository.
+    They go to git through the environment, never on a command line."""
+    env = {**os.environ, "GIT_DIR": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        proc = subprocess.run(["git", "config", "--show-scope", "--get-all", "credential.helper"],
+                              capture_output=True, stdin=subprocess.DEVNULL, env=env)
+    except OSError as e:
+        raise GitError(f"cannot run git: {e.strerror}") from None
+    helpers = []
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        scope, _, value = line.partition("\t")
+        if scope in ("global", "command"):
+            helpers.append(value)
+    return tuple(helpers)
+
+
+def _command(args: Sequence[str]) -> str:
+    """The git command in `args`, past the options given to git itself."""
+    rest = iter(args)
+    for arg in rest:
+        if arg in _OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif not arg.startswith("-"):
+            return arg
+    return ""
 
 
 _OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
@@ -99,39 +171,29 @@ def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
     credentials in URLs hidden)."""
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
     said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-    command, rest = "", iter(args)
-    for arg in rest:
-        if arg in _OPTIONS_WITH_VALUE:
-            next(rest, None)
-        elif not arg.startswith("-"):
-            command = arg
-            break
+    command = _command(args)
     exit_code = "killed" if code is None or code < 0 else f"exit {code}"
     return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")
 
 
-def checkout_top(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
-    """The top of the checkout that `path` lies in, found upward as git finds it, so clmgit
-    runs from any subdirectory; `path` itself where git finds no working tree there (a bare
-    repository, or no repository: GitRepo says so)."""
-    if not os.path.isdir(path):
-        return path
-    proc = run_git(["rev-parse", "--show-toplevel"], cwd=path, ok=range(256))
-    top = proc.stdout.decode(errors="replace").strip()
-    return top if proc.returncode == 0 and top else path
-
-
 class GitRepo:
-    """A config repository on disk (bare or with a working tree)."""
+    """A config repository on disk (bare or with a working tree), found from `path` or any
+    directory below its top, as git finds it."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        try:
-            self._repo = git.Repo(checkout_top(path))
-        except (InvalidGitRepositoryError, NoSuchPathError):
-            raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
-        tree = self._repo.working_tree_dir
-        self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
-        self.git_dir = Path(self._repo.git_dir)
+        proc = None
+        if os.path.isdir(path):
+            proc = run_git(["rev-parse", "--absolute-git-dir", "--is-bare-repository",
+                            "--is-inside-work-tree", "--show-cdup"], cwd=path, ok=range(256))
+        if proc is None or proc.returncode != 0:
+            raise GitError(f"{path} is not a git repository; pass --repo PATH")
+        git_dir, bare, inside, *cdup = proc.stdout.decode(errors="replace").splitlines()
+        self.git_dir = Path(git_dir)
+        self.workdir: Path | None = None
+        if inside == "true":
+            self.workdir = (Path(path) / "".join(cdup)).resolve()
+        elif bare != "true":  # inside the `.git` of a checkout
+            self.workdir = self.git_dir.parent
         self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
 
@@ -142,7 +204,7 @@ class GitRepo:
             args = ["fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*"]
             cwd = path
         else:
-            args, cwd = ["clone", "--quiet", "--bare", url, str(path)], path.parent
+            args, cwd = ["clone", "--quiet", "--bare", "--", url, str(path)], path.parent
         proc = run_git(args, cwd=cwd, ok=range(256))
         if proc.returncode != 0:
             raise GitError(f"cannot fetch the config repo {redact(url)}: "
@@ -354,10 +416,12 @@ class GitRepo:
     def _identity_env(self) -> dict[str, str]:
         """Fall back to a clmgit identity where git has none configured (CI runners)."""
         env: dict[str, str] = {}
-        reader = self._repo.config_reader()
-        if not os.environ.get("GIT_AUTHOR_NAME") and not reader.has_option("user", "name"):
+        out = run_git(["config", "--get-regexp", r"^user\.(name|email)$"],
+                      cwd=self.workdir or self.git_dir, ok=(0, 1)).stdout.decode(errors="replace")
+        configured = {line.partition(" ")[0] for line in out.splitlines()}
+        if not os.environ.get("GIT_AUTHOR_NAME") and "user.name" not in configured:
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "clmgit"
-        if not os.environ.get("GIT_AUTHOR_EMAIL") and not reader.has_option("user", "email"):
+        if not os.environ.get("GIT_AUTHOR_EMAIL") and "user.email" not in configured:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "clmgit@localhost"
         return env
 
@@ -489,18 +553,20 @@ class GitRepo:
         moved on. Only a `replaceable` branch is rewritten, with a lease on what we saw there.
         """
         updates = list(updates)
-        args = ["push", "--atomic", "--porcelain", remote]
+        options, refspecs = ["push", "--atomic", "--porcelain"], []
         for u in updates:
             if u.old is None or self.is_ancestor(u.old, u.new):
-                args.append(f"{u.new}:{u.ref}")
+                refspecs.append(f"{u.new}:{u.ref}")
             elif u.replaceable:
                 seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1))
-                args += [f"--force-with-lease={u.ref}:{seen or u.old}", f"+{u.new}:{u.ref}"]
+                options.append(f"--force-with-lease={u.ref}:{seen or u.old}")
+                refspecs.append(f"+{u.new}:{u.ref}")
             else:
                 raise RefusedError(
                     f"moving {u.ref} from {u.old[:7]} to {u.new[:7]} would rewrite its "
                     "history; clmgit never force-pushes it"
                 )
+        args = [*options, "--", remote, *refspecs]
         proc = self._run(args, ok=range(256))
         if proc.returncode != 0:
             raise PushRejectedError(
@@ -513,7 +579,7 @@ class GitRepo:
 
     def remote_sha(self, remote: str, ref: str) -> str | None:
         """Where `ref` points on `remote` right now (asks the remote)."""
-        out = self.run("ls-remote", remote, ref).strip()
+        out = self.run("ls-remote", "--", remote, ref).strip()
         for line in out.splitlines():
             sha, _, name = line.partition("\t")
             if name == ref:
@@ -521,7 +587,7 @@ class GitRepo:
         return None
 
     def has_remote(self, name: str) -> bool:
-        return name in [r.name for r in self._repo.remotes]
+        return name in self.run("remote").split()
 
 
 def _transaction_line(u: RefUpdate, *, undo: bool) -> str:
