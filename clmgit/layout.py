@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, A
     if data is None:
         return {}
     try:
-        raw: Any = yaml.safe_load(data)
+        raw: Any = yamlsafe.load(data, where, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f" (line {mark.line + 1})" if mark is not None else ""

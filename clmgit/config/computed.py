@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, Int32, Int64
@@ -182,7 +183,7 @@ def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
     if "requirements" not in items:
         return []
     try:
-        raw = yaml.load(items["requirements"], Loader=_TextLoader)
+        raw = yamlsafe.load(items["requirements"], "config item requirements", _TextLoader)
     except yaml.YAMLError:
         return []
     if not isinstance(raw, list):
@@ -661,7 +662,7 @@ def _files_of(text: str) -> list[_File]:
     """The files of a rendered `files.yaml` (`files:` of path, data (base64), encrypted,
     permissions)."""
     try:
-        raw = yaml.safe_load(text) or {}
+        raw = yamlsafe.load(text, "files.yaml", yaml.SafeLoader) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"files.yaml does not parse: {e}") from None
     if not isinstance(raw, dict) or set(raw) - {"files"}:

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.cache import memo_json, memo_pickle
 from clmgit.errors import RegistryError
 from clmgit.machine import collection_paused
@@ -57,7 +58,7 @@ for _tag in _SCALAR_TAGS:
 def load_written(text: bytes | str, name: str) -> Any:
     """The YAML document with scalars as `Scalar`s; a syntax error names the file and line."""
     try:
-        return yaml.load(text, Loader=_WrittenLoader)
+        return yamlsafe.load(text, name, _WrittenLoader)
     except yaml.YAMLError as e:
         raise malformed_yaml(e, name) from None
 
