@@ -26,6 +26,7 @@ import yaml
 
 from clmgit import yamlsafe
 from clmgit.errors import ConfigError
+from clmgit.healthstate import HealthPolicy, parse_policy
 
 if TYPE_CHECKING:
     from clmgit.channels import Channel
@@ -41,6 +42,8 @@ class Layout:
     name: str = CLMGIT
     #: CLM's `--manage-etcd-stack`: apply `cluster/etcd/stack.yaml` (layout `clm` only).
     manage_etcd_stack: bool = True
+    #: `health_checks:`: where the health gate's HTTP checks may go.
+    health: HealthPolicy = HealthPolicy()
 
     @property
     def clm(self) -> bool:
@@ -61,8 +64,8 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} "
-                          "(known keys: layout, manage_etcd_stack) nor a key of config "
-                          "sources (sources, allow_override)")
+                          "(known keys: layout, manage_etcd_stack, health_checks) nor a key "
+                          "of config sources (sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -71,10 +74,11 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     if not isinstance(etcd, bool):
         raise ConfigError(f"{where}: key 'manage_etcd_stack' must be true or false, "
                           f"not {etcd!r}")
-    return Layout(name, manage_etcd_stack=etcd)
+    return Layout(name, manage_etcd_stack=etcd,
+                  health=parse_policy(raw.get("health_checks"), where))
 
 
-_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override")
+_KEYS = ("layout", "manage_etcd_stack", "health_checks", "sources", "allow_override")
 
 
 def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:
