@@ -17,8 +17,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
 
 #: The model tier: domain values, errors and helpers that depend on nothing but each other.
 MODEL = frozenset({"model", "errors", "channels", "durations", "timestamps", "stacknames",
-                   "yamledit", "yamlsafe", "cache", "output", "httpd", "redact", "machine",
-                   "layout", "healthstate", "accounts", "urls"})
+                   "yamledit", "yamlsafe", "mdtext", "cache", "output", "httpd", "redact",
+                   "machine", "layout", "healthstate", "accounts", "urls"})
 
 #: What each part of the package may import besides itself and the model tier.
 ALLOWED: dict[str, frozenset[str]] = {
