@@ -5,7 +5,6 @@ URL of an allowed scheme or a path (never an option, never `ext::`), and a sourc
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -137,4 +136,8 @@ def test_every_git_process_runs_hardened(tmp_path) -> None:
                    cwd=tmp_path / "r", ok=range(256))
     assert proc.returncode != 0
     assert not (tmp_path / "r" / "pwned").exists()
-    assert os.environ.get("GIT_CONFIG_NOSYSTEM") is None  # set for git alone
+    system = tmp_path / "gitconfig-system"
+    system.write_text("[clmgit]\n\tmarker = system\n")
+    asked = run_git(["config", "--get", "clmgit.marker"], cwd=tmp_path / "r", ok=(0, 1),
+                    env={"GIT_CONFIG_SYSTEM": str(system)})
+    assert asked.returncode == 1  # the system-wide file is not read
