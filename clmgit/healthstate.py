@@ -20,10 +20,13 @@ States:
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from clmgit.durations import format_duration, parse_duration
 from clmgit.errors import ConfigError
@@ -55,6 +58,10 @@ DEFAULT_TIMEOUT = 10.0
 #: At most this many reasons are kept in a verdict (each one line).
 MAX_REASONS = 20
 CHECK_KINDS = ("http", "prometheus", "job")
+#: What an HTTP check does with a redirect: follow it within the origin it names, or never.
+REDIRECTS = ("same-origin", "none")
+_FIELD = re.compile(r"\{(id|alias|region|environment|local_id)\}")
+_HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -78,12 +85,58 @@ class Check:
         return f"http {self.url}"
 
     def url_for(self, cluster: Cluster) -> str:
+        """The URL with the cluster's fields put in: in the host each must be a host name
+        label (a record cannot move a check to another host); elsewhere it is percent-encoded
+        as one path segment or query value. A field that cannot be put in is a ConfigError."""
         fields = {"id": cluster.id, "alias": cluster.alias, "region": cluster.region,
                   "environment": cluster.environment, "local_id": cluster.local_id}
-        url = self.url
-        for key, value in fields.items():
-            url = url.replace("{" + key + "}", value)
-        return url
+
+        def host_label(match: re.Match[str]) -> str:
+            value = fields[match.group(1)]
+            if not _HOST_LABEL.fullmatch(value):
+                raise ConfigError(f"the cluster's {match.group(1)} {value!r} is not a host name "
+                                  f"label, so it cannot name the host of {self.url}")
+            return value.lower()
+
+        def encoded(match: re.Match[str]) -> str:
+            return quote(fields[match.group(1)], safe="")
+
+        parts = urlsplit(self.url)
+        return urlunsplit((parts.scheme, _FIELD.sub(host_label, parts.netloc),
+                           _FIELD.sub(encoded, parts.path), _FIELD.sub(encoded, parts.query),
+                           ""))
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    """`health_checks:` of `clmgit.yaml`: where the HTTP checks of the health gate may go."""
+
+    #: Host names (`*` and `?` as in shell patterns) checks may ask; empty: any.
+    hosts: tuple[str, ...] = ()
+    #: `same-origin`: redirects within a check's scheme, host and port are followed; `none`.
+    redirects: str = "same-origin"
+
+    def allows(self, host: str) -> bool:
+        return not self.hosts or any(fnmatch.fnmatchcase(host.lower(), pattern.lower())
+                                     for pattern in self.hosts)
+
+
+def parse_policy(raw: Any, where: str) -> HealthPolicy:
+    """The `health_checks:` mapping (`hosts`, `redirects`); the defaults when it is missing."""
+    if raw is None:
+        return HealthPolicy()
+    if not isinstance(raw, Mapping) or set(map(str, raw)) - {"hosts", "redirects"}:
+        raise ConfigError(f"{where}: key 'health_checks' must be a mapping of hosts (a list "
+                          "of host names) and redirects (same-origin or none)")
+    hosts = raw.get("hosts") or []
+    if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
+        raise ConfigError(f"{where}: health_checks.hosts must be a list of host names such as "
+                          "'*.health.example.org'")
+    redirects = raw.get("redirects", "same-origin")
+    if redirects not in REDIRECTS:
+        raise ConfigError(f"{where}: health_checks.redirects must be same-origin or none, "
+                          f"not {redirects!r}")
+    return HealthPolicy(tuple(hosts), redirects)
 
 
 @dataclass(frozen=True)
@@ -151,20 +204,32 @@ def _check(raw: Any, where: str) -> Check:
     if timeout <= 0:
         raise ConfigError(f"{where}.timeout must be longer than 0s")
     if kind == "http":
-        if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.http must be an http(s) URL")
-        return Check("http", url=value, timeout=timeout)
+        return Check("http", url=_check_url(value, f"{where}.http"), timeout=timeout)
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}.{kind} must be a mapping")
     if kind == "prometheus":
         url, query = value.get("url"), value.get("query")
         if not isinstance(url, str) or not isinstance(query, str) or not query:
             raise ConfigError(f"{where}.prometheus needs url and query")
+        url = _check_url(url, f"{where}.prometheus.url")
         return Check("prometheus", url=url, query=query, timeout=timeout)
     namespace, name = value.get("namespace"), value.get("name")
     if not isinstance(namespace, str) or not isinstance(name, str) or not name:
         raise ConfigError(f"{where}.job needs namespace and name")
     return Check("job", namespace=namespace, name=name, timeout=timeout)
+
+
+def _check_url(value: Any, where: str) -> str:
+    """An http(s) URL with a host (cluster fields in braces are put in later)."""
+    ok = (isinstance(value, str) and value.startswith(("http://", "https://"))
+          and value.isprintable())
+    try:
+        ok = ok and bool(urlsplit(value).hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(f"{where} must be an http(s) URL with a host, not {value!r}")
+    return str(value)
 
 
 # --- the gate that governs a cluster ---------------------------------------------------------

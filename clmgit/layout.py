@@ -19,11 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.errors import ConfigError
+from clmgit.healthstate import HealthPolicy, parse_policy
 
 SETTINGS_PATH = "clmgit.yaml"
 CLMGIT = "clmgit"
@@ -36,6 +39,8 @@ class Layout:
     name: str = CLMGIT
     #: CLM's `--manage-etcd-stack`: apply `cluster/etcd/stack.yaml` (layout `clm` only).
     manage_etcd_stack: bool = True
+    #: `health_checks:`: where the health gate's HTTP checks may go.
+    health: HealthPolicy = HealthPolicy()
 
     @property
     def clm(self) -> bool:
@@ -56,8 +61,8 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     unknown = sorted(str(k) for k in raw if k not in _KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known keys: layout, "
-                          "manage_etcd_stack, aws, notify, signing) nor a key of config sources "
-                          "(sources, allow_override)")
+                          "manage_etcd_stack, health_checks, aws, notify, signing) nor a key of "
+                          "config sources (sources, allow_override)")
     name = raw.get("layout", CLMGIT)
     if name not in LAYOUTS:
         raise ConfigError(f"{where}: key 'layout' must be one of {', '.join(LAYOUTS)}, "
@@ -69,11 +74,12 @@ def parse_settings(data: bytes | None, where: str = SETTINGS_PATH) -> Layout:
     if not isinstance(etcd, bool):
         raise ConfigError(f"{where}: key 'manage_etcd_stack' must be true or false, "
                           f"not {etcd!r}")
-    return Layout(name, manage_etcd_stack=etcd)
+    return Layout(name, manage_etcd_stack=etcd,
+                  health=parse_policy(raw.get("health_checks"), where))
 
 
-_KEYS = ("layout", "manage_etcd_stack", "sources", "allow_override", "aws", "notify",
-         "signing")
+_KEYS = ("layout", "manage_etcd_stack", "health_checks", "sources", "allow_override", "aws",
+         "notify", "signing")
 
 
 def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, Any]:
@@ -81,7 +87,7 @@ def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, A
     if data is None:
         return {}
     try:
-        raw: Any = yaml.safe_load(data)
+        raw: Any = yamlsafe.load(data, where, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f" (line {mark.line + 1})" if mark is not None else ""
@@ -99,9 +105,14 @@ def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, A
 # `repo:` is this repository; one with a URL is mirrored under the cache, keyed by its name
 # (`clmgit.workspace.SourceRepos`); one with a path is read where it is. Without `sources:` the
 # repository is its own single source named `main`, and nothing changes how it behaves.
+#
+# `clmgit.yaml` arrives by pull request, so `repo:` is data: a URL of a scheme git's transport
+# policy allows, or a path outside the config repo's working tree (`check_source_repo`) — a
+# repository inside it would be one the pull request wrote, its config and hooks included.
 
 MAIN = "main"
-NAME_RE = re.compile(r"^[a-z0-9-]+$")
+NAME_RE = re.compile(r"[a-z0-9-]+")  # whole names only: `fullmatch`
+URL_SCHEMES = ("https", "ssh", "git", "file")
 SOURCE_KEYS = ("sources", "allow_override")
 _SOURCE_FIELDS = ("name", "repo", "branches")
 
@@ -183,18 +194,53 @@ def _source(item: Any, index: int, where: str) -> Source:
         raise ConfigError(f"{where}: source #{index + 1} has unknown key {unknown[0]!r} "
                           f"(known keys: {', '.join(_SOURCE_FIELDS)})")
     name = item.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise ConfigError(f"{where}: source #{index + 1} needs a name of [a-z0-9-]+, "
                           f"not {name!r}")
     repo = item.get("repo")
-    if repo is not None and (not isinstance(repo, str) or not repo.strip()):
-        raise ConfigError(f"{where}: source {name!r}: repo must be a URL or a path")
+    if repo is not None:
+        _check_repo_spec(repo, f"{where}: source {name!r}")
     branches = item.get("branches") or {}
     if not isinstance(branches, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) and v for k, v in branches.items()):
         raise ConfigError(f"{where}: source {name!r}: branches must map channel names to "
                           "branch names")
     return Source(name, repo, dict(branches))
+
+
+def _check_repo_spec(repo: Any, where: str) -> None:
+    """A source's `repo:` is a URL of `URL_SCHEMES`, `user@host:path` or a path; nothing that
+    git would read as an option or as a `transport::address` (a command to run)."""
+    from clmgit.redact import redact
+
+    if not isinstance(repo, str) or not repo.strip():
+        raise ConfigError(f"{where}: repo must be a URL or a path")
+    scheme, sep, _ = repo.partition("://")
+    if repo.startswith("-") or "::" in (scheme if sep else repo) or not repo.isprintable():
+        raise ConfigError(f"{where}: repo {redact(repo)!r} is neither a URL nor a path")
+    if sep and scheme.lower() not in URL_SCHEMES:
+        raise ConfigError(f"{where}: repo {redact(repo)!r} has scheme {scheme!r}; a source "
+                          f"is a path or a URL of {', '.join(URL_SCHEMES)}")
+
+
+def source_path(repo: str) -> Path | None:
+    """The local path a source's `repo:` names (a path or a `file://` URL); None for a remote."""
+    scheme, sep, rest = repo.partition("://")
+    if not sep:
+        return None if repo.startswith("git@") and ":" in repo else Path(repo)
+    return Path(rest) if scheme.lower() == "file" else None
+
+
+def check_source_repo(source: Source, workdir: Path | None) -> None:
+    """Refuse a source whose repository lies inside the config repo's working tree (`workdir`):
+    its files, `config` and hooks would be whatever a pull request committed there."""
+    path = source_path(source.repo) if source.repo is not None else None
+    if path is None or workdir is None:
+        return
+    if path.resolve().is_relative_to(workdir.resolve()):
+        raise ConfigError(
+            f"config source {source.name!r}: {source.repo} lies inside the config repo's "
+            f"working tree ({workdir}); name a repository outside it or by URL")
 
 
 def _allow_override(raw: Any, where: str) -> frozenset[str]:

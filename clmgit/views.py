@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from clmgit import timestamps
+from clmgit import mdtext, timestamps
 from clmgit.model import short_version
 from clmgit.output import Format, emit, line, note, table, to_data
 
@@ -359,13 +359,11 @@ def _summary(results: Sequence[Result]) -> str:
 
 
 def step_summary(results: Sequence[Result], path: str, *, title: str) -> None:
-    """Append a Markdown table of the results to GitHub Actions' step summary file."""
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    rows = [f"| {' | '.join(cell(c) for c in _result_row(r))} |" for r in results
+    """Append a Markdown table of the results to GitHub Actions' step summary file; every
+    cell and the title shown as text (`clmgit.mdtext`)."""
+    rows = [f"| {' | '.join(mdtext.text(c) for c in _result_row(r))} |" for r in results
             if r.outcome != "in-sync"]
-    text = [f"### {title}", "", _summary(results), ""]
+    text = [f"### {mdtext.text(title)}", "", mdtext.text(_summary(results)), ""]
     if rows:
         text += ["| cluster | action | outcome | version | time | detail |",
                  "|---|---|---|---|---|---|", *rows, ""]

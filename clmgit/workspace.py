@@ -23,6 +23,7 @@ from clmgit.layout import (
     Layout,
     Source,
     Sources,
+    check_source_repo,
     load_settings,
     parse_settings,
     parse_sources,
@@ -305,6 +306,7 @@ class SourceRepos:
     def _open(self, source: Source) -> GitRepo:
         if source.repo is None:
             return self._control
+        check_source_repo(source, self._control.workdir)
         try:
             if is_url(source.repo):
                 return self._mirror(source.name, source.repo)

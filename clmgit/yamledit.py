@@ -22,6 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelYAMLError
 
+from clmgit import yamlsafe
 from clmgit.errors import ConfigError
 
 Scalar = str | int | bool | None
@@ -34,9 +35,10 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load(text: str | bytes, name: str) -> Any:
-    """Parse YAML fast (libyaml where present); a syntax error names the file and line."""
+    """Parse YAML fast (libyaml where present), within `clmgit.yamlsafe`'s limits; a syntax
+    error names the file and line."""
     try:
-        return yaml.load(text, Loader=_SAFE_LOADER)
+        return yamlsafe.load(text, name, _SAFE_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -78,6 +80,7 @@ class Document:
         return self._form.restore(self._body)
 
     def _parse(self) -> None:
+        yamlsafe.check(self._body, self.name)
         try:
             self._tree = YAML(typ="rt").load(self._body)
         except RuamelYAMLError as e:

@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
 
 #: The model tier: domain values, errors and helpers that depend on nothing but each other.
 MODEL = frozenset({"model", "access", "errors", "channels", "durations", "timestamps", "stacknames",
-                   "yamledit", "cache", "output", "httpd", "redact", "machine", "layout",
-                   "healthstate", "accounts", "urls", "windows",
+                   "yamledit", "yamlsafe", "mdtext", "cache", "output", "httpd", "redact",
+                   "machine", "layout", "healthstate", "accounts", "urls", "windows",
                    # what a running process tells: events, logs, notifications, metrics
                    "events", "logformat", "notify", "metrics", "endpoints", "service"})
 

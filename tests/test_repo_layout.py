@@ -31,8 +31,8 @@ def test_the_setting_selects_a_layout(text: bytes | None, layout: Layout) -> Non
     (b"manage_etcd_stack: yes please\n",
      "clmgit.yaml: key 'manage_etcd_stack' must be true or false, not 'yes please'"),
     (b"layot: clm\n",
-     "clmgit.yaml: unknown key 'layot' (known keys: layout, manage_etcd_stack, aws, notify, "
-     "signing)"),
+     "clmgit.yaml: unknown key 'layot' (known keys: layout, manage_etcd_stack, health_checks, "
+     "aws, notify, signing)"),
     (b"- clm\n", "clmgit.yaml must be a mapping of settings"),
     (b"layout: [\n", "clmgit.yaml is not valid YAML (line 2)"),
 ])

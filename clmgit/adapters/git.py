@@ -1,5 +1,10 @@
 """The git layer: refs, ancestry, files at a ref, commits into the object database, atomic pushes.
 
+Every git process clmgit starts treats the repository as data, never as code: `git_env` gives it
+settings that win over the repository's own configuration (no hooks, no fsmonitor, no pager, no
+credential helper but the operator's, a transport policy clmgit sets itself; see
+docs/explanation/untrusted-input.md).
+
 Commits are always built in the object database through a temporary index, never in a working
 tree. Refs then move in one `update-ref` transaction against the values the plan saw, so a lost
 race changes nothing; a branch checked out here has its index and files brought along under
@@ -24,9 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import git
-from git.exc import InvalidGitRepositoryError, NoSuchPathError
-
+from clmgit.adapters.gitenv import git_env
 from clmgit.adapters.gitfailure import failure
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
@@ -76,15 +79,13 @@ def run_git(
     env: Mapping[str, str] | None = None,
     ok: Collection[int] = (0,),
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git args` in `cwd`; an exit code outside `ok` becomes a GitError (see `failure`).
-    git never asks on the terminal (credential helpers still answer): a run in CI or under a
-    progress display would wait for ever."""
+    """Run `git args` in `cwd`, hardened (see `git_env`); an exit code outside `ok` becomes a
+    GitError (see `failure`)."""
     log.debug("git %s", " ".join(args))
     try:
         proc = subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True,
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            stdin=subprocess.DEVNULL if stdin is None else None, env=git_env(args, env),
         )
     except OSError as e:
         raise GitError(f"cannot run git: {e.strerror}") from None
@@ -93,28 +94,26 @@ def run_git(
     return proc
 
 
-def checkout_top(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
-    """The top of the checkout that `path` lies in, found upward as git finds it, so clmgit
-    runs from any subdirectory; `path` itself where git finds no working tree there (a bare
-    repository, or no repository: GitRepo says so)."""
-    if not os.path.isdir(path):
-        return path
-    proc = run_git(["rev-parse", "--show-toplevel"], cwd=path, ok=range(256))
-    top = proc.stdout.decode(errors="replace").strip()
-    return top if proc.returncode == 0 and top else path
 
 
 class GitRepo:
-    """A config repository on disk (bare or with a working tree)."""
+    """A config repository on disk (bare or with a working tree), found from `path` or any
+    directory below its top, as git finds it."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        try:
-            self._repo = git.Repo(checkout_top(path))
-        except (InvalidGitRepositoryError, NoSuchPathError):
-            raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
-        tree = self._repo.working_tree_dir
-        self.workdir: Path | None = None if self._repo.bare or tree is None else Path(tree)
-        self.git_dir = Path(self._repo.git_dir)
+        proc = None
+        if os.path.isdir(path):
+            proc = run_git(["rev-parse", "--absolute-git-dir", "--is-bare-repository",
+                            "--is-inside-work-tree", "--show-cdup"], cwd=path, ok=range(256))
+        if proc is None or proc.returncode != 0:
+            raise GitError(f"{path} is not a git repository; pass --repo PATH")
+        git_dir, bare, inside, *cdup = proc.stdout.decode(errors="replace").splitlines()
+        self.git_dir = Path(git_dir)
+        self.workdir: Path | None = None
+        if inside == "true":
+            self.workdir = (Path(path) / "".join(cdup)).resolve()
+        elif bare != "true":  # inside the `.git` of a checkout
+            self.workdir = self.git_dir.parent
         self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
         if self.workdir is not None and (self.git_dir / "index.lock").exists():
@@ -130,7 +129,7 @@ class GitRepo:
             args = ["fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*"]
             cwd = path
         else:
-            args, cwd = ["clone", "--quiet", "--bare", url, str(path)], path.parent
+            args, cwd = ["clone", "--quiet", "--bare", "--", url, str(path)], path.parent
         proc = run_git(args, cwd=cwd, ok=range(256))
         if proc.returncode != 0:
             raise GitError(f"cannot fetch the config repo {redact(url)}: "
@@ -347,10 +346,12 @@ class GitRepo:
     def _identity_env(self) -> dict[str, str]:
         """Fall back to a clmgit identity where git has none configured (CI runners)."""
         env: dict[str, str] = {}
-        reader = self._repo.config_reader()
-        if not os.environ.get("GIT_AUTHOR_NAME") and not reader.has_option("user", "name"):
+        out = run_git(["config", "--get-regexp", r"^user\.(name|email)$"],
+                      cwd=self.workdir or self.git_dir, ok=(0, 1)).stdout.decode(errors="replace")
+        configured = {line.partition(" ")[0] for line in out.splitlines()}
+        if not os.environ.get("GIT_AUTHOR_NAME") and "user.name" not in configured:
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = "clmgit"
-        if not os.environ.get("GIT_AUTHOR_EMAIL") and not reader.has_option("user", "email"):
+        if not os.environ.get("GIT_AUTHOR_EMAIL") and "user.email" not in configured:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = "clmgit@localhost"
         return env
 
@@ -504,18 +505,20 @@ class GitRepo:
         moved on. Only a `replaceable` branch is rewritten, with a lease on what we saw there.
         """
         updates = list(updates)
-        args = ["push", "--atomic", "--porcelain", remote]
+        options, refspecs = ["push", "--atomic", "--porcelain"], []
         for u in updates:
             if u.old is None or self.is_ancestor(u.old, u.new):
-                args.append(f"{u.new}:{u.ref}")
+                refspecs.append(f"{u.new}:{u.ref}")
             elif u.replaceable:
                 seen = self.rev(u.ref.replace("refs/heads/", f"refs/remotes/{remote}/", 1))
-                args += [f"--force-with-lease={u.ref}:{seen or u.old}", f"+{u.new}:{u.ref}"]
+                options.append(f"--force-with-lease={u.ref}:{seen or u.old}")
+                refspecs.append(f"+{u.new}:{u.ref}")
             else:
                 raise RefusedError(
                     f"moving {u.ref} from {u.old[:7]} to {u.new[:7]} would rewrite its "
                     "history; clmgit never force-pushes it"
                 )
+        args = [*options, "--", remote, *refspecs]
         proc = self._run(args, ok=range(256))
         if proc.returncode != 0:
             raise PushRejectedError(
@@ -528,7 +531,7 @@ class GitRepo:
 
     def remote_sha(self, remote: str, ref: str) -> str | None:
         """Where `ref` points on `remote` right now (asks the remote)."""
-        out = self.run("ls-remote", remote, ref).strip()
+        out = self.run("ls-remote", "--", remote, ref).strip()
         for line in out.splitlines():
             sha, _, name = line.partition("\t")
             if name == ref:
@@ -536,7 +539,7 @@ class GitRepo:
         return None
 
     def has_remote(self, name: str) -> bool:
-        return name in [r.name for r in self._repo.remotes]
+        return name in self.run("remote").split()
 
 
 def _transaction_line(u: RefUpdate, *, undo: bool) -> str:

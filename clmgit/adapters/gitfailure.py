@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from clmgit.adapters.gitenv import git_command
 from clmgit.redact import redact
-
-_OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
 
 
 def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
@@ -15,12 +14,6 @@ def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
     credentials in URLs hidden)."""
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
     said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-    command, rest = "", iter(args)
-    for arg in rest:
-        if arg in _OPTIONS_WITH_VALUE:
-            next(rest, None)
-        elif not arg.startswith("-"):
-            command = arg
-            break
+    command = git_command(args)
     exit_code = "killed" if code is None or code < 0 else f"exit {code}"
     return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")

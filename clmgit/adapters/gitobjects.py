@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from clmgit.adapters.gitenv import git_env
 from clmgit.adapters.gitfailure import failure
 from clmgit.errors import GitError
 
@@ -85,9 +86,10 @@ class _CatFile:
     def __init__(self, git_dir: str) -> None:
         self._stderr = tempfile.TemporaryFile()
         try:
+            args = ["--git-dir", git_dir, "cat-file", "--batch"]
             self._popen = subprocess.Popen(
-                ["git", "--git-dir", git_dir, "cat-file", "--batch"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+                ["git", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._stderr, env=git_env(args))
         except OSError as e:
             self._stderr.close()
             raise GitError(f"cannot run git: {e.strerror}") from None

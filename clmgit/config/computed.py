@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64, NilSlice
@@ -190,7 +191,7 @@ def karpenter_requirements(items: Mapping[str, str]) -> list[Requirement]:
     if "requirements" not in items:
         return NilSlice()
     try:
-        raw = yaml.load(items["requirements"], Loader=_TextLoader)
+        raw = yamlsafe.load(items["requirements"], "config item requirements", _TextLoader)
     except yaml.YAMLError:
         return NilSlice()
     if not isinstance(raw, list):  # empty, null or not a list: yaml.v2 leaves the slice nil
@@ -674,7 +675,7 @@ def _files_of(text: str) -> list[_File]:
     """The files of a rendered `files.yaml` (`files:` of path, data (base64), encrypted,
     permissions)."""
     try:
-        raw = yaml.safe_load(text) or {}
+        raw = yamlsafe.load(text, "files.yaml", yaml.SafeLoader) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"files.yaml does not parse: {e}") from None
     if not isinstance(raw, dict) or set(raw) - {"files"}:

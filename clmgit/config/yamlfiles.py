@@ -18,6 +18,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver, Resolver
 
+from clmgit import yamlsafe
 from clmgit.errors import ConfigError
 
 try:
@@ -174,9 +175,10 @@ def _implicit_tag(value: str) -> str:
 
 def compose(text: str, path: str) -> yaml.Node | None:
     """The node tree of a one-document file (values keep the text they were written as)."""
+    yamlsafe.check_size(text, path)
     loader = _Loader(text)
     try:
-        return loader.get_single_node()
+        return _limited(loader.get_single_node(), text, path)
     except yaml.YAMLError as e:
         raise _error(e, path) from None
     finally:
@@ -205,11 +207,12 @@ def check(text: str, path: str) -> None:
 
 def load_all(text: str, path: str) -> list[Any]:
     """Every document of a file, empty ones included (as None)."""
+    yamlsafe.check_size(text, path)
     loader = _Loader(text)
     try:
         documents = []
         while loader.check_node():
-            node = loader.get_node()
+            node = _limited(loader.get_node(), text, path)
             documents.append(None if node is None else loader.document(node))
         return documents
     except yaml.YAMLError as e:
@@ -220,14 +223,22 @@ def load_all(text: str, path: str) -> list[Any]:
 
 def load_template(text: str, path: str) -> Any:
     """A CloudFormation template (one document, YAML or JSON, short forms as long forms)."""
+    yamlsafe.check_size(text, path)
     loader = _TemplateLoader(text)
     try:
-        node = loader.get_single_node()
+        node = _limited(loader.get_single_node(), text, path)
         return None if node is None else loader.document(node)
     except yaml.YAMLError as e:
         raise _error(e, path) from None
     finally:
         loader.dispose()
+
+
+def _limited(node: yaml.Node | None, text: str, path: str) -> yaml.Node | None:
+    """`node`, checked against `clmgit.yamlsafe`'s limits where `text` may hold an alias."""
+    if yamlsafe.may_alias(text):
+        yamlsafe.check_node(node, path, loops=True)
+    return node
 
 
 def _error(e: yaml.YAMLError, path: str) -> ConfigError:

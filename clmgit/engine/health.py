@@ -71,7 +71,8 @@ def observe(cluster: Cluster, backends: HealthBackends, gate: ClusterGate, *,
             findings.append(Finding(UNKNOWN, f"cannot read the {what}: {_line(str(e))}"))
     for check in gate.checks:
         try:
-            found = run_check(check, cluster, backends.kube, fetch=fetch)
+            found = run_check(check, cluster, backends.kube, fetch=fetch,
+                              policy=layout.health)
         except ClmgitError as e:
             found = Finding(UNKNOWN, f"{check.describe()}: {_line(str(e))}")
         if found is not None:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from clmgit import mdtext
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.adapters.github import BODY_LIMIT, GitHub, PullRequest, resolve_repository
 from clmgit.errors import ClmgitError
@@ -125,14 +126,16 @@ def _same_change(repo: GitRepo, sha: str, *, parent: str, message: str) -> bool:
 def pull_request_body(ws: Workspace, plan: Plan, *, limit: int = BODY_LIMIT) -> tuple[str, str]:
     """The intro, the `clmgit diff` preview and what happens on merge, cut to fit `limit`;
     and why the preview is missing, if it is (the pull request is still worth opening)."""
-    groups = ", ".join(f"`{c.group}`" for c in plan.changes)
+    groups = ", ".join(mdtext.code(c.group) for c in plan.changes)
+    target, sha = mdtext.code(plan.target), mdtext.code(short_version(plan.sha))
     if plan.action == "promote":
-        intro = f"Promotes {groups} of channel `{plan.target}` from `{plan.source}`"
-        intro += f" to `{short_version(plan.sha)}`."
+        intro = f"Promotes {groups} of channel {target} from {mdtext.code(plan.source or '')}"
+        intro += f" to {sha}."
     else:
-        intro = f"Rolls back {groups} of channel `{plan.target}` to `{short_version(plan.sha)}`."
+        intro = f"Rolls back {groups} of channel {target} to {sha}."
     if plan.overrides:
-        intro += "\n\n**Overrides:**\n" + "\n".join(f"- {o}" for o in plan.overrides)
+        intro += "\n\n**Overrides:**\n" + "\n".join(f"- {mdtext.text(o)}"
+                                                    for o in plan.overrides)
     after = "Merging this moves the pins; `clmgit reconcile` then applies them."
     if plan.move:
         after += (

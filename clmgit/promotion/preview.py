@@ -8,10 +8,10 @@ body of a promotion pull request.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from clmgit import mdtext
 from clmgit.adapters.git import Commit
 from clmgit.channels import DEFAULT_GROUP, Channel, Group
 from clmgit.config.composed import workspace_source
@@ -145,30 +145,28 @@ def _plain(p: GroupPreview) -> str:
 
 
 def _markdown(p: GroupPreview) -> str:
-    head = f"### `{p.group}`: `{short_version(p.old) if p.old else 'none'}` → `{_short(p.new)}`"
+    old = short_version(p.old) if p.old else "none"
+    head = f"### {mdtext.code(p.group)}: {mdtext.code(old)} → {mdtext.code(_short(p.new))}"
     if p.old == p.new:
         return f"{head}: already there"
     warn = "" if p.forward else " (not forward: a rollback or forced)"
     lines = [f"{head}, brings {p.total} commit(s) to `cluster/`{warn}"]
-    lines += [f"- `{c.sha[:7]}` {c.subject} ({c.author})" for c in p.commits]
+    # Subjects and authors are anyone's words: shown, never rendered (no links, mentions).
+    lines += [f"- {mdtext.code(c.sha[:7])} {mdtext.text(c.subject)} ({mdtext.text(c.author)})"
+              for c in p.commits]
     if p.total > len(p.commits):
         lines.append(f"- … and {p.total - len(p.commits)} more")
     if p.note:
-        lines.append(f"\n> {p.note}")
+        lines.append(f"\n> {mdtext.text(p.note)}")
     r = p.rendered
     if r is not None:
-        lines.append(f"\nRendered for cluster `{r.cluster_id}`:")
+        lines.append(f"\nRendered for cluster {mdtext.code(r.cluster_id)}:")
         if r.files:
             body = "".join(f.text for f in r.files).rstrip("\n")
-            fence = "`" * max(3, _longest_backtick_run(body) + 1)
-            lines.append(f"\n{fence}diff\n{body}\n{fence}")
+            lines.append("\n" + mdtext.code_block(body, "diff"))
         elif not r.changed:
             lines.append("no change to the rendered stacks and manifests.")
         if r.note:
-            lines.append(f"\n> {r.note}")
+            lines.append(f"\n> {mdtext.text(r.note)}")
     return "\n".join(lines)
 
-
-def _longest_backtick_run(text: str) -> int:
-    """A fence longer than any run of backticks inside keeps the diff from closing it early."""
-    return max(map(len, re.findall("`+", text)), default=0)

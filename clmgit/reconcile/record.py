@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.errors import PushRejectedError, RefusedError
 from clmgit.workspace import Workspace
 
@@ -101,7 +102,9 @@ def _changed_by_clmgit(old: bytes, new: bytes) -> list[str] | None:
     """The ids of the records whose own fields differ; None when anything else differs (a
     person's edit, a record added or removed, another top-level key)."""
     try:
-        before, after = yaml.safe_load(old), yaml.safe_load(new)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        before, after = (yamlsafe.load(old, "clusters.yaml", loader),
+                         yamlsafe.load(new, "clusters.yaml", loader))
     except yaml.YAMLError:
         return None
     if not (isinstance(before, dict) and isinstance(after, dict)):

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from clmgit import yamledit
+from clmgit import yamledit, yamlsafe
 from clmgit.errors import RegistryError
 from clmgit.registry.records import malformed_yaml
 
@@ -79,7 +79,7 @@ def _region(text: str, record: yaml.MappingNode) -> tuple[int, int]:
 
 def _compose(text: str, name: str) -> yaml.Node:
     try:
-        root = yaml.compose(text, Loader=_LOADER)
+        root = yamlsafe.compose(text, name, _LOADER)
     except yaml.YAMLError as e:
         raise malformed_yaml(e, name) from None
     if not isinstance(root, yaml.MappingNode):

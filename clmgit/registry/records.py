@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from clmgit import yamlsafe
 from clmgit.cache import memo_json, memo_pickle
 from clmgit.errors import RegistryError
 from clmgit.machine import collection_paused
@@ -76,10 +77,17 @@ _WrittenLoader.add_constructor("tag:yaml.org,2002:binary", _binary_text)
 
 def load_written(text: bytes | str, name: str) -> Any:
     """The first YAML document with scalars as `Scalar`s, as yaml.v2 reads a registry (any
-    further document is not read); a syntax error names the file and line."""
+    further document is not read), within the limits of `clmgit.yamlsafe`; a syntax error
+    names the file and line."""
+    yamlsafe.check_size(text, name)
     loader = _WrittenLoader(text)
     try:
-        return loader.get_data() if loader.check_data() else None
+        if not loader.check_node():
+            return None
+        node = loader.get_node()
+        if yamlsafe.may_alias(text):
+            yamlsafe.check_node(node, name)
+        return loader.construct_document(node)
     except _NotText as e:
         raise RegistryError(f"{name}: the !!binary value at line {e.problem_mark.line + 1} is "
                             "not UTF-8 text, which clmgit cannot carry in a config item; "

@@ -1,5 +1,6 @@
 """`clmgit report --serve`: the page on 127.0.0.1, made anew from the repository and the registry
-on every load. Read-only: GET and HEAD of `/` only, and no write action exists in the page."""
+on every load. Read-only: GET and HEAD of `/` only (any other method: 405, with the same
+security headers as the page), and no write action exists in the page."""
 
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ def report_server(page: Callable[[], str], *, port: int) -> ReportServer:
 class _PageHandler(Handler):
     def do_HEAD(self) -> None:
         self._serve()
+
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        # Every method has an answer (405 unless GET or HEAD), not http.server's 501 page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request, a line too long), in the form and
+        with the headers of every other answer."""
+        self.close_connection = True
+        self._send(code, f"{message or self.responses.get(code, ('error',))[0]}\n",
+                   "text/plain", {"Connection": "close"})
 
     def _serve(self) -> None:
         if self.command not in ("GET", "HEAD"):

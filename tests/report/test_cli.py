@@ -236,3 +236,39 @@ def test_markdown_escapes_registry_text(fleet: Fleet) -> None:
     assert r.code == 0, r.err
     row = next(ln for ln in r.out.splitlines() if ln.startswith("| a\\|b\\*c |"))
     assert row.count(" | ") == 7 and "x\\|\\`y" in row
+
+
+def test_serve_answers_every_other_method_405_with_its_headers(fleet: Fleet) -> None:
+    """Through the real command: OPTIONS, TRACE, WebDAV's and invented methods, and a request
+    http.server itself refuses, all answered in the form of the page's answers."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clmgit", "--repo", str(fleet.path), "report", "--serve",
+         "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    try:
+        assert proc.stdout is not None
+        found = re.match(r"serving the report on http://127\.0\.0\.1:(\d+)/ ",
+                         proc.stdout.readline())
+        assert found
+        port = int(found[1])
+        for method in ("OPTIONS", "TRACE", "PROPFIND", "CONNECT", "BREW", "POST"):
+            status, body, headers = get(port, method=method)
+            assert status == 405, (method, status, body)
+            assert headers["Allow"] == "GET, HEAD"
+            assert "default-src 'none'" in headers["Content-Security-Policy"]
+            assert headers["X-Content-Type-Options"] == "nosniff"
+            assert body == "the report is read-only\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+            raw.sendall(b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = raw.makefile("rb").read().decode()
+        assert answer.startswith("HTTP/1.1 414 ")
+        assert "X-Content-Type-Options: nosniff" in answer and "<html" not in answer.lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
