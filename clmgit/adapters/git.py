@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import git
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
+
 from clmgit.adapters.gitenv import git_env
 from clmgit.adapters.gitfailure import failure
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
@@ -101,19 +104,16 @@ class GitRepo:
     directory below its top, as git finds it."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        proc = None
-        if os.path.isdir(path):
-            proc = run_git(["rev-parse", "--absolute-git-dir", "--is-bare-repository",
-                            "--is-inside-work-tree", "--show-cdup"], cwd=path, ok=range(256))
-        if proc is None or proc.returncode != 0:
-            raise GitError(f"{path} is not a git repository; pass --repo PATH")
-        git_dir, bare, inside, *cdup = proc.stdout.decode(errors="replace").splitlines()
-        self.git_dir = Path(git_dir)
-        self.workdir: Path | None = None
-        if inside == "true":
-            self.workdir = (Path(path) / "".join(cdup)).resolve()
-        elif bare != "true":  # inside the `.git` of a checkout
-            self.workdir = self.git_dir.parent
+        # GitPython finds the repository as git does, in Python: it reads files and starts no
+        # git process, so a repository's config is read as data here too.
+        try:
+            found = git.Repo(path, search_parent_directories=True)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
+        self.git_dir = Path(found.git_dir).resolve()
+        tree = found.working_tree_dir
+        self.workdir: Path | None = None if found.bare or tree is None else Path(tree).resolve()
+        found.close()
         self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
         if self.workdir is not None and (self.git_dir / "index.lock").exists():
