@@ -89,7 +89,7 @@ def test_require_signed_pins_refuses_an_unsigned_pin_and_applies_a_signed_one(
     unsigned = git("rev-parse", "main")
 
     r = sandbox.reconcile("--require-signed-pins")
-    assert r.code == 0, r.err
+    assert r.code == 6, r.err  # the cluster is blocked, named with its reason
     assert (f"the pin of channel 'alpha' was moved by {unsigned[:7]} by Ada Platform "
             "<ada@example.org>: it is not signed") in r.out
     [cluster] = sandbox.clusters().values()

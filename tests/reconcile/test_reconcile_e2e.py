@@ -167,7 +167,7 @@ def test_github_step_summary_gets_a_markdown_table(sandbox, tmp_path, monkeypatc
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert sandbox.reconcile("--shard", "0/1").code == 0
     text = summary.read_text()
-    assert text.startswith("### clmgit reconcile (shard 0/1)")
+    assert text.startswith(r"### clmgit reconcile \(shard 0/1\)")  # Markdown-escaped text
     assert "| cluster | action | outcome | version | time | detail |" in text
     assert f"| {sandbox.records[0]['alias']} | create | applied |" in text
 
