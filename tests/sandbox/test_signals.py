@@ -39,7 +39,7 @@ def _temporary_directory(child: int) -> Path:
 
 @pytest.mark.parametrize(("module", "marker", "signum"), [
     ("clmgit_sandbox.demo", "$ clmgit reconcile\n", signal.SIGTERM),
-    ("clmgit_sandbox.explore", "Creating the clusters", signal.SIGHUP),
+    ("clmgit_sandbox.explore", "clusters (clmgit reconcile)...", signal.SIGHUP),
 ])
 def test_a_signal_cleans_up_like_ctrl_c(module: str, marker: str, signum: int) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "CLMGIT_CACHE_DIR")}
