@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -42,6 +43,8 @@ from clmgit.registry import DEFAULT_LEASE_SECONDS, new_holder
 from clmgit.workspace import Workspace
 
 if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event as MpEvent
+
     from clmgit.config.source import ConfigSource
     from clmgit.engine.cluster import BackendFactory, Engine, Report
     from clmgit.model import Cluster, Health
@@ -320,23 +323,30 @@ def controller(
     *,
     interval: float,
     report: Callable[[list[Result]], None],
-    stop: threading.Event | None = None,
+    stop: threading.Event | MpEvent | None = None,
     round_done: Callable[[ClmgitError | None], None] = lambda error: None,
 ) -> None:
     """Fetch, reconcile, sleep — until SIGTERM or SIGINT (or `stop` is set). A failing round is
     logged and the next one comes as usual: a controller must outlive a bad commit. After each
     round, `round_done` hears its error (None: the round ran)."""
-    stop = stop or threading.Event()
+    # Shared with the forked engine workers: after SIGTERM a round starts no new step either
+    # (no termination, apply or deletion), and gives a hung call up as `reconcile` does.
+    event: threading.Event | MpEvent = stop or multiprocessing.get_context("fork").Event()
     # One holder for every round: a round finds the leases of the rounds before it as its own,
     # and records what they could not (a registry outage), instead of applying it again.
     options = replace(options, holder=options.holder or new_holder(),
-                      unfinished=_or_new(options.unfinished))
+                      unfinished=_or_new(options.unfinished), stop=options.stop or event)
     previous = {}
     if threading.current_thread() is threading.main_thread():
+        # The handler takes no lock (it may run while this thread holds the event's): a thread
+        # of its own sets the event.
+        def handle(*_: object) -> None:
+            threading.Thread(target=event.set, name="stop", daemon=True).start()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, lambda *_: stop.set())
+            previous[sig] = signal.signal(sig, handle)
     try:
-        while not stop.is_set():
+        while not event.is_set():
             try:
                 report(reconcile(open_ws(), options))
             except ClmgitError as e:
@@ -344,7 +354,7 @@ def controller(
                 round_done(e)
             else:
                 round_done(None)
-            stop.wait(interval)
+            event.wait(interval)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
