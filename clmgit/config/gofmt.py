@@ -285,7 +285,7 @@ def _format(value: Any, verb: str, flags: str, width: int, precision: str | None
     zeros = (number and text[-1:].isdigit()) or (verb.startswith("!") and "0" in flags)
     if _is_number(value) and not isinstance(value, float) and precision is not None:
         zeros = False
-    text = _pad(text, flags, width, number=zeros)
+    text = _pad(text, flags, width, number=zeros, signed=_is_number(value))
     return f"%{verb}({go_type(value)}={text})" if verb.startswith("!") else text
 
 
@@ -354,13 +354,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _pad(text: str, flags: str, width: int, *, number: bool) -> str:
+def _pad(text: str, flags: str, width: int, *, number: bool, signed: bool = False) -> str:
+    """`text` padded to `width`: zeros (`number`) go after a number's sign (`signed`), and on the
+    left of anything else — a string that starts with "-" included, as Go pads it."""
     if len(text) >= width:
         return text
     if "-" in flags:
         return text.ljust(width)
     if "0" in flags and number:
-        sign = text[:1] if text[:1] in "+-" else ""
+        sign = text[:1] if signed and text[:1] in "+-" else ""
         return sign + text[len(sign):].rjust(width - len(sign), "0")
     return text.rjust(width)
 

@@ -115,6 +115,8 @@ _PRINTF = [
     ("printf_width_s", '{{ printf "[%8s][%-8s][%.2s][%5.1s]" "abc" "abc" "héllo" "xyz" }}'),
     ("printf_zero_pad_d", '{{ printf "%05d|%-5d|%5d" .Values.neg 42 7 }}'),
     ("printf_zero_pad_bad", '{{ printf "%05d" "ab" }}'),
+    # A string operand of a bad verb is zero-padded on its left, even one that starts with "-".
+    ("printf_zero_pad_bad_dash", '{{ printf "%05d|%05d" "- " "+x" }}'),
     ("printf_missing", '{{ printf "%s-%d" "a" }}'),
     ("printf_extra_scalars", '{{ printf "x" 1 "a" .Values.nil .Values.f true }}'),
     ("printf_extra_list", '{{ printf "x" .Values.list }}'),
