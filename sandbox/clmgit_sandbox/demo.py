@@ -219,7 +219,7 @@ def health_story(demo: Demo, b: ConfigRepoBuilder) -> None:
     alpha = alpha.replace("  applied_in_source: true\n",
                           "  applied_in_source: true\n" + HEALTH_GATE)
     b.commit("main", {"channels/alpha.yaml": alpha}, "Gate alpha on the health of dev")
-    run("health", "--channel", "dev")
+    run("health", "--channel", "dev", expect=4)  # unhealthy: clmgit health exits 4
     say("The gate refuses, naming the cluster, the object and the reason")
     run("promote", "dev", "alpha", expect=1)
     echo = b.git("show", "dev:cluster/manifests/platform/echo.yaml") + "\n"
