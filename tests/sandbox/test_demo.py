@@ -57,3 +57,14 @@ def test_the_demo_ends_with_the_report_and_its_path(fleet: Fleet, tmp_path, monk
     assert path == tmp_path / "out" / "demo-report.html"
     assert f"$ clmgit report --html {path}\n" in printed
     assert path.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_whole_demo_runs_and_shows_a_window_refusal(tmp_path) -> None:
+    """`make demo` end to end: every step's exit code as the demo expects it (a command whose
+    code changed stops it), and the promotion window's refusal names its next opening."""
+    env = {**os.environ, "CLMGIT_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-m", "clmgit_sandbox.demo"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"the next opens at \d{4}-\d\d-\d\dT\d\d:\d\d[+-]\d\d:\d\d", done.stdout
+                     + done.stderr)
