@@ -172,9 +172,9 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
               + ("" if landed.pushed else " (not pushed)"))
         if plan.overrides:
             _tell(events.PROMOTION_FORCED, plan, "overrode: " + "; ".join(plan.overrides))
-        from clmgit.promotion.gates import WINDOW_CLOSED
+        from clmgit.promotion.gates import window_overrides
 
-        bypassed = [o for o in plan.overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+        bypassed = window_overrides(plan.overrides)
         if bypassed:
             _tell(events.WINDOW_BYPASSED, plan, "overrode: " + "; ".join(bypassed))
     views.plan(plan, landed, fmt=out)

@@ -248,10 +248,15 @@ def window_gate(target: Channel, now: datetime) -> GateResult:
 WINDOW_CLOSED = "outside the promotion windows of"
 
 
+def window_overrides(overrides: Sequence[str]) -> list[str]:
+    """The overrides (`--force: <refusal>`) that lifted a closed promotion window."""
+    return [o for o in overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+
+
 def override_trailers(overrides: Sequence[str]) -> list[str]:
     """`Clmgit-Override:` trailers: the flag of each override, and `window` for a window's."""
     names = [o.split(":", 1)[0].lstrip("-") for o in overrides]
-    names += [WINDOW for o in overrides if o.partition(": ")[2].startswith(WINDOW_CLOSED)]
+    names += [WINDOW for _ in window_overrides(overrides)]
     return [f"Clmgit-Override: {name}" for name in dict.fromkeys(names)]
 
 
