@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "clmgit"
 
 #: The model tier: domain values, errors and helpers that depend on nothing but each other.
 MODEL = frozenset({"model", "access", "errors", "channels", "durations", "timestamps", "stacknames",
-                   "yamledit", "yamlsafe", "mdtext", "cache", "output", "httpd", "redact",
+                   "yamledit", "yamlsafe", "mdtext", "cache", "httpd", "redact",
                    "machine", "layout", "healthstate", "accounts", "urls", "windows",
                    # what a running process tells: events, logs, notifications, metrics
                    "events", "logformat", "notify", "metrics", "endpoints", "service"})
@@ -38,11 +38,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "reconcile": frozenset({"workspace", "adapters", "config", "engine", "registry", "signing"}),
     # which commits carry an allowed signature, as git verifies them
     "signing": frozenset({"adapters"}),
-    "views": frozenset({"promotion", "reconcile", "engine", "config"}),
-    # the fleet as a page: what status, history and diff read, laid out (as views is)
+    # the fleet as a page: what status, history and diff read, laid out (as the CLI's views are)
     "report": frozenset({"promotion", "workspace", "adapters", "config", "registry"}),
     "convert": frozenset({"config", "adapters", "registry"}),  # CLM's templates brought over
-    "cli": frozenset({"workspace", "promotion", "reconcile", "views", "config", "engine",
+    "cli": frozenset({"workspace", "promotion", "reconcile", "config", "engine",
                       "registry", "adapters", "convert", "report", "signing"}),
     "__main__": frozenset({"cli"}),
 }

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clmgit.output import Format as Format  # re-exported: the commands take it from here
-from clmgit.output import choose_format
+from clmgit.cli.output import Format as Format  # re-exported: the commands take it from here
+from clmgit.cli.output import choose_format
 
 if TYPE_CHECKING:
     from clmgit.workspace import Workspace

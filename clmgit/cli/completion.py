@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from clmgit import output
+from clmgit.cli import output
 
 COMPLETE_VAR = "_CLMGIT_COMPLETE"
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clmgit import output
+from clmgit.cli import output
 from clmgit.cli.common import Format, OutputOpt, settings
 from clmgit.convert.ec2 import Ec2Source
 from clmgit.errors import RefusedError

@@ -53,7 +53,7 @@ def health(
     kubeconfig: Kubeconfig = None,
     out: OutputOpt = Format.table,
 ) -> None:
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.cli.reconcile import _check_push, _record  # one way to commit the file's state
     from clmgit.reconcile.health import (
         Observer,

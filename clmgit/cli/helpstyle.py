@@ -71,8 +71,8 @@ class Command(TyperCommand):
 
     def invoke(self, ctx: _click.Context) -> Any:
         """Note the command and its `-o` before it runs, so that an error it raises becomes its
-        JSON or YAML document too (`clmgit.output.emit_error`)."""
-        from clmgit.output import Format, invocation
+        JSON or YAML document too (`clmgit.cli.output.emit_error`)."""
+        from clmgit.cli.output import Format, invocation
 
         invocation.command = ctx.command_path.partition(" ")[2] or (self.name or "")
         invocation.fmt = next((v for v in ctx.params.values() if isinstance(v, Format)),

@@ -18,11 +18,11 @@ import typer.main
 from clmgit.cli import completion, convert, health, promotion, reconcile, report
 from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
+from clmgit.cli.output import emit_error
 from clmgit.cli.registry import registry_app
 from clmgit.errors import ClmgitError
 from clmgit.logformat import LogFormat, stderr_line
 from clmgit.machine import owned_heap
-from clmgit.output import emit_error
 from clmgit.timestamps import start_clock
 
 if TYPE_CHECKING:

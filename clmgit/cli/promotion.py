@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from clmgit import events, output
+from clmgit import events
+from clmgit.cli import output
 from clmgit.cli.common import Format, Groups, OutputOpt, settings
 from clmgit.model import short_version
 
@@ -140,7 +141,7 @@ def _retry_hint() -> Iterator[None]:
 
 def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bool,
                  out: Format) -> None:
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.promotion.promote import check, land_plan
 
     if plan.refusals:
@@ -203,7 +204,7 @@ def diff(
 ) -> None:
     """Preview what `promote SOURCE TARGET` would bring, per group: the commits to cluster/ and
     the diff of one cluster's rendered stacks and manifests (secret-looking values masked)."""
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.promotion.preview import preview
 
     previews = preview(settings(ctx).ws, source=source, target=target, groups=group,
@@ -270,7 +271,7 @@ def status(
     out: OutputOpt = Format.table,
 ) -> None:
     """Pinned versus applied version, per cluster (or per group with --by group)."""
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.promotion.status import Filter, fleet_status, group_rollup, sort_states
 
     ws = settings(ctx).ws
@@ -312,7 +313,7 @@ def history(
     out: OutputOpt = Format.table,
 ) -> None:
     """Promotions, rollbacks and freezes, newest first; overrides marked with !."""
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.errors import ConfigError
     from clmgit.promotion.history import history as read_history
 
@@ -351,7 +352,7 @@ def unfreeze(
 
 def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
                 push: bool, dry_run: bool, out: Format, sign: bool) -> None:
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.promotion.freeze import set_frozen
 
     ws = _plan_workspace(ctx, push=push, sign=sign)

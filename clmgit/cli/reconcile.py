@@ -61,7 +61,7 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
          kubeconfig: str | None = None, kube_auth: str = AUTO, push: bool = False,
          wait_for_leases: float = 0.0, summary: bool = False) -> None:
     """Run `work(workspace, options)` with a progress display, then show its results."""
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.cli.interrupt import stoppable
     from clmgit.machine import usable_cores
     from clmgit.reconcile.session import Options
@@ -90,7 +90,7 @@ def _run(ctx: typer.Context, work: Work, *, out: Format, title: str, dry_run: bo
 def _record(ws: Workspace, *, push: bool) -> Exception | None:
     """Commit what the run wrote into a file registry tracked on the control branch (see
     clmgit.reconcile.record.py); the error when that failed, for after the results."""
-    from clmgit import output
+    from clmgit.cli import output
     from clmgit.errors import ClmgitError
     from clmgit.reconcile.record import record_state
 
@@ -123,7 +123,7 @@ def _check_push(ws: Workspace) -> None:
 
 def _stopped(results: Sequence[Any], *, out: Format, unrecorded: Exception | None) -> None:
     """An interrupted run: its results so far, what it stopped, and exit 130."""
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.errors import Interrupted
     from clmgit.reconcile.run import NOT_STARTED
 
@@ -149,7 +149,7 @@ def _errors(unrecorded: Exception | None) -> list[dict[str, Any]]:
 
 def _show_results(results: Sequence[Any], *, out: Format, title: str,
                   unrecorded: Exception | None = None, summary: bool = False) -> None:
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.errors import ClustersBlocked, ClustersFailed, ClustersSkipped
 
     views.reconcile_results(results, fmt=out, also=[*_blocked_errors(results),
@@ -376,10 +376,11 @@ def controller(
     import json
     from collections import Counter
 
-    from clmgit import events, output
+    from clmgit import events
+    from clmgit.cli import output
+    from clmgit.cli.output import API_VERSION, to_data
     from clmgit.durations import parse_duration
     from clmgit.machine import usable_cores
-    from clmgit.output import API_VERSION, to_data
     from clmgit.reconcile.session import Options
     from clmgit.reconcile.session import controller as loop
     from clmgit.service import RoundWatch

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clmgit import output
+from clmgit.cli import output
 from clmgit.cli.common import settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.errors import RegistryError

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from clmgit import output
+from clmgit.cli import output
 from clmgit.cli.common import settings
 
 

@@ -103,7 +103,7 @@ def test_the_body_of_a_plan_is_inert_for_any_author(fleet: Fleet, monkeypatch) -
 
 
 def test_the_step_summary_shows_untrusted_text(tmp_path: Path) -> None:
-    from clmgit import views
+    from clmgit.cli import views
     from clmgit.reconcile.run import Result
 
     summary = tmp_path / "summary.md"

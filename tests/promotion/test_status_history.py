@@ -185,7 +185,7 @@ def test_history_marks_overrides_counts_clusters_and_filters_groups(fleet: Fleet
 
 
 def test_history_dates_are_utc() -> None:
-    from clmgit.views import _utc
+    from clmgit.cli.views import _utc
 
     assert _utc("2026-11-24T15:30:00+01:00") == "2026-11-24 14:30"
 

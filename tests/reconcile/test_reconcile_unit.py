@@ -280,8 +280,8 @@ def test_an_interrupted_run_gives_up_the_lease_keeps_next_version_and_starts_not
 def test_the_summary_shows_only_what_needs_a_person(tmp_path, capsys):
     """`reconcile --summary`: the failed clusters and the counts; the full view also lists
     every applied cluster and its changes."""
-    from clmgit import views
-    from clmgit.output import Format
+    from clmgit.cli import views
+    from clmgit.cli.output import Format
 
     reg = make_registry(tmp_path, [record("a"), record("b"), in_sync_record("c")])
     results = run(reg, FakeEngine(fail={"aws:123456789012:eu-central-1:b": "stack b: boom"}))

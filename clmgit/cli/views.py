@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from clmgit import mdtext, timestamps
+from clmgit.cli.output import Format, emit, line, note, table, to_data
 from clmgit.model import short_version
-from clmgit.output import Format, emit, line, note, table, to_data
 
 if TYPE_CHECKING:
     from clmgit.promotion.freeze import FreezeResult
