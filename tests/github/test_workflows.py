@@ -504,7 +504,45 @@ def test_a_failing_shard_fails_its_step_after_writing_the_summary(tmp_path: Path
     step["run"] = step["run"].replace("clmgit reconcile --shard", failing, 1)
     ctx = context(wf, "reconcile", step, {"shard": 0}, 4)
     code, _, _ = run_step(step, step["env"], ctx, tmp_path)
-    assert code == 4 and (tmp_path / "summary.md").read_text().endswith("```\n")
+    assert code == 4 and (tmp_path / "summary.md").read_text().startswith(
+        "### clmgit reconcile, shard 0/4")
+
+
+#: What a commit subject or a file of a pull request can put into clmgit's output.
+HOSTILE = "plan\n```\n<img src=https://tracker.example/p.png>\n# not a heading\n[x](https://e.example)\n"
+
+
+@pytest.mark.parametrize(("name", "job_id", "prefix"), [
+    ("promote.yml", "promote", "Open the promotion"),
+    ("reconcile.yml", "reconcile", "Reconcile shard"),
+    ("reconcile.yml", "reconcile-file", "Reconcile every cluster"),
+    ("reconcile.yml", "sync-branches", "Fast-forward"),
+    ("preview.yml", "preview", "Preview"),
+])
+def test_clmgit_output_in_a_step_summary_stays_text(
+    name: str, job_id: str, prefix: str, tmp_path: Path
+) -> None:
+    """Output that quotes a pull request (commit subjects, file names) is shown as code: no
+    line of it closes the block, so nothing in it renders as Markdown or HTML."""
+    from markdown_it import MarkdownIt
+
+    wf = reusable(name)
+    step = named_step(wf, job_id, prefix)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "clmgit").write_text('#!/bin/sh\nprintf "%s" "$HOSTILE"\n')
+    (bindir / "clmgit").chmod(0o755)
+    env = {k: v for k, v in step.get("env", {}).items() if k != "PREVIEWS"}
+    env.update(HOSTILE=HOSTILE, PREVIEWS=f"dev alpha - {'a' * 40}")
+    ctx = context(wf, job_id, step, {"shard": 0}, 1)
+    code, _, _ = run_step(step, env, ctx, tmp_path, shims=("python",), path=f"{bindir}:")
+    assert code == 0
+    summary = (tmp_path / "summary.md").read_text()
+    if name == "preview.yml":  # the preview is written to a file for the comment, then shown
+        summary = (tmp_path / "preview.md").read_text()
+    html = MarkdownIt("commonmark").render(summary)
+    assert "<img" not in html and "<a " not in html and "<h1>" not in html, html
+    assert "&lt;img src=https://tracker.example/p.png&gt;" in html
 
 
 @pytest.mark.parametrize(
