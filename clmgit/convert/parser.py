@@ -219,7 +219,7 @@ class _Parser:
             rest = closing.tokens[1:]
             if rest:  # else if / else with: a chained branch sharing the {{end}}
                 inner = _keyword_of(rest[0])
-                if inner not in ("if", "with") or (kind == "range" and False):
+                if inner not in ("if", "with"):
                     raise self.fail(closing.tag.line, "else may only be followed by if or with")
                 node.orelse = [self.branch(inner or "", closing.tag, rest[1:], chained=True)]
                 end = node.orelse[0]
