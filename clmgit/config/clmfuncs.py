@@ -526,10 +526,6 @@ def parse_int64(text: Any) -> Int64:
     return Int64(helpers.parse_int64(text))
 
 
-def sum_quantities(*quantities: Any) -> str:
-    return helpers.sum_quantities(*quantities)
-
-
 # -- node pools ------------------------------------------------------------------------------------
 
 def _pool_field(pool: Any, snake: str, go: str) -> Any:
@@ -677,7 +673,7 @@ _PURE: dict[str, Callable[..., Any]] = {
     "zoneDistributedNodePoolGroups": zone_distributed_node_pool_groups,
     "nodeLifeCycleProviderPerNodePoolGroup": node_life_cycle_provider_per_node_pool_group,
     "certificateExpiry": certificate_expiry,
-    "sumQuantities": sum_quantities,
+    "sumQuantities": helpers.sum_quantities,
     "awsValidID": aws_valid_id,
     "indent": indent,
     "dict": make_dict,
