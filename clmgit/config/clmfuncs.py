@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64 as b64
 import binascii
-import datetime as dt
 import functools
 import hashlib
 import ipaddress
@@ -41,6 +40,7 @@ from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
 from clmgit.model import KARPENTER_PROFILE, is_karpenter, is_master
+from clmgit.timestamps import format_timestamp
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
 OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
@@ -451,7 +451,7 @@ def certificate_expiry(certificate: Any) -> str:
         cert = x509.load_der_x509_certificate(der)
     except ValueError as e:
         raise HelperError(f"certificateExpiry: {e}") from None
-    return cert.not_valid_after_utc.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_timestamp(cert.not_valid_after_utc)
 
 
 def _b64url(data: bytes) -> str:
