@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64 as b64
 import binascii
-import datetime as dt
 import functools
 import hashlib
 import ipaddress
@@ -41,6 +40,7 @@ from clmgit.config import gofmt, helpers, quantity
 from clmgit.config.gofmt import Int64, sprint_value
 from clmgit.config.helpers import HelperError
 from clmgit.model import KARPENTER_PROFILE, is_karpenter, is_master
+from clmgit.timestamps import format_timestamp
 
 #: What to do when an offline render (`render`, `diff`) meets a value only AWS can tell.
 OFFLINE_HINT = "`clmgit reconcile --dry-run` renders with the cluster's account"
@@ -451,7 +451,7 @@ def certificate_expiry(certificate: Any) -> str:
         cert = x509.load_der_x509_certificate(der)
     except ValueError as e:
         raise HelperError(f"certificateExpiry: {e}") from None
-    return cert.not_valid_after_utc.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_timestamp(cert.not_valid_after_utc)
 
 
 def _b64url(data: bytes) -> str:
@@ -524,10 +524,6 @@ def kubernetes_size_to_kilobytes(size: Any, scale: Any) -> str:
 def parse_int64(text: Any) -> Int64:
     """`parseInt64`: Go's int64, which is how fmt names it (`%!s(int64=1)`)."""
     return Int64(helpers.parse_int64(text))
-
-
-def sum_quantities(*quantities: Any) -> str:
-    return helpers.sum_quantities(*quantities)
 
 
 # -- node pools ------------------------------------------------------------------------------------
@@ -677,7 +673,7 @@ _PURE: dict[str, Callable[..., Any]] = {
     "zoneDistributedNodePoolGroups": zone_distributed_node_pool_groups,
     "nodeLifeCycleProviderPerNodePoolGroup": node_life_cycle_provider_per_node_pool_group,
     "certificateExpiry": certificate_expiry,
-    "sumQuantities": sum_quantities,
+    "sumQuantities": helpers.sum_quantities,
     "awsValidID": aws_valid_id,
     "indent": indent,
     "dict": make_dict,

@@ -5,7 +5,7 @@ steps 1–3).
 `ClusterRenderer`. Its `render_all` renders every template — stacks, node-pool stacks, manifests,
 deletion lists — so that a broken template fails before anything is changed. The engine then
 re-renders each stack with `render_stack`, passing the outputs of the stacks before it
-(`values.with_outputs`), because later templates may use them.
+(`values["stack_outputs"]`), because later templates may use them.
 
 Templates see `cluster` (every registry field, `config_items` with the defaults merged,
 `node_pools`) and, in node-pool templates, `node_pool`, as plain mappings; and `values`. Converted

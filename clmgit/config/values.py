@@ -82,10 +82,3 @@ def cloud_values(cluster: Cluster, *, zones: Sequence[str], subnets: Mapping[str
 def hosted_zone(api_server_url: str) -> str:
     """The DNS zone of the API server: its host without the first label."""
     return url_host(api_server_url).partition(".")[2]
-
-
-def with_outputs(values: Mapping[str, Any], outputs: Mapping[str, str]) -> dict[str, Any]:
-    """`values` with more stack outputs: what the engine passes to the next stack's template."""
-    known = values.get(STACK_OUTPUTS)
-    merged = {} if known is None or isinstance(known, PlaceholderOutputs) else dict(known)
-    return {**values, STACK_OUTPUTS: {**merged, **outputs}}

@@ -11,6 +11,8 @@ twice, a merge key, a timestamp, a custom tag) is built by PyYAML's `SafeConstru
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -173,16 +175,24 @@ def _implicit_tag(value: str) -> str:
     return _STR
 
 
-def compose(text: str, path: str) -> yaml.Node | None:
-    """The node tree of a one-document file (values keep the text they were written as)."""
+@contextmanager
+def _reading(loader_class: type[_Loader], text: str, path: str) -> Iterator[_Loader]:
+    """A loader of `text` within the size limit, its YAML errors as `ConfigError`s naming
+    `path`, disposed of after."""
     yamlsafe.check_size(text, path)
-    loader = _Loader(text)
+    loader = loader_class(text)
     try:
-        return _limited(loader.get_single_node(), text, path)
+        yield loader
     except yaml.YAMLError as e:
         raise _error(e, path) from None
     finally:
         loader.dispose()
+
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    """The node tree of a one-document file (values keep the text they were written as)."""
+    with _reading(_Loader, text, path) as loader:
+        return _limited(loader.get_single_node(), text, path)
 
 
 #: Text in which only the composer, not the parser, finds an error: anchors and aliases (an
@@ -207,31 +217,19 @@ def check(text: str, path: str) -> None:
 
 def load_all(text: str, path: str) -> list[Any]:
     """Every document of a file, empty ones included (as None)."""
-    yamlsafe.check_size(text, path)
-    loader = _Loader(text)
-    try:
-        documents = []
+    documents = []
+    with _reading(_Loader, text, path) as loader:
         while loader.check_node():
             node = _limited(loader.get_node(), text, path)
             documents.append(None if node is None else loader.document(node))
-        return documents
-    except yaml.YAMLError as e:
-        raise _error(e, path) from None
-    finally:
-        loader.dispose()
+    return documents
 
 
 def load_template(text: str, path: str) -> Any:
     """A CloudFormation template (one document, YAML or JSON, short forms as long forms)."""
-    yamlsafe.check_size(text, path)
-    loader = _TemplateLoader(text)
-    try:
+    with _reading(_TemplateLoader, text, path) as loader:
         node = _limited(loader.get_single_node(), text, path)
         return None if node is None else loader.document(node)
-    except yaml.YAMLError as e:
-        raise _error(e, path) from None
-    finally:
-        loader.dispose()
 
 
 def _limited(node: yaml.Node | None, text: str, path: str) -> yaml.Node | None:

@@ -19,6 +19,7 @@ around its content; the check counts the templates that rendered content (its co
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import posixpath
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -33,7 +34,6 @@ from clmgit.config.offline import OfflineAccount
 from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
-from clmgit.convert.both import first_difference
 from clmgit.convert.nodes import Parsed
 from clmgit.convert.parser import parse
 from clmgit.convert.variants import Reached, covering_variants
@@ -99,6 +99,19 @@ def has_content(text: str) -> bool:
     """Whether a rendering holds anything but YAML comments and white space."""
     return any(line.strip() and not line.lstrip().startswith("#")
                for line in text.splitlines())
+
+
+def first_difference(expected: str, actual: str, *, context: int = 2) -> str:
+    """The first differing lines of two renderings (Go's, the Jinja's): the first hunk of
+    their unified diff."""
+    lines = difflib.unified_diff(expected.splitlines(keepends=True),
+                                 actual.splitlines(keepends=True), "go", "jinja", n=context)
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("@@") and any(o.startswith("@@") for o in out):
+            break
+        out.append(line)
+    return "".join(out)
 
 
 def _render_order(path: str) -> tuple[int, str]:

@@ -98,7 +98,6 @@ class _Emitter:
         self.counter = 0
         self.assigned = _assigned_names(parsed.nodes)
         self.kinds: dict[str, str] = {}  # Jinja expression → its kind, where known (`kinds`)
-        self.loop_depth = 0
 
     def emit(self) -> str:
         # Go's defines are known before the template runs; a Jinja macro only after its
@@ -323,9 +322,7 @@ class _Emitter:
             loop = f"for {elem} in go_range({value})"
         self.scopes[-1].dot = elem
         self.out.append(self._tag("{%", node.tag.trim_left, loop, "%}", node.tag.trim_right))
-        self.loop_depth += 1
         self.nodes(node.body)
-        self.loop_depth -= 1
         self.scopes.pop()
         if node.else_tag is not None:
             self.out.append(self._open(node.else_tag, "else"))

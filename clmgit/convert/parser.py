@@ -219,7 +219,7 @@ class _Parser:
             rest = closing.tokens[1:]
             if rest:  # else if / else with: a chained branch sharing the {{end}}
                 inner = _keyword_of(rest[0])
-                if inner not in ("if", "with") or (kind == "range" and False):
+                if inner not in ("if", "with"):
                     raise self.fail(closing.tag.line, "else may only be followed by if or with")
                 node.orelse = [self.branch(inner or "", closing.tag, rest[1:], chained=True)]
                 end = node.orelse[0]
@@ -317,17 +317,11 @@ class _Parser:
             term = SubPipe(self.pipe(tokens[i:j - 1], line))
             i = j
         elif tok.kind == "field":
-            names = [tok.text[1:]]
-            while i < len(tokens) and tokens[i].kind == "field" and not tokens[i].spaced:
-                names.append(tokens[i].text[1:])
-                i += 1
-            return Field(tuple(names)), i
+            names, i = _fields(tokens, i)
+            return Field((tok.text[1:], *names)), i
         elif tok.kind == "variable":
-            names = []
-            while i < len(tokens) and tokens[i].kind == "field" and not tokens[i].spaced:
-                names.append(tokens[i].text[1:])
-                i += 1
-            return Variable(tok.text, tuple(names)), i
+            names, i = _fields(tokens, i)
+            return Variable(tok.text, names), i
         elif tok.kind == "dot":
             term = Dot()
         elif tok.kind == "word":
@@ -343,15 +337,22 @@ class _Parser:
             term = _literal(tok, self.name, line)
         else:
             raise self.fail(line, f"unexpected {tok.text!r} in command")
-        names = []
-        while i < len(tokens) and tokens[i].kind == "field" and not tokens[i].spaced:
-            names.append(tokens[i].text[1:])
-            i += 1
+        names, i = _fields(tokens, i)
         if names:
             if isinstance(term, Literal | Identifier):
                 raise self.fail(line, f"cannot take a field of {tok.text!r}")
-            term = Chain(term, tuple(names))
+            term = Chain(term, names)
         return term, i
+
+
+def _fields(tokens: list[_Token], i: int) -> tuple[tuple[str, ...], int]:
+    """The field names chained from `tokens[i]` on (`.A.B` right after a term, no space
+    between), and the index after them."""
+    names = []
+    while i < len(tokens) and tokens[i].kind == "field" and not tokens[i].spaced:
+        names.append(tokens[i].text[1:])
+        i += 1
+    return tuple(names), i
 
 
 def _keyword(item: _Item) -> str | None:

@@ -107,22 +107,20 @@ class _SourceGates:
 
     def group(self, ch: Channel, row: GroupRow) -> GroupView:
         source = self.ws.channels.get(ch.source) if ch.source else None
-        nxt = self._pins(row.next_sha)
+        versions = self.ws.versions
+        nxt = versions.pins(row.next_sha)
         clusters = gates.source_clusters(self.ws, source) if source and nxt else []
         promoted_at = ch.group(row.group).promoted_at if ch.groups else ""
         return GroupView(
             name=row.group if ch.groups else DEFAULT_GROUP, pinned_sha=row.pinned_sha,
             promoted_at=promoted_at, clusters=row.clusters, states=row.states,
             next_sha=row.next_sha, gate=row.gate, refusals=row.refusals,
-            behind=self.ws.versions.count(self._pins(row.pinned_sha), nxt) if nxt else None,
+            behind=versions.count(versions.pins(row.pinned_sha), nxt) if nxt else None,
             applied_in_source=self._applied_in(clusters, nxt)
             if source and nxt and ch.gates.applied_in_source else None,
             soak_left=self._soak_left(ch, source, nxt, clusters)
             if source and nxt and ch.gates.soak else None,
         )
-
-    def _pins(self, version: str | None) -> Pins | None:
-        return self.ws.versions.pins(version)
 
     def _applied_in(self, clusters: Sequence[Cluster], pins: Pins) -> tuple[int, int]:
         done = sum(self.ws.versions.has_applied(c, pins) for c in clusters)

@@ -13,7 +13,7 @@ from clmgit.config.deletions import Deletion
 from clmgit.config.output import render_text
 from clmgit.config.render import cluster_renderer, render_cluster
 from clmgit.config.source import GitConfigSource
-from clmgit.config.values import placeholder_values, with_outputs
+from clmgit.config.values import STACK_OUTPUTS, placeholder_values
 from clmgit.errors import ConfigError, TemplateError
 from clmgit.model import NodePool
 from tests.helpers.configrepo import ConfigRepo, cluster
@@ -161,9 +161,9 @@ def test_stacks_render_one_by_one_with_the_outputs_of_earlier_stacks(
     values = placeholder_values(renderer.cluster)
     main, etcd, dns = renderer.stack_paths()
     assert renderer.render_stack(dns, values).text == "Description: dns in <stack output VpcId>\n"
-    values = with_outputs(values, {"VpcId": "vpc-123"})
+    values = {**values, STACK_OUTPUTS: {"VpcId": "vpc-123"}}
     assert renderer.render_stack(dns, values).text == "Description: dns in vpc-123\n"
-    values = with_outputs(values, {"Other": "x"})
+    values = {**values, STACK_OUTPUTS: {"VpcId": "vpc-123", "Other": "x"}}
     assert renderer.render_stack(dns, values).text == "Description: dns in vpc-123\n"
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from clmgit.convert.both import render_both
 from clmgit.convert.emitter import Refused, to_jinja
 from clmgit.convert.parser import parse
+from tests.helpers.both import render_both
 
 
 def jinja(source: str) -> str:

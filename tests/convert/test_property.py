@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clmgit.convert.both import render_both
+from tests.helpers.both import render_both
 from tests.helpers.hypothesis_profiles import examples
 
 DATA = {

@@ -206,13 +206,12 @@ class Guard:
     def _refusal(
         self, scope: Scope, headers: dict[bytes, bytes], accept: str
     ) -> HTTPResponse | None:
-        if scope["path"] not in PUBLIC_PATHS:
-            if not bearer_matches(headers.get(b"authorization", b""), self.tokens):
-                return problem_response(
-                    Problem(401, "Unauthorized", "a valid bearer token is required"),
-                    accept=accept,
-                )
-        return None
+        if scope["path"] in PUBLIC_PATHS or bearer_matches(headers.get(b"authorization", b""),
+                                                           self.tokens):
+            return None
+        return problem_response(
+            Problem(401, "Unauthorized", "a valid bearer token is required"), accept=accept
+        )
 
 
 _CREDENTIALS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+) *")

@@ -34,7 +34,6 @@ from clmgit.registry.server.problems import Problem
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8099
 
 
 class _TimedH11(H11Protocol):

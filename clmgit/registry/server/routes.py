@@ -128,6 +128,14 @@ Holder = Annotated[str, Header(alias=LEASE_HEADER)]
 Verbose = Annotated[bool, Query()]
 
 
+def _conditions(if_match: IfMatch = ABSENT, holder: Holder = ABSENT) -> Conditions:
+    """What a write is conditional on, from its `If-Match` and lease holder headers."""
+    return Conditions(if_match, holder)
+
+
+Conditional = Annotated[Conditions, Depends(_conditions)]
+
+
 #: Query strings are text; an int32 there is parsed (bodies, unlike queries, are strict).
 def _decimal(value: object) -> object:
     """An integer in a query as CLM's server reads one (Go's strconv.ParseInt, base 10): an
@@ -203,19 +211,15 @@ async def update_cluster(
     registry: Registry,
     cluster_id: ClusterId,
     body: Annotated[models.ClusterUpdate, Body()],
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.patch_cluster(cluster_id, _set(body), cond))
 
 
 @router.delete(CLUSTER, operation_id="deleteCluster", status_code=204)
 async def delete_cluster(
-    registry: Registry, cluster_id: ClusterId, if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    registry: Registry, cluster_id: ClusterId, cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.delete_cluster(cluster_id, cond))
 
 
@@ -225,20 +229,16 @@ async def put_item(
     cluster_id: ClusterId,
     config_key: ConfigKey,
     body: Annotated[models.ConfigValue, Body()],
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(
         lambda: registry.api.put_item(cluster_id, config_key, body.value, cond))
 
 
 @router.delete(ITEM, operation_id="deleteConfigItem", status_code=204)
 async def delete_item(
-    registry: Registry, cluster_id: ClusterId, config_key: ConfigKey, if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    registry: Registry, cluster_id: ClusterId, config_key: ConfigKey, cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.delete_item(cluster_id, config_key, cond))
 
 
@@ -261,10 +261,8 @@ async def put_pool(
     cluster_id: ClusterId,
     node_pool_name: PoolName,
     body: Annotated[models.NodePool, Body()],
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(
         lambda: registry.api.put_pool(cluster_id, node_pool_name, _set(body), cond))
 
@@ -275,10 +273,8 @@ async def patch_pool(
     cluster_id: ClusterId,
     node_pool_name: PoolName,
     body: Annotated[models.NodePoolUpdate, Body()],
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(
         lambda: registry.api.patch_pool(cluster_id, node_pool_name, _set(body), cond))
 
@@ -286,9 +282,8 @@ async def patch_pool(
 @router.delete(POOL, operation_id="deleteNodePool", status_code=204)
 async def delete_pool(
     registry: Registry, cluster_id: ClusterId, node_pool_name: PoolName,
-    if_match: IfMatch = ABSENT, holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.delete_pool(cluster_id, node_pool_name, cond))
 
 
@@ -300,10 +295,8 @@ async def put_pool_item(
     node_pool_name: PoolName,
     config_key: ConfigKey,
     body: Annotated[models.ConfigValue, Body()],
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.put_pool_item(
         cluster_id, node_pool_name, config_key, body.value, cond))
 
@@ -314,10 +307,8 @@ async def delete_pool_item(
     cluster_id: ClusterId,
     node_pool_name: PoolName,
     config_key: ConfigKey,
-    if_match: IfMatch = ABSENT,
-    holder: Holder = ABSENT,
+    cond: Conditional,
 ) -> HTTPResponse:
-    cond = Conditions(if_match, holder)
     return await registry.run(lambda: registry.api.delete_pool_item(
         cluster_id, node_pool_name, config_key, cond))
 

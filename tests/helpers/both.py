@@ -1,9 +1,8 @@
 """One template rendered both ways: the Go original with the evaluator, the conversion with the
-project's Jinja environment; and the first lines where two renderings differ."""
+project's Jinja environment."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,15 +22,3 @@ def render_both(source: str, data: Mapping[str, Any],
     env = make_environment()
     env.globals.update(functions)
     return go, env.from_string(to_jinja(parsed)).render(**data)
-
-
-def first_difference(expected: str, actual: str, *, context: int = 2) -> str:
-    """The first differing lines of two renderings, as a short unified diff."""
-    lines = difflib.unified_diff(expected.splitlines(keepends=True),
-                                 actual.splitlines(keepends=True), "go", "jinja", n=context)
-    out: list[str] = []
-    for line in lines:
-        if line.startswith("@@") and out and any(o.startswith("@@") for o in out):
-            break
-        out.append(line)
-    return "".join(out)
