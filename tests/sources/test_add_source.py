@@ -170,6 +170,19 @@ def test_diff_of_pins_that_predate_a_source_compares_like_with_like(tmp_path) ->
     assert "1 commit(s) to cluster/" in diff.out and "addon-v1" not in diff.out
 
 
+def test_status_of_pins_that_predate_a_source_names_the_source_and_the_fix(tmp_path) -> None:
+    fleet = _fleet(tmp_path)
+    fleet.main.commit("main", {"clmgit.yaml": SETTINGS + "sources:\n  - name: main\n"
+                               f"  - name: addons\n    repo: {fleet.addons.path}\n"}, "Sources")
+
+    result = fleet.cli("status", "--channel", "stable", "-o", "json")
+
+    assert result.code == 0, result.err
+    assert {(i["state"], i["reason"]) for i in json.loads(result.out)["items"]} == {(
+        "blocked", "group 'default' of channel 'stable' has no pin of source 'addons' yet; "
+        "promote into 'stable' to pin every source")}
+
+
 def test_a_frozen_channel_is_pinned_only_when_asked_and_that_is_recorded(tmp_path) -> None:
     fleet = _fleet(tmp_path, frozen=True)
     control, stable = fleet.control(), fleet.text("channels/stable.yaml")
