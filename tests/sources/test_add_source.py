@@ -13,7 +13,9 @@ import yaml
 from clmgit_sandbox.configrepo import ConfigRepoBuilder, cluster_record
 
 from clmgit.model import desired_version, parse_cluster
+from clmgit.reconcile.pins import CurrentPins
 from clmgit.registry.file import clusters_yaml
+from clmgit.workspace import open_workspace
 from tests.helpers.cli import Result, run_cli
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n"
@@ -136,7 +138,14 @@ def test_no_cluster_is_blocked_and_each_is_out_of_sync_on_clms_version(tmp_path)
     assert {i["id"].rsplit(":", 1)[1]: i["state"] for i in items} == dict.fromkeys(
         ("dev-1", "beta-canary", "beta-1", "beta-2", "stable-1", "stable-2"), "pending")
     beta = next(i for i in items if i["id"].endswith("beta-1"))
-    assert beta["pinned_sha"] == f"main={fleet.v1};addons={fleet.addons.sha('beta')}"
+    version = f"main={fleet.v1};addons={fleet.addons.sha('beta')}"
+    assert beta["pinned_sha"] == version
+    # Reconcile reads the pins anew under each cluster's lease: CLM's version string.
+    ws = open_workspace(str(fleet.main.path))
+    record = ws.cluster(beta["id"])
+    pins = CurrentPins(ws.repo, "main", sources=ws.source_repos)
+    assert pins(record) == (version, "default")
+    assert desired_version(version, record).startswith(f"{version}#")
 
 
 def test_promote_and_diff_after_adding_compare_like_with_like(tmp_path) -> None:
