@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from clmgit import timestamps, yamledit
 from clmgit.channels import Channel, Pins, encode_pin, pin_groups
@@ -71,6 +72,7 @@ def add_source(ws: Workspace, *, name: str, repo: str, branches: Mapping[str, st
     group at its branch heads, in one commit; nothing is written when anything is refused."""
     branches = dict(branches or {})
     _check_name(ws.sources, name)
+    _check_no_credentials(repo)
     for channel in branches:
         ws.channel(channel)  # an unknown channel is refused, naming the known ones
     settings_text, sources = _settings(ws, name, repo, branches)
@@ -104,6 +106,15 @@ def _check_name(sources: Sources, name: str) -> None:
     if name in sources.names:
         raise ConfigError(f"config source {name!r} is already listed in {SETTINGS_PATH} "
                           f"(sources: {', '.join(sources.names)})")
+
+
+def _check_no_credentials(repo: str) -> None:
+    """`clmgit.yaml` is committed and read by everyone: a token in the URL would be too."""
+    url = urlsplit(repo)
+    if url.password is not None or (url.username and url.scheme.lower() in ("https", "http")):
+        raise ConfigError(f"--repo {redact(repo)} carries credentials, which would be committed "
+                          "in clmgit.yaml; give the URL without them (git's credential helper "
+                          "supplies them)")
 
 
 def _settings(ws: Workspace, name: str, repo: str,

@@ -270,6 +270,12 @@ def test_bad_input_is_refused_with_one_sentence_and_nothing_written(tmp_path) ->
     _refused(fleet, fleet.add(),
              "config source 'addons' has no branch 'stable' for channel 'stable'; create it, "
              "or name another with --branch stable=BRANCH")
+    secret = "https://deploy:s3cr3t-token@github.example/org/addons.git"
+    leaked = fleet.cli("sources", "add", "addons", "--repo", secret)
+    _refused(fleet, leaked, "--repo https://deploy:***@github.example/org/addons.git carries "
+             "credentials, which would be committed in clmgit.yaml; give the URL without them "
+             "(git's credential helper supplies them)")
+    assert "s3cr3t" not in leaked.out + leaked.err
     assert fleet.control() == control
     assert fleet.main.git("status", "--porcelain") == ""
 
