@@ -17,6 +17,7 @@ from clmgit.reconcile.pins import CurrentPins
 from clmgit.registry.file import clusters_yaml
 from clmgit.workspace import open_workspace
 from tests.helpers.cli import Result, run_cli
+from tests.helpers.sources import two_sources
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\n"
 MAIN_TREE = {"cluster/stack.yaml": "Resources: {}\n",
@@ -299,3 +300,24 @@ def test_an_unreachable_url_is_refused(tmp_path) -> None:
     assert result.code == 1 and len(result.err.strip().splitlines()) == 1, result.err
     assert result.err.startswith("error: config source 'addons' cannot be read")
     assert fleet.control() == control
+
+
+def test_a_third_source_joins_pins_that_name_two(tmp_path) -> None:
+    repos = two_sources(tmp_path, main_tree=MAIN_TREE, addons_tree=ADDONS_TREE, records=[])
+    assert run_cli("--repo", str(repos.main.path), "promote", "dev", "beta", "--force").code == 0
+    extra = ConfigRepoBuilder(tmp_path / "extra")
+    head = extra.commit("beta", {"cluster/manifests/more/cm.yaml": CM.format(name="more")},
+                        "More")
+    extra.git("branch", "dev", "beta")
+
+    result = run_cli("--repo", str(repos.main.path), "sources", "add", "extra", "--repo",
+                     str(extra.path))
+
+    assert result.code == 0, result.err
+    beta = yaml.safe_load((repos.main.path / "channels/beta.yaml").read_text())
+    assert [g["sha"] for g in beta["groups"]] == [{
+        "main": repos.sha("main", "dev"), "addons": repos.sha("addons", "dev"),
+        "extra": head}] * 2
+    settings = (repos.main.path / "clmgit.yaml").read_text()
+    assert settings.endswith(f"  - name: addons\n    repo: {tmp_path / 'addons'}\n"
+                             f"  - name: extra\n    repo: {extra.path}\n")
