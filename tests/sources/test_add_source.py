@@ -126,6 +126,8 @@ def test_adding_a_source_pins_every_group_in_one_commit(tmp_path) -> None:
     body = fleet.main.git("log", "-1", "--format=%B", "main")
     assert body.startswith("add-source(addons): pin 3 group(s) of 2 channel(s)")
     assert "Clmgit-Action: add-source" in body and "Clmgit-Channel: beta,stable" in body
+    synced = fleet.cli("sync-branches", "--dry-run")  # every branch is where its pins are
+    assert (synced.code, synced.out) == (0, "every channel branch is where its pins are\n")
 
 
 def test_no_cluster_is_blocked_and_each_is_out_of_sync_on_clms_version(tmp_path) -> None:
