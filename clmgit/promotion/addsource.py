@@ -17,7 +17,7 @@ it (`Clmgit-Override: ignore-freeze`). See docs/how-to/several-config-sources.md
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from clmgit import timestamps, yamledit
@@ -96,8 +96,7 @@ def add_source(ws: Workspace, *, name: str, repo: str, branches: Mapping[str, st
     if dry_run:
         return result
     landed = land(ws, files=files, message=message, push=push)
-    return SourceAdded("landed", name, redact(repo), tuple(heads), tuple(files), message,
-                       overrides, landed.commit, landed.pushed)
+    return replace(result, outcome="landed", commit=landed.commit, pushed=landed.pushed)
 
 
 def _check_name(sources: Sources, name: str) -> None:
