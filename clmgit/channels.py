@@ -305,7 +305,8 @@ def _promotion_order(channels: Mapping[str, Channel]) -> list[str]:
 # --- edits ---------------------------------------------------------------------------------------
 
 
-def pin_groups(text: str, channel: Channel, pins: Mapping[str, Mapping[str, str]]) -> str:
+def pin_groups(text: str, channel: Channel,
+               pins: Mapping[str, Mapping[str, yamledit.Value]]) -> str:
     """The channel file with the named groups set to new values (`sha`, `promoted_at`, ...).
 
     A channel without groups gets a `default` group, so that every promotion is a pin in history.

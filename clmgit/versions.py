@@ -71,6 +71,14 @@ class Versions:
             heads[name] = sha
         return heads
 
+    def complete(self, channel: Channel, pins: Pins) -> dict[str, str]:
+        """`pins` with each source it does not name at the head of that source's branch for
+        the channel: a pin written before a source was added, as the channel's clusters would
+        read it (docs/how-to/several-config-sources.md)."""
+        missing = [n for n in self.names if n not in pins]
+        heads = self.head(channel) if missing else {}
+        return {n: pins[n] if n in pins else heads[n] for n in self.names}
+
     def resolve(self, source: str, ref: str) -> str:
         """The full id of the commit `ref` abbreviates in a source. A tag's id is refused, not
         peeled: a pin names a commit, and the user should see which one they are pinning."""

@@ -225,14 +225,23 @@ def desired_version(channels: Mapping[str, Channel], cluster: Cluster, sources: 
             return None, f"no group of channel {channel.name!r} matches"
         group_name, pins = group.name, channel.pins_of(group)
         if pins is None and len(overrides) < len(sources.sources):
-            every = (f" of every source ({', '.join(sources.names)})"
-                     if sources.several else "")
-            return None, f"group {group.name!r} of channel {channel.name!r} has no pin{every} yet"
+            return None, _no_pin(channel, group.name, group.pins, sources)
     if pins is None and len(overrides) < len(sources.sources):
         pins = heads(channel)
     shas = [(n, resolve(n, overrides[n]) if n in overrides else (pins or {})[n])
             for n in sources.names]
     return config_version(shas), group_name
+
+
+def _no_pin(channel: Channel, group: str, pins: Mapping[str, str], sources: Sources) -> str:
+    """Why a group's clusters have no version: no pin, or one written before a source was
+    added (`clmgit sources add` pins a source as it adds it)."""
+    where = f"group {group!r} of channel {channel.name!r}"
+    missing = [n for n in sources.names if n not in pins]
+    if not pins or not sources.several:
+        return f"{where} has no pin yet"
+    return (f"{where} has no pin of source {', '.join(map(repr, missing))} yet; "
+            f"promote into {channel.name!r} to pin every source")
 
 
 def pinned_sha(channels: Mapping[str, Channel], cluster: Cluster,

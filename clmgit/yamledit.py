@@ -109,6 +109,37 @@ class Document:
         self._body += block
         self._check(normalize(expected))
 
+    def append(self, path: Path, item: Mapping[str, Value]) -> None:
+        """Append a mapping of flat values to the block list at `path`, as lines after its last
+        item in that item's indentation; a list in any other form is dumped by a round trip."""
+        expected = json.loads(json.dumps(self.data))
+        target = _walk(expected, path)
+        if not isinstance(target, list):
+            raise ConfigError(f"{self.name}: {'.'.join(map(str, path))} is not a list")
+        target.append(normalize(dict(item)))
+        node = _walk(self._tree, path)
+        if isinstance(node, CommentedSeq) and len(node) and not node.fa.flow_style():
+            line_no, col = node.lc.item(len(node) - 1)
+            lines = _lines(self._body)
+            if col >= 2 and lines[line_no][col - 2:col] == "- ":
+                end = _entry_end(lines, line_no, col - 1)
+                pad = " " * (col - 2)
+                lines[end:end] = [pad + ("- " if i == 0 else "  ") + f"{k}: {format_scalar(v)}\n"
+                                  for i, (k, v) in enumerate(item.items())]
+                self._body = "".join(lines)
+                self._parse()
+                self._check(expected)
+                return
+        rt = YAML(typ="rt")
+        rt.preserve_quotes = True
+        tree = rt.load(self._body)
+        _walk(tree, path).append(dict(item))
+        out = io.StringIO()
+        rt.dump(tree, out)
+        self._body = out.getvalue()
+        self._parse()
+        self._check(expected)
+
     # --- the splice ------------------------------------------------------------------------
 
     def _splice(self, path: Path, key: str, value: Value) -> None:

@@ -63,9 +63,10 @@ def test_every_command_with_output_is_listed() -> None:
     with_output = walk(typer.main.get_command(app), ())
     listed = {name.split(" --")[0] for name in ANSWERS}
     # reconcile, provision, decommission, health and convert need clouds or a CLM repo: their
-    # envelopes are asserted by the end-to-end and convert tests.
+    # envelopes are asserted by the end-to-end and convert tests; sources add needs a second
+    # repository: tests/sources/test_add_source.py asserts its envelope.
     assert with_output - listed == {"reconcile", "provision", "decommission", "health",
-                                    "convert"}
+                                    "convert", "sources add"}
 
 
 def test_status_carries_its_summary(fleet: Fleet) -> None:

@@ -56,6 +56,22 @@ def test_flow_style_falls_back_to_round_trip() -> None:
     assert doc.text.startswith("# c\n")
 
 
+def test_append_to_a_block_list_adds_lines_after_its_last_item() -> None:
+    text = ("# settings\nsources:\n  - name: main\n  - name: a\n    repo: /x   # kept\n\n"
+            "layout: clm\n")
+    doc = yamledit.Document(text, "clmgit.yaml")
+    doc.append(["sources"], {"name": "b", "repo": "https://h/b.git", "branches": {"beta": "bb"}})
+    assert doc.text == text.replace("# kept\n", "# kept\n  - name: b\n    repo: https://h/b.git\n"
+                                    "    branches: {beta: bb}\n")
+
+
+def test_append_to_a_flow_list_falls_back_to_round_trip() -> None:
+    doc = yamledit.Document("sources: [{name: main}]\nlayout: clm\n", "clmgit.yaml")
+    doc.append(["sources"], {"name": "b"})
+    assert yaml.safe_load(doc.text) == {"sources": [{"name": "main"}, {"name": "b"}],
+                                        "layout": "clm"}
+
+
 def test_malformed_yaml_names_file_and_line() -> None:
     with pytest.raises(ConfigError, match=r"x.yaml: malformed YAML at line 3"):
         yamledit.load("a: 1\nb: [\n", "x.yaml")

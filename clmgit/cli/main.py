@@ -20,6 +20,7 @@ from clmgit.cli.common import Settings
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
 from clmgit.cli.output import emit_error
 from clmgit.cli.registry import registry_app
+from clmgit.cli.sources import sources_app
 from clmgit.errors import ClmgitError
 from clmgit.logformat import LogFormat, stderr_line
 from clmgit.machine import owned_heap
@@ -140,6 +141,7 @@ for _group in (promotion.COMMANDS, reconcile.COMMANDS, health.COMMANDS, report.C
     for _name, _command in _group.items():
         app.command(_name, cls=Command)(_command)
 app.add_typer(registry_app, name="registry")
+app.add_typer(sources_app, name="sources")
 
 
 @functools.cache

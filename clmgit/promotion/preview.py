@@ -62,7 +62,9 @@ def preview(
     config = workspace_source(ws.sources, ws.source_repos.repo, follow_symlinks=ws.layout.clm)
     out = []
     for g in selected:
-        old = dst.pins_of(g) if dst.groups else v.head(dst)
+        # A pin that predates a source compares at the head of that source's branch: like
+        # with like, not every file of the new source as new.
+        old = (v.complete(dst, g.pins) if g.pins else None) if dst.groups else v.head(dst)
         log = v.log(new, [old] if old else [], limit=PREVIEW_LIMIT, from_start=True)
         forward = old is None or v.contains(old, new)
         was = v.version(old) if old else None
