@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from clmgit_sandbox.configrepo import ConfigRepoBuilder
 from clmgit_sandbox.configtree import cluster_tree
 
 from tests.helpers.cli import Result
@@ -22,6 +23,13 @@ pytestmark = pytest.mark.slow  # end to end: moto, the emulator, nine clusters
 #: The team's waves: the record's alias suffix → (channel, the group the channel files select).
 WAVES = [("dev", "a"), ("dev", "b"), ("alpha", "a"), ("alpha", "b"), ("beta", "canary"),
          ("beta", "b"), ("stable", "canary"), ("stable", "early"), ("stable", "b")]
+
+ADDON = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: addon, namespace: platform}}
+data: {{version: "{v}"}}
+"""
 
 CHANNELS = {
     "channels/dev.yaml": "channel: dev\nbranch: dev\n",
@@ -165,9 +173,28 @@ def test_a_week_moves_a_change_to_stable_with_no_gate_forced(week: Week) -> None
         ("stable", True)}, groups
     week.ok("unfreeze", "stable")
 
+    # Thursday: a second config source joins the running fleet; nobody is blocked, and its
+    # next change travels like any other.
+    addons = ConfigRepoBuilder(sb.path.parent / "addons")
+    addons.commit("dev", {"cluster/manifests/extra/cm.yaml": ADDON.format(v=1)}, "Add-on v1")
+    for channel in ("alpha", "beta", "stable"):
+        addons.git("branch", channel, "dev")
+    week.at("26T09:00").ok("sources", "add", "addons", "--repo", str(addons.path))
+    assert "blocked" not in {s for s, _ in week.states().values()}
+    week.ok("reconcile", "-q")
+    assert {s for s, _ in week.states().values()} == {"in-sync"}
+    addons.commit("dev", {"cluster/manifests/extra/cm.yaml": ADDON.format(v=2)}, "Add-on v2")
+    week.at("26T10:00").ok("reconcile", "-q", "--channel", "dev")
+    diff = week.ok("diff", "dev", "alpha").out
+    assert "Add-on v2" in diff and "Echo" not in diff  # only what changed
+    week.ok("promote", "dev", "alpha")
+    week.ok("reconcile", "-q", "--channel", "alpha")
+    server = sb.fleet.server(next(a for a in week.states() if a.endswith("-alpha-a")))
+    assert server.read("v1", "ConfigMap", "addon", "platform")["data"] == {"version": "2"}
+
     # The week's history: every promotion through the gates, no override recorded.
     history = json.loads(week.ok("history", "-o", "json").out)["items"]
     actions = [entry["action"] for entry in history]
-    assert (actions.count("promote"), actions.count("rollback")) == (8, 1), actions
+    assert (actions.count("promote"), actions.count("rollback")) == (9, 1), actions
     assert [entry for entry in history if entry["overrides"]] == []
     assert v3  # on dev and alpha, held back from beta by the rollback
