@@ -190,7 +190,8 @@ def test_a_week_moves_a_change_to_stable_with_no_gate_forced(week: Week) -> None
     week.ok("promote", "dev", "alpha")
     week.ok("reconcile", "-q", "--channel", "alpha")
     server = sb.fleet.server(next(a for a in week.states() if a.endswith("-alpha-a")))
-    assert server.read("v1", "ConfigMap", "addon", "platform")["data"] == {"version": "2"}
+    addon = server.read("v1", "ConfigMap", "addon", "platform")
+    assert addon is not None and addon["data"] == {"version": "2"}
 
     # The week's history: every promotion through the gates, no override recorded.
     history = json.loads(week.ok("history", "-o", "json").out)["items"]
