@@ -1,0 +1,127 @@
+"""The hotfix path (docs/how-to/incidents.md, "Ship a hotfix"): a commit of a channel's own
+branch promoted with `promote beta beta --sha FIX`, judged by the planner's gates, recorded as a
+hotfix, and brought back into the pipeline by `sync-branches` — through the real CLI on real
+repositories with bare origins."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.promotion import applied, last_message, pins
+
+FIXED_POOL = {"cluster/node-pools/worker-default/stack.yaml": "Resources: {Fixed: 1}\n"}
+
+
+def beta_with_fix(fleet: Fleet) -> str:
+    """beta pinned at c3 (promoted through dev and alpha), then a fix committed on its branch."""
+    fleet.set_clusters(applied(applied(default_records(), "dev", fleet.c3), "alpha", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    assert fleet.cli("promote", "alpha", "beta").code == 0
+    assert fleet.branch("beta") == fleet.c3
+    return fleet.builder.commit("beta", FIXED_POOL, "Fix the worker pool")
+
+
+def test_a_hotfix_is_promoted_and_recorded_as_one(fleet: Fleet) -> None:
+    fix = beta_with_fix(fleet)
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix[:10])
+    assert r.code == 0, r.err
+    assert f"hotfix beta/canary from beta: {fleet.c3[:7]} -> {fix[:7]}" in r.out
+    assert pins(fleet, "beta") == {"canary": fix, "default": fix}
+    message = last_message(fleet)
+    assert message.splitlines()[0] == f"hotfix(beta): {fleet.c3[:7]}..{fix[:7]} [canary,default]"
+    assert "Clmgit-Action: hotfix\n" in message and f"Clmgit-Sha: {fix}\n" in message
+    assert "Fix the worker pool" in message  # the shortlog of what it brings
+    assert "applied_in_source, soak not judged" in message  # what a hotfix is not judged by
+    assert "promoted_from: hotfix" in fleet.file("channels/beta.yaml")
+    assert fleet.branch("beta") == fix  # the branch is at the pin already
+
+    history = fleet.cli("history", "beta", "-o", "json")
+    entry = json.loads(history.out)["items"][0]
+    assert (entry["action"], entry["sha"], entry["groups"]) == ("hotfix", fix,
+                                                                ["canary", "default"])
+    assert "hotfix(beta)" in fleet.cli("history", "beta").out
+
+
+def test_a_hotfix_dry_run_and_json_say_what_it_is(fleet: Fleet) -> None:
+    fix = beta_with_fix(fleet)
+    before = fleet.branch("main")
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix, "--dry-run", "-o", "json")
+    assert r.code == 0, r.err
+    plan = json.loads(r.out)["result"]
+    assert (plan["outcome"], plan["action"], plan["source"]) == ("dry-run", "hotfix", "beta")
+    assert plan["message"].startswith("hotfix(beta): ")
+    assert any("a hotfix has run in no channel before 'beta'" in n for n in plan["notes"])
+    assert fleet.branch("main") == before
+
+
+def test_a_frozen_channel_refuses_a_hotfix(fleet: Fleet) -> None:
+    fix = beta_with_fix(fleet)
+    assert fleet.cli("freeze", "beta", "--reason", "incident review").code == 0
+    before = fleet.branch("main")
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix)
+    assert r.code == 1
+    assert "hotfix of" in r.err and "'beta' is frozen: incident review" in r.err
+    assert fleet.branch("main") == before
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix, "--ignore-freeze").code == 0
+    assert "Clmgit-Override: ignore-freeze" in last_message(fleet)
+
+
+def test_a_hotfix_that_drops_the_pin_is_refused(fleet: Fleet) -> None:
+    beta_with_fix(fleet)
+    r = fleet.cli("promote", "beta", "beta", "--sha", fleet.c1)  # on beta's branch, behind c3
+    assert r.code == 1
+    assert f"{fleet.c1[:7]} does not contain the pins of 'beta'" in r.err
+    assert f"canary at {fleet.c3[:7]}" in r.err
+    assert pins(fleet, "beta") == {"canary": fleet.c3, "default": fleet.c3}
+
+
+def test_a_commit_not_on_the_channel_branch_is_refused_naming_the_next_step(
+    fleet: Fleet,
+) -> None:
+    beta_with_fix(fleet)
+    elsewhere = fleet.builder.commit("feature", FIXED_POOL, "A fix on a feature branch",
+                                     start=fleet.c3)
+    r = fleet.cli("promote", "beta", "beta", "--sha", elsewhere)
+    assert r.code == 1
+    assert f"{elsewhere} is not on branch 'beta' of channel 'beta'" in r.err
+    assert "merge it into 'beta' first" in r.err and "Traceback" not in r.err
+
+
+def test_a_fix_on_the_target_branch_promoted_from_upstream_names_the_hotfix(
+    fleet: Fleet,
+) -> None:
+    fix = beta_with_fix(fleet)
+    r = fleet.cli("promote", "alpha", "beta", "--sha", fix)
+    assert r.code == 1
+    assert "not on branch 'alpha'" in r.err
+    assert f"ship it as a hotfix: clmgit promote beta beta --sha {fix[:12]}" in r.err
+    r = fleet.cli("promote", "beta", "beta")
+    assert r.code == 1 and "clmgit promote beta beta --sha SHA" in r.err
+
+
+def test_groups_before_holds_for_a_hotfix(fleet: Fleet) -> None:
+    fix = beta_with_fix(fleet)
+    text = fleet.file("channels/beta.yaml").replace(
+        "  soak: 2h", "  soak: 2h\n  groups_before: applied")
+    fleet.builder.commit("main", {"channels/beta.yaml": text}, "Canary first")
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix)
+    assert r.code == 1 and "promote --group canary first" in r.err
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix, "--group", "canary").code == 0
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix, "--group", "default")
+    assert r.code == 1 and "beta-canary" in r.err  # the canary has not applied the fix yet
+    records = applied(applied(applied(default_records(), "dev", fleet.c3), "alpha", fleet.c3),
+                      "beta", fix)
+    fleet.set_clusters(records)
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix, "--group", "default")
+    assert r.code == 0, r.err
+    assert pins(fleet, "beta") == {"canary": fix, "default": fix}
+
+
+def test_a_hotfix_pushes(fleet: Fleet) -> None:
+    fix = beta_with_fix(fleet)
+    fleet.builder.git("push", "-q", "origin", "beta", "main")
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix, "--push")
+    assert r.code == 0, r.err
+    remote = fleet.builder.git("--git-dir", str(fleet.origin), "log", "-1", "--format=%s", "main")
+    assert remote.startswith("hotfix(beta): ")
