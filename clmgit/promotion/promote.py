@@ -227,12 +227,8 @@ def plan_promotion(
                 unchanged, verdict.overrides, commits, refusals=verdict.refusals, notes=notes,
                 records=tuple(line for r in results for line in r.record))
     pins = {g: {"sha": encode_pin(new), "promoted_at": format_timestamp(now),
-                "promoted_from": HOTFIX if hotfix else src.name} for g in olds}
+                "promoted_from": gates.HOTFIX if hotfix else src.name} for g in olds}
     return _with_writes(ws, plan, dst, pins, moves, old=olds[changes[0].group], new=new)
-
-
-#: `promoted_from` of a group pinned by a hotfix (sync-branches merges it upstream).
-HOTFIX = "hotfix"
 
 
 def hotfix_note(target: Channel) -> str:

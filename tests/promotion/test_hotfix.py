@@ -125,3 +125,81 @@ def test_a_hotfix_pushes(fleet: Fleet) -> None:
     assert r.code == 0, r.err
     remote = fleet.builder.git("--git-dir", str(fleet.origin), "log", "-1", "--format=%s", "main")
     assert remote.startswith("hotfix(beta): ")
+
+
+def hotfixed_beta_and_dev_moved_on(fleet: Fleet) -> tuple[str, str]:
+    """beta hotfixed to FIX, and dev one commit further (to another file): (fix, c4)."""
+    fix = beta_with_fix(fleet)
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix).code == 0
+    c4 = fleet.builder.commit("dev", {"cluster/stack.yaml": "v: 4\n"}, "Raise the version to 4")
+    return fix, c4
+
+
+def test_sync_branches_merges_the_hotfix_into_the_first_channel(fleet: Fleet) -> None:
+    fix, c4 = hotfixed_beta_and_dev_moved_on(fleet)
+    r = fleet.cli("sync-branches", "--dry-run")
+    assert r.code == 0, r.err
+    assert f"would move dev: {c4[:7]} -> {fix[:7]} (hotfix-merge)" in r.out
+    assert fleet.branch("dev") == c4
+
+    r = fleet.cli("sync-branches")
+    assert r.code == 0, r.err
+    merge = fleet.branch("dev")
+    parents = fleet.builder.git("rev-list", "--parents", "-n1", merge).split()[1:]
+    assert parents == [c4, fix]  # a merge on top of dev, nothing rewritten
+    files = {"cluster/stack.yaml": "v: 4\n", **FIXED_POOL}
+    for path, text in files.items():
+        assert fleet.builder.git("show", f"{merge}:{path}") + "\n" == text
+    assert fleet.branch("alpha") == fleet.c3  # the channels between get it by promotion
+    assert f"Clmgit-Hotfix: {fix}" in fleet.builder.git("log", "-1", "--format=%B", merge)
+
+    entry = json.loads(fleet.cli("history", "dev", "-o", "json").out)["items"][0]
+    assert entry["action"] == "sync" and entry["sha"] == fix
+    assert entry["subject"] == f"sync(dev): merged hotfix {fix[:7]} of beta into dev"
+    r = fleet.cli("sync-branches")  # dev contains the fix now: nothing to do
+    assert r.code == 0 and fleet.branch("dev") == merge
+
+
+def test_after_sync_the_pipeline_promotes_without_force(fleet: Fleet) -> None:
+    fix, _ = hotfixed_beta_and_dev_moved_on(fleet)
+    assert fleet.cli("sync-branches").code == 0
+    merge = fleet.branch("dev")
+    fleet.set_clusters(applied(applied(default_records(), "dev", merge), "alpha", merge))
+    r = fleet.cli("promote", "dev", "alpha")
+    assert r.code == 0, r.err
+    r = fleet.cli("promote", "alpha", "beta")
+    assert r.code == 0, r.err
+    assert pins(fleet, "beta") == {"canary": merge, "default": merge}
+    assert "Clmgit-Override" not in last_message(fleet)
+    assert fleet.branch("beta") == merge  # a fast-forward from the fix: it is kept
+    assert "promoted_from: hotfix" not in fleet.file("channels/beta.yaml")
+
+
+def test_before_sync_the_next_promotion_names_the_way_back(fleet: Fleet) -> None:
+    fix, c4 = hotfixed_beta_and_dev_moved_on(fleet)
+    fleet.set_clusters(applied(applied(default_records(), "dev", c4), "alpha", c4))
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    r = fleet.cli("promote", "alpha", "beta")
+    assert r.code == 1
+    assert f"canary at {fix[:7]}" in r.err
+    assert "`clmgit sync-branches` merges it into the first channel's branch" in r.err
+    assert pins(fleet, "beta") == {"canary": fix, "default": fix}  # the fix is not dropped
+
+
+def test_a_hotfix_that_conflicts_upstream_is_refused_naming_branch_and_files(
+    fleet: Fleet,
+) -> None:
+    fleet.set_clusters(applied(applied(default_records(), "dev", fleet.c3), "alpha", fleet.c3))
+    assert fleet.cli("promote", "dev", "alpha").code == 0
+    assert fleet.cli("promote", "alpha", "beta").code == 0
+    fix = fleet.builder.commit("beta", {"cluster/stack.yaml": "v: 3-fixed\n"}, "Fix v3")
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix).code == 0
+    c4 = fleet.builder.commit("dev", {"cluster/stack.yaml": "v: 4\n"}, "Raise the version to 4")
+    control = fleet.branch("main")
+    for force in ((), ("--force",)):
+        r = fleet.cli("sync-branches", *force)
+        assert r.code == 1
+        assert (f"the hotfix {fix[:7]} of 'beta' conflicts with branch 'dev' at {c4[:7]} in "
+                "cluster/stack.yaml") in r.err
+        assert r.err.count("\n") == 1 and "Traceback" not in r.err
+        assert (fleet.branch("dev"), fleet.branch("main")) == (c4, control)  # nothing written
