@@ -6,9 +6,14 @@ repositories with bare origins."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import yaml
+
+from tests.helpers.cli import Result, run_cli
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.promotion import applied, last_message, pins
+from tests.helpers.sources import two_sources
 
 FIXED_POOL = {"cluster/node-pools/worker-default/stack.yaml": "Resources: {Fixed: 1}\n"}
 
@@ -203,3 +208,51 @@ def test_a_hotfix_that_conflicts_upstream_is_refused_naming_branch_and_files(
                 "cluster/stack.yaml") in r.err
         assert r.err.count("\n") == 1 and "Traceback" not in r.err
         assert (fleet.branch("dev"), fleet.branch("main")) == (c4, control)  # nothing written
+
+
+UNGATED = {
+    "channels/dev.yaml": "channel: dev\nbranch: dev\n",
+    "channels/beta.yaml": ("channel: beta\nsource: dev\ngroups:\n"
+                           "  - name: canary\n    selector: {alias: \"*-canary\"}\n"
+                           "  - name: default\n"),
+}
+
+
+def test_with_two_sources_a_hotfix_moves_only_its_source(tmp_path: Path) -> None:
+    repos = two_sources(tmp_path, main_tree={"cluster/stack.yaml": "v: 1\n"},
+                        addons_tree={"cluster/manifests/app.yaml": "app: 1\n"}, records=[],
+                        channels=UNGATED)
+
+    def cli(*args: str) -> Result:
+        return run_cli("--repo", str(repos.main.path), *args)
+
+    assert cli("promote", "dev", "beta").code == 0
+    main1, addons1 = repos.sha("main", "dev"), repos.sha("addons", "dev")
+    fix = repos.addons.commit("beta", {"cluster/manifests/fix.yaml": "fix: 1\n"}, "Add-on fix")
+    r = cli("promote", "beta", "beta", "--sha", f"addons={fix}")
+    assert r.code == 0, r.err
+    beta = yaml.safe_load((repos.main.path / "channels/beta.yaml").read_text())
+    assert [g["sha"] for g in beta["groups"]] == [{"main": main1, "addons": fix}] * 2
+    message = repos.main.git("log", "-1", "--format=%B", "main")
+    assert message.startswith(f"hotfix(beta): main {main1[:7]}..{main1[:7]}, "
+                              f"addons {addons1[:7]}..{fix[:7]} [canary,default]\n")
+    assert "Clmgit-Action: hotfix" in message
+
+    main2 = repos.main.commit("dev", {"cluster/stack.yaml": "v: 2\n"}, "Main v2")
+    addons2 = repos.addons.commit("dev", {"cluster/manifests/app.yaml": "app: 2\n"}, "App 2")
+    r = cli("sync-branches")
+    assert r.code == 0, r.err
+    assert f"moved addons dev: {addons2[:7]} -> {fix[:7]} (hotfix-merge)" in r.out
+    assert repos.sha("main", "dev") == main2  # the other source has nothing to take
+    merged = repos.sha("addons", "dev")
+    assert repos.addons.git("rev-list", "--parents", "-n1", merged).split()[1:] == [addons2, fix]
+    record = repos.main.git("log", "-1", "--format=%B", "main")
+    assert record.startswith(f"sync(dev): merged hotfix {fix[:7]} of beta into dev\n")
+    assert f"source 'addons': hotfix: {fix} of channel beta merged into branch dev" in record
+
+    r = cli("promote", "dev", "beta")
+    assert r.code == 0, r.err
+    beta = yaml.safe_load((repos.main.path / "channels/beta.yaml").read_text())
+    assert [g["sha"] for g in beta["groups"]] == [{"main": main2, "addons": merged}] * 2
+    assert "Clmgit-Override" not in repos.main.git("log", "-1", "--format=%B", "main")
+    assert repos.sha("addons", "beta") == merged  # fast-forward from the fix
