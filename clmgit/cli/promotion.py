@@ -381,7 +381,9 @@ def sync_branches(
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring each channel branch to the content all of its groups are pinned to, by
-    fast-forward or promotion merge."""
+    fast-forward or promotion merge; and merge each hotfix (a group pinned by `promote X X
+    --sha FIX`) into the branch of the first channel of its pipeline, from where it is
+    promoted as usual (recorded in history; a merge that conflicts is refused)."""
     from clmgit.promotion.sync import sync_branches as sync
 
     ws = _plan_workspace(ctx, push=push)
