@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
+from clmgit_sandbox.github import GitHubStandIn
 
 from tests.helpers.cli import Result, run_cli
 from tests.helpers.fleet import Fleet, default_records
+from tests.helpers.github import REPOSITORY, TOKEN
 from tests.helpers.promotion import applied, last_message, pins
 from tests.helpers.sources import two_sources
 
@@ -256,3 +259,36 @@ def test_with_two_sources_a_hotfix_moves_only_its_source(tmp_path: Path) -> None
     assert [g["sha"] for g in beta["groups"]] == [{"main": main2, "addons": merged}] * 2
     assert "Clmgit-Override" not in repos.main.git("log", "-1", "--format=%B", "main")
     assert repos.sha("addons", "beta") == merged  # fast-forward from the fix
+
+
+def test_a_hotfix_outside_the_channel_windows_is_refused(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fix = beta_with_fix(fleet)
+    text = fleet.file("channels/beta.yaml").replace(
+        "groups:", "windows:\n  timezone: UTC\n  allow: [\"Mon-Thu 09:00-16:00\"]\ngroups:", 1)
+    fleet.builder.commit("main", {"channels/beta.yaml": text}, "beta: promotion windows")
+    monkeypatch.setenv("CLMGIT_NOW", "2026-11-27T17:00:00Z")  # a Friday evening
+    r = fleet.cli("promote", "beta", "beta", "--sha", fix)
+    assert r.code == 1 and "outside the promotion windows of 'beta'" in r.err
+    monkeypatch.setenv("CLMGIT_NOW", "2026-11-30T09:00:00Z")  # Monday morning
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix).code == 0
+
+
+def test_a_hotfix_is_proposed_as_a_pull_request(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fix = beta_with_fix(fleet)
+    fleet.builder.git("push", "-q", "origin", "main", "beta")
+    with GitHubStandIn(token=TOKEN, repos={REPOSITORY: fleet.origin}) as github:
+        monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+        monkeypatch.setenv("GITHUB_REPOSITORY", REPOSITORY)
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        r = fleet.cli("promote", "beta", "beta", "--sha", fix, "--pr")
+        assert r.code == 0, r.err
+        sent = github.requests[-1].json
+    assert sent["title"].startswith(f"hotfix(beta): {fleet.c3[:7]}..{fix[:7]}")
+    assert f"Ships the hotfix `{fix[:7]}` of channel `beta`" in sent["body"]
+    assert "Fix the worker pool" in sent["body"]
+    branch = f"clmgit/hotfix-beta-canary+default-{fix[:7]}"
+    assert fleet.builder.git("--git-dir", str(fleet.origin), "rev-parse", branch)
