@@ -292,3 +292,19 @@ def test_a_hotfix_is_proposed_as_a_pull_request(
     assert "Fix the worker pool" in sent["body"]
     branch = f"clmgit/hotfix-beta-canary+default-{fix[:7]}"
     assert fleet.builder.git("--git-dir", str(fleet.origin), "rev-parse", branch)
+
+
+def test_sync_branches_pushes_the_merge_and_its_record_together(fleet: Fleet) -> None:
+    fix, c4 = hotfixed_beta_and_dev_moved_on(fleet)
+    fleet.builder.git("push", "-q", "origin", "main", "beta", "dev")
+    r = fleet.cli("sync-branches", "--push")
+    assert r.code == 0, r.err
+
+    def origin(ref: str) -> str:
+        return fleet.builder.git("--git-dir", str(fleet.origin), "rev-parse", ref)
+
+    assert origin("dev") == fleet.branch("dev") != c4
+    assert origin("main") == fleet.branch("main")
+    subject = fleet.builder.git("--git-dir", str(fleet.origin), "log", "-1", "--format=%s",
+                                "main")
+    assert subject == f"sync(dev): merged hotfix {fix[:7]} of beta into dev"
