@@ -59,7 +59,7 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
     head = "would " if landed is None else ""
     verb = p.verb
     for c in p.changes:
-        src = f" from {p.source}" if p.source else ""
+        src = f" from {p.source}" if p.source and p.source != p.target else ""
         line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)} "
              f"({_clusters(c.clusters)})")
     for name in p.unchanged:

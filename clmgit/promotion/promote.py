@@ -13,6 +13,7 @@ plan into its sentence; `land_plan` writes an allowed one. A dry run is a plan t
 from __future__ import annotations
 
 import enum
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -385,8 +386,9 @@ def commit_message(plan: Plan, moved: str) -> str:
         )
     if plan.commits:
         paragraphs.append("\n".join(plan.commits))
-    if plan.action == "hotfix":
-        paragraphs.append("\n".join(plan.notes))
+    if plan.action == "hotfix":  # what it was not judged by, wrapped as a commit body is
+        paragraphs += ["\n".join(textwrap.wrap(n, 72, break_on_hyphens=False))
+                       for n in plan.notes]
     if plan.overrides:
         paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
     if plan.records:
