@@ -17,6 +17,7 @@ from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.github import REPOSITORY, TOKEN
 from tests.helpers.promotion import applied, last_message, pins
 from tests.helpers.sources import two_sources
+from tests.promotion.test_windows_signing import keygen, needs_ssh_keygen, signed_commit
 
 FIXED_POOL = {"cluster/node-pools/worker-default/stack.yaml": "Resources: {Fixed: 1}\n"}
 
@@ -310,3 +311,24 @@ def test_sync_branches_pushes_the_merge_and_its_record_together(fleet: Fleet) ->
     subject = fleet.builder.git("--git-dir", str(fleet.origin), "log", "-1", "--format=%s",
                                 "main")
     assert subject == f"sync(dev): merged hotfix {fix[:7]} of beta into dev"
+
+
+@needs_ssh_keygen
+def test_a_hotfix_into_a_channel_taking_signed_commits_must_be_signed(
+    fleet: Fleet, tmp_path: Path,
+) -> None:
+    unsigned = beta_with_fix(fleet)
+    ada = keygen(tmp_path / "ada", "ada")
+    beta = fleet.file("channels/beta.yaml").replace("  soak: 2h",
+                                                    "  soak: 2h\n  signed_source: true")
+    fleet.builder.commit("main", {
+        ".clmgit/allowed_signers": f"ada@example.org {ada.with_suffix('.pub').read_text()}",
+        "clmgit.yaml": "signing:\n  allowed_signers: .clmgit/allowed_signers\n",
+        "channels/beta.yaml": beta}, "beta takes signed commits")
+    r = fleet.cli("promote", "beta", "beta", "--sha", unsigned)
+    assert r.code == 1
+    assert f"{unsigned[:7]} by Ada Platform <ada@example.org>: it is not signed" in r.err
+    signed = signed_commit(fleet, "beta", ada, "cluster/stack.yaml", "v: 3\nfixed: true\n")
+    r = fleet.cli("promote", "beta", "beta", "--sha", signed)
+    assert r.code == 0, r.err
+    assert pins(fleet, "beta") == {"canary": signed, "default": signed}
