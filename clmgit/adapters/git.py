@@ -335,12 +335,21 @@ class GitRepo:
     def _signing(self) -> tuple[str, ...]:
         return ("-S",) if self.sign else ()
 
-    def merge_commit(self, *, head: str, new: str, message: str) -> str:
-        """A commit with parents `head` and `new` and exactly `new`'s tree: a branch at `head`
-        moves to `new`'s content without rewriting history (a promotion merge)."""
-        return self.run("commit-tree", *self._signing, f"{new}^{{tree}}", "-p", head, "-p",
-                        new, "-F", "-",
+    def merge_commit(self, *, head: str, new: str, message: str, tree: str | None = None
+                     ) -> str:
+        """A commit with parents `head` and `new` and exactly `new`'s tree (or `tree`): a branch
+        at `head` moves to `new`'s content without rewriting history (a promotion merge)."""
+        return self.run("commit-tree", *self._signing, tree or f"{new}^{{tree}}", "-p", head,
+                        "-p", new, "-F", "-",
                         stdin=message.encode()).strip()
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
+        """The tree of git's three-way merge of two commits, written to the object database
+        only, and the files that conflict (none: the tree is the merge)."""
+        out = self.run("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z",
+                       ours, theirs, ok=(0, 1))
+        tree, *conflicts = [p for p in out.split("\0") if p]
+        return tree.strip(), sorted(set(conflicts))
 
     @functools.cached_property
     def _identity_env(self) -> dict[str, str]:

@@ -36,7 +36,8 @@ def promote(
     group: Groups = [],  # noqa: B006 - typer reads the default, never mutates it
     sha: Annotated[list[str], typer.Option(
         metavar="SHA", help="Promote this SHA of the source; with several config sources "
-        "SOURCE=SHA (repeatable).")] = [],  # noqa: B006 - typer reads it, never mutates it
+        "SOURCE=SHA (repeatable). With SOURCE the same as TARGET: a hotfix, a commit of "
+        "TARGET's own branch (sources not named stay).")] = [],  # noqa: B006 - never mutated
     dry_run: DryRun = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Override forward-only, the branch-content check and gates, the "
@@ -64,8 +65,17 @@ def promote(
     windows {timezone, allow, deny} of TARGET: outside them the promotion is refused, naming
     when the next one opens. signed_source (true, or all: every commit it brings): the commit
     must be signed by a key in the allowed signers of the control branch (clmgit.yaml
-    signing.allowed_signers), as git verifies it. CLMGIT_NOW (ISO 8601 with an offset) sets
-    the time the command starts at, for every decision about time."""
+    signing.allowed_signers), as git verifies it.
+
+    Hotfix: `promote beta beta --sha FIX` pins beta's groups to FIX, a commit of branch beta
+    that contains their pins. applied_in_source, soak and healthy_in_source judge a change
+    where it ran before; a hotfix ran nowhere, so they do not apply, while freeze, windows,
+    signed_source, forward-only and groups_before do. It is recorded as `hotfix(beta): ...`
+    with Clmgit-Action: hotfix; `sync-branches` then merges it into the branch of the first
+    channel of the pipeline, from where it is promoted as usual.
+
+    CLMGIT_NOW (ISO 8601 with an offset) sets the time the command starts at, for every
+    decision about time."""
     from clmgit.promotion.promote import plan_promotion
 
     ws = _plan_workspace(ctx, push=push, pr=pr, sign=sign)
@@ -184,7 +194,7 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
 def _tell(name: str, plan: Any, what: str) -> None:
     """A promotion's (or rollback's) event, for notifications (clmgit.notify)."""
     groups = ", ".join(c.group for c in plan.changes) or "no group"
-    verb = "promotion" if plan.action == "promote" else "rollback"
+    verb = "promotion" if plan.action == "promote" else plan.action
     events.emit(name, f"{verb} of {short_version(plan.sha)} to {plan.target} ({groups}) {what}",
                 channel=plan.target, sha=plan.sha, action=plan.action)
 
@@ -371,7 +381,9 @@ def sync_branches(
     out: OutputOpt = Format.table,
 ) -> None:
     """Bring each channel branch to the content all of its groups are pinned to, by
-    fast-forward or promotion merge."""
+    fast-forward or promotion merge; and merge each hotfix (a group pinned by `promote X X
+    --sha FIX`) into the branch of the first channel of its pipeline, from where it is
+    promoted as usual (recorded in history; a merge that conflicts is refused)."""
     from clmgit.promotion.sync import sync_branches as sync
 
     ws = _plan_workspace(ctx, push=push)

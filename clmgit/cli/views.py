@@ -57,9 +57,9 @@ def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
         )
         return
     head = "would " if landed is None else ""
-    verb = "promote" if p.action == "promote" else "roll back"
+    verb = p.verb
     for c in p.changes:
-        src = f" from {p.source}" if p.source else ""
+        src = f" from {p.source}" if p.source and p.source != p.target else ""
         line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)} "
              f"({_clusters(c.clusters)})")
     for name in p.unchanged:
@@ -115,7 +115,7 @@ def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
             kind="PullRequest",
         )
         return
-    verb = "promote" if p.action == "promote" else "roll back"
+    verb = p.verb
     for c in p.changes:
         line(f"proposes to {verb} {p.target}/{c.group}: {_short(c.old)} -> {_short(c.new)}")
     for o in p.overrides:

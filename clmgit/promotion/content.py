@@ -8,7 +8,9 @@ the `cluster/` tree of some commit in the SHA's history. A branch is *at* a SHA 
 
 Channel branches only ever move forward in git's sense (they are usually protected): by a
 fast-forward when the branch is an ancestor of the new SHA, else by a promotion merge, a commit
-whose parents are the branch head and the new SHA and whose tree is the new SHA's.
+whose parents are the branch head and the new SHA and whose tree is the new SHA's. A hotfix is
+brought into an upstream branch by a hotfix merge: parents the branch head and the fix, tree
+git's three-way merge of the two.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class MoveKind(enum.Enum):
     CREATE = "create"  # the branch does not exist yet
     FAST_FORWARD = "fast-forward"
     PROMOTION_MERGE = "promotion-merge"
+    HOTFIX_MERGE = "hotfix-merge"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,15 @@ class BranchMove:
     new: str  # the SHA whose content the branch gets
     kind: MoveKind = MoveKind.FAST_FORWARD
     override: str = ""  # the refusal `--force` went past (what the move drops), recorded
+
+
+@dataclass(frozen=True)
+class HotfixMerge(BranchMove):
+    """A hotfix (`new`, pinned in `channel`) merged into an upstream branch at `old`."""
+
+    kind: MoveKind = MoveKind.HOTFIX_MERGE
+    tree: str = ""  # the three-way merge of `old` and `new`
+    channel: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,23 @@ def plan_branch_move(
     if any(contains(repo, head, k) for k in (sha, *known)):
         return PlannedMove(move)
     return PlannedMove(move, _carried(repo, branch, head, sha))
+
+
+def plan_hotfix_merge(repo: GitRepo, branch: str, head: str, fix: str, *,
+                      channel: str) -> PlannedMove:
+    """Merge the hotfix `fix` of `channel` into `branch` at `head`, unless the branch contains
+    it already; a merge that conflicts is refused, naming the branch and the files."""
+    if contains(repo, fix, head):
+        return PlannedMove(None)
+    tree, conflicts = repo.merge_tree(head, fix)
+    refusal = None
+    if conflicts:
+        listed = ", ".join(conflicts[:_LISTED]) + (
+            f" and {len(conflicts) - _LISTED} more" if len(conflicts) > _LISTED else "")
+        refusal = (f"the hotfix {fix[:7]} of {channel!r} conflicts with branch {branch!r} at "
+                   f"{head[:7]} in {listed}; merge it into {branch!r} by hand (a pull "
+                   "request), then run sync-branches again")
+    return PlannedMove(HotfixMerge(branch, head, fix, tree=tree, channel=channel), refusal)
 
 
 def _carried(repo: GitRepo, branch: str, head: str, sha: str) -> str:

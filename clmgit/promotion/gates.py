@@ -42,6 +42,14 @@ HEALTHY_IN_SOURCE = "healthy_in_source"
 WINDOW = "window"
 SIGNED = "signed_source"
 
+#: The gates that judge a change where it ran before, in the source channel. A hotfix (a
+#: commit of the target's own branch) has run in no channel before: they do not apply to it,
+#: and the groups of the target itself (`groups_before`, the canary first) are its proof.
+UPSTREAM = frozenset({SOURCE, APPLIED, SOAK, HEALTHY_IN_SOURCE})
+
+#: `promoted_from` of a group pinned by a hotfix (`sync-branches` merges it upstream).
+HOTFIX = "hotfix"
+
 #: The flag that lifts each gate's refusal; every other gate is lifted by --force.
 _LIFTED_BY = {FREEZE: "--ignore-freeze", SOURCE: "--from-any"}
 
@@ -143,9 +151,20 @@ def check_forward(p: Promotion) -> list[GateResult]:
             at = ", ".join(f"{group} at {old[:7]}{where}" for group, old in behind)
             refusal = p.versions.named(name, (
                 f"{sha[:7]} does not contain the pins of {p.target.name!r} ({at}); promotion "
-                "only moves forward (use rollback, or --force)"))
+                f"only moves forward ({_next_step(p, [g for g, _ in behind])})"))
         results.append(GateResult(FORWARD, refusal))
     return results
+
+
+def _next_step(p: Promotion, groups: Sequence[str]) -> str:
+    """What to do about a refusal of forward-only: a hotfix pin comes back through the pipeline
+    (promotion/sync.py), anything else is left by rollback."""
+    if p.source.name != p.target.name and any(
+            g.promoted_from == HOTFIX for g in p.target.groups if g.name in groups):
+        return (f"the hotfix pinned in {p.target.name!r} is not in {p.source.name!r} yet: "
+                "`clmgit sync-branches` merges it into the first channel's branch, from where "
+                "it is promoted like any change; or --force drops it")
+    return "use rollback, or --force"
 
 
 def check_applied(p: Promotion) -> list[GateResult]:

@@ -56,7 +56,7 @@ class PullRequestResult:
 def branch_name(plan: Plan) -> str:
     """`clmgit/promote-<channel>-<groups>-<sha7>`. The groups are part of it, so that a canary
     pull request and one for the other groups at the same SHA are two branches, not one."""
-    name = plan.action if plan.action == "rollback" else "promote"
+    name = plan.action  # promote, hotfix or rollback
     groups = _REF_UNSAFE.sub("-", "+".join(sorted(c.group for c in plan.changes))).strip("-")
     if len(groups) > GROUPS_IN_BRANCH:
         digest = hashlib.sha256(groups.encode()).hexdigest()[:8]
@@ -131,6 +131,8 @@ def pull_request_body(ws: Workspace, plan: Plan, *, limit: int = BODY_LIMIT) -> 
     if plan.action == "promote":
         intro = f"Promotes {groups} of channel {target} from {mdtext.code(plan.source or '')}"
         intro += f" to {sha}."
+    elif plan.action == "hotfix":
+        intro = f"Ships the hotfix {sha} of channel {target}'s own branch to {groups}."
     else:
         intro = f"Rolls back {groups} of channel {target} to {sha}."
     if plan.overrides:
@@ -153,6 +155,9 @@ def pull_request_body(ws: Workspace, plan: Plan, *, limit: int = BODY_LIMIT) -> 
 def _report(ws: Workspace, plan: Plan) -> str:
     """`clmgit diff` of a promotion; for a rollback, the commits it takes back."""
     groups = [c.group for c in plan.changes]
+    if plan.action == "hotfix":  # no source channel to diff against: what the fix brings
+        return format_report([_brought(ws, c.group, c.old, c.new) for c in plan.changes],
+                             markdown=True)
     if plan.source is not None:
         pins = ws.versions.pins(plan.sha) or {}
         items = preview(ws, source=plan.source, target=plan.target, groups=groups,
@@ -169,6 +174,14 @@ def _taken_back(ws: Workspace, group: str, old: str | None, new: str) -> GroupPr
     log = v.log(was, [back] if back else [], limit=PREVIEW_LIMIT) if was else None
     return GroupPreview(group, old, new, log.commits if log else (), log.total if log else 0,
                         forward=False)
+
+
+def _brought(ws: Workspace, group: str, old: str | None, new: str) -> GroupPreview:
+    """The commits a hotfix brings to the group."""
+    v = ws.versions
+    was = v.pins(old)
+    log = v.log(v.pins(new) or {}, [was] if was else [], limit=PREVIEW_LIMIT)
+    return GroupPreview(group, old, new, log.commits, log.total, forward=True)
 
 
 def cut_body(intro: str, report: str, after: str, *, limit: int = BODY_LIMIT) -> str:

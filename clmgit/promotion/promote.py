@@ -13,6 +13,7 @@ plan into its sentence; `land_plan` writes an allowed one. A dry run is a plan t
 from __future__ import annotations
 
 import enum
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,7 +59,7 @@ class PlanKind(enum.Enum):
 
 @dataclass(frozen=True)
 class Plan:
-    action: str  # "promote" or "rollback"
+    action: str  # "promote", "hotfix" (a commit of the target's own branch) or "rollback"
     target: str
     source: str | None
     sha: str  # the config version pinned (one source: the SHA)
@@ -77,6 +78,11 @@ class Plan:
     records: tuple[str, ...] = ()
 
     @property
+    def verb(self) -> str:
+        """How output names the action: promote, hotfix, roll back."""
+        return "roll back" if self.action == "rollback" else self.action
+
+    @property
     def kind(self) -> PlanKind:
         if self.refusals:
             return PlanKind.REFUSED
@@ -90,7 +96,7 @@ class Plan:
 def check(plan: Plan) -> Plan:
     """The plan itself, or the refusal of it as one sentence."""
     if plan.refusals:
-        verb = "promotion" if plan.action == "promote" else "rollback"
+        verb = "promotion" if plan.action == "promote" else plan.action
         raise RefusedError(
             f"{verb} of {short_version(plan.sha)} to {plan.target!r} refused: "
             + "; ".join(plan.refusals)
@@ -109,18 +115,19 @@ def given_pins(ws: Workspace, sha: str | Sequence[str] | None, option: str) -> d
     return {n: v.resolve(n, ref) for n, ref in parse_pins(values, v.names, option).items()}
 
 
-def source_pins(ws: Workspace, source: Channel, given: Mapping[str, str]) -> dict[str, str]:
+def source_pins(ws: Workspace, source: Channel, given: Mapping[str, str],
+                target: Channel | None = None) -> dict[str, str]:
     """Promotion rule 1 (docs/explanation/promotion.md), per source: `--sha`, else the commit the
-    source channel's pinned groups agree on, else the head of its branch."""
+    source channel's pinned groups agree on, else the head of its branch. A hotfix is the case
+    `source` is `target`: `--sha` names a commit of the target's own branch."""
     v = ws.versions
     heads = v.head(source)
     out = {}
     for name in v.names:
         if name in given:
             if not v.is_ancestor(name, given[name], heads[name]):
-                raise RefusedError(v.named(name, (
-                    f"{given[name]} is not on branch {v.branch_name(name, source)!r} of "
-                    f"channel {source.name!r}")))
+                raise RefusedError(v.named(name, _not_on_branch(ws, name, given[name], source,
+                                                                target)))
             out[name] = given[name]
             continue
         pinned = {g.name: g.pins[name] for g in source.groups if name in g.pins}
@@ -132,6 +139,27 @@ def source_pins(ws: Workspace, source: Channel, given: Mapping[str, str]) -> dic
                 f"choose one with {option}")))
         out[name] = next(iter(pinned.values()), heads[name])
     return out
+
+
+def _not_on_branch(ws: Workspace, name: str, sha: str, source: Channel,
+                   target: Channel | None) -> str:
+    """Why `--sha` is refused, and the next step: a commit of the target's own branch ships as
+    a hotfix; a hotfix lands on the channel's branch first."""
+    v = ws.versions
+    branch = v.branch_name(name, source)
+    said = f"{sha} is not on branch {branch!r} of channel {source.name!r}"
+    if target is None or target.name == source.name:
+        return (f"{said}; a hotfix is a commit of the channel's own branch: merge it into "
+                f"{branch!r} first (a reviewed pull request), then promote it")
+    heads = v.head(target)
+    if v.is_ancestor(name, sha, heads[name]):
+        return (f"{said}; it is on {target.name!r}'s own branch, so ship it as a hotfix: "
+                f"clmgit promote {target.name} {target.name} --sha {_spelled(ws, name, sha)}")
+    return said
+
+
+def _spelled(ws: Workspace, name: str, sha: str) -> str:
+    return sha[:12] if len(ws.versions.names) == 1 else f"{name}={sha[:12]}"
 
 
 def plan_promotion(
@@ -146,13 +174,18 @@ def plan_promotion(
     from_any: bool = False,
     now: datetime | None = None,
 ) -> Plan:
-    """Pin the groups of `target` to the version `source` has (`sha`: `--sha` values)."""
+    """Pin the groups of `target` to the version `source` has (`sha`: `--sha` values). With
+    `source` the target itself the promotion is a hotfix: `sha` names commits of the target's
+    own branch; sources it does not name stay at the target's pins."""
     now = now or _now()
     v = ws.versions
     src, dst = ws.channel(source), ws.channel(target)
-    if src.name == dst.name:
-        raise ConfigError("source and target are the same channel")
-    new = source_pins(ws, src, given_pins(ws, sha, "--sha"))
+    hotfix = src.name == dst.name
+    if hotfix and not sha:
+        raise ConfigError(
+            f"source and target are the same channel; to ship a hotfix committed on branch "
+            f"{dst.branch!r}, name it: clmgit promote {dst.name} {dst.name} --sha SHA")
+    new = source_pins(ws, src, given_pins(ws, sha, "--sha"), dst)
     version = v.version(new)
     if groups and not dst.groups:
         dst.group(groups[0])  # raises: the channel has no groups
@@ -179,7 +212,10 @@ def plan_promotion(
         return Plan("promote", dst.name, src.name, version, (), unchanged)
 
     promotion = gates.Promotion(ws, src, dst, new, olds, tuple(olds) if dst.groups else (), now)
-    results = [r for gate in GATES for r in gate(promotion)]
+    results = [r for gate in GATES for r in gate(promotion)
+               if not (hotfix and r.gate in gates.UPSTREAM)]
+    if hotfix:
+        notes += (hotfix_note(dst),)
     moves, refused = _branch_moves(ws, dst, {**_pins(dst), **{g: new for g in olds}}, new,
                                    known=[o for o in olds.values() if o] if dst.groups else [])
     verdict = gates.judge([*results, *refused], force=force, ignore_freeze=ignore_freeze,
@@ -188,12 +224,24 @@ def plan_promotion(
     commits = tuple(f"{c.sha[:7]} {c.subject} ({c.author})" for c in log.commits)
     if log.total > len(log.commits):
         commits += (f"... and {log.total - len(log.commits)} more",)
-    plan = Plan("promote", dst.name, src.name, version, changes, unchanged, verdict.overrides,
-                commits, refusals=verdict.refusals, notes=notes,
+    plan = Plan("hotfix" if hotfix else "promote", dst.name, src.name, version, changes,
+                unchanged, verdict.overrides, commits, refusals=verdict.refusals, notes=notes,
                 records=tuple(line for r in results for line in r.record))
     pins = {g: {"sha": encode_pin(new), "promoted_at": format_timestamp(now),
-                "promoted_from": src.name} for g in olds}
+                "promoted_from": gates.HOTFIX if hotfix else src.name} for g in olds}
     return _with_writes(ws, plan, dst, pins, moves, old=olds[changes[0].group], new=new)
+
+
+def hotfix_note(target: Channel) -> str:
+    """What a hotfix is judged by (docs/explanation/promotion.md, "Hotfixes")."""
+    upstream = [name for name, on in (
+        (gates.APPLIED, target.gates.applied_in_source), (gates.SOAK, target.gates.soak),
+        (gates.HEALTHY_IN_SOURCE, target.gates.healthy_in_source)) if on]
+    skipped = f" ({', '.join(upstream)} not judged)" if upstream else ""
+    return (f"a hotfix has run in no channel before {target.name!r}: the gates of its source "
+            f"channel do not apply{skipped}; freeze, windows, signing, forward-only and "
+            "groups_before do; `clmgit sync-branches` then merges it into the first channel's "
+            "branch")
 
 
 def plan_rollback(
@@ -327,6 +375,8 @@ def commit_message(plan: Plan, moved: str) -> str:
     groups = ",".join(c.group for c in plan.changes)
     if plan.action == "promote":
         subject = f"promote({plan.target}): {plan.source} {moved} [{groups}]"
+    elif plan.action == "hotfix":
+        subject = f"hotfix({plan.target}): {moved} [{groups}]"
     else:
         subject = f"rollback({plan.target}): {moved} [{groups}]"
     paragraphs = [subject]
@@ -336,6 +386,9 @@ def commit_message(plan: Plan, moved: str) -> str:
         )
     if plan.commits:
         paragraphs.append("\n".join(plan.commits))
+    if plan.action == "hotfix":  # what it was not judged by, wrapped as a commit body is
+        paragraphs += ["\n".join(textwrap.wrap(n, 72, break_on_hyphens=False))
+                       for n in plan.notes]
     if plan.overrides:
         paragraphs.append("Overrides:\n" + "\n".join(f"- {o}" for o in plan.overrides))
     if plan.records:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from clmgit.adapters.git import GitRepo, RefUpdate
 from clmgit.errors import PushRejectedError
-from clmgit.promotion.content import BranchMove, MoveKind
+from clmgit.promotion.content import BranchMove, HotfixMerge, MoveKind
 from clmgit.workspace import Workspace
 
 
@@ -54,7 +54,17 @@ def catch_up(ws: Workspace) -> None:
 
 
 def move_commit(repo: GitRepo, move: BranchMove) -> str:
-    """The commit the branch will point at: the SHA itself, or a promotion merge onto it."""
+    """The commit the branch will point at: the SHA itself, or a promotion merge onto it (a
+    hotfix merge: the fix merged into the branch)."""
+    if isinstance(move, HotfixMerge):
+        assert move.old is not None
+        message = (
+            f"Merge hotfix {move.new[:7]} of {move.channel} into {move.branch}\n\n"
+            f"The hotfix pinned in channel {move.channel}, merged by clmgit sync-branches so that "
+            f"it reaches the channels after {move.branch} by promotion.\n\n"
+            f"Clmgit-Hotfix: {move.new}\n"
+        )
+        return repo.merge_commit(head=move.old, new=move.new, message=message, tree=move.tree)
     if move.kind is not MoveKind.PROMOTION_MERGE:
         return move.new
     assert move.old is not None
