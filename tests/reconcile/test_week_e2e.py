@@ -1,7 +1,8 @@
 """A platform team's week, end to end through the real CLI: nine clusters on moto and the
-Kubernetes emulator, four channels with canary waves, soak and `groups_before`, a change
-carried from dev to stable, an incident (a bad change rolled back, stable frozen), and a week
-in which no gate is forced except by the incident's own decision.
+Kubernetes emulator, four channels with canary waves, soak and `groups_before`; a change carried
+from dev to stable; an incident (a bad change rolled back from beta's canary, stable frozen, a
+fix committed on beta shipped as a hotfix and merged back into dev); a second config source
+added to the running fleet. No gate is forced all week: history records no override.
 
 The clock is `CLMGIT_NOW`: every command of the week runs at the hour the story says, so
 soak times pass without a sleep."""
@@ -29,6 +30,13 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {{name: addon, namespace: platform}}
 data: {{version: "{v}"}}
+"""
+
+HOTFIX = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: echo-timeout, namespace: platform}
+data: {timeout: "30s"}
 """
 
 CHANNELS = {
@@ -171,6 +179,21 @@ def test_a_week_moves_a_change_to_stable_with_no_gate_forced(week: Week) -> None
     groups = json.loads(week.ok("status", "--by", "group", "-o", "json").out)["items"]
     assert {(g["channel"], g["frozen"]) for g in groups if g["channel"] == "stable"} == {
         ("stable", True)}, groups
+
+    # The fix for beta cannot wait for dev's next change: it is committed on beta's own
+    # branch and shipped as a hotfix, canary first, then brought back into the pipeline.
+    fix = sb.builder.commit("beta", {**cluster_tree(2), "cluster/manifests/platform/fix.yaml":
+                                     HOTFIX}, "Hotfix: echo's timeout")
+    week.at("25T12:00").ok("promote", "beta", "beta", "--sha", fix, "--group", "canary")
+    week.ok("reconcile", "-q", "--channel", "beta")
+    week.at("25T12:30").ok("promote", "beta", "beta", "--sha", fix)
+    week.ok("reconcile", "-q", "--channel", "beta")
+    assert {s for a, s in week.states().items() if "-beta-" in a} == {("in-sync", fix)}
+    week.ok("sync-branches")
+    sb.builder.git("merge-base", "--is-ancestor", fix, "dev")  # the fix is on dev now
+    week.at("25T13:00").ok("reconcile", "-q", "--channel", "dev")
+    week.ok("promote", "dev", "alpha")
+    week.ok("reconcile", "-q", "--channel", "alpha")
     week.ok("unfreeze", "stable")
 
     # Thursday: a second config source joins the running fleet; nobody is blocked, and its
@@ -196,6 +219,6 @@ def test_a_week_moves_a_change_to_stable_with_no_gate_forced(week: Week) -> None
     # The week's history: every promotion through the gates, no override recorded.
     history = json.loads(week.ok("history", "-o", "json").out)["items"]
     actions = [entry["action"] for entry in history]
-    assert (actions.count("promote"), actions.count("rollback")) == (9, 1), actions
+    assert [actions.count(a) for a in ("promote", "hotfix", "rollback")] == [10, 2, 1], actions
     assert [entry for entry in history if entry["overrides"]] == []
     assert v3  # on dev and alpha, held back from beta by the rollback
