@@ -15,7 +15,6 @@ infrastructure account and local id, or an API server), before anything reaches 
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import hashlib
 import re
@@ -27,22 +26,33 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 
 from clmgit import yamlsafe
-from clmgit.cache import memo_json, memo_pickle
+from clmgit.cache import memo_pickle
 from clmgit.errors import RegistryError
 from clmgit.machine import collection_paused
 from clmgit.model import Cluster, Scalar, is_karpenter, parse_cluster
 from clmgit.urls import url_host
 
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
+_TAG = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP = f"{_TAG}str", f"{_TAG}seq", f"{_TAG}map"
+#: First characters of a plain scalar that YAML 1.1 may read as something other than a string.
+_NOT_ONLY_TEXT = frozenset(_BASE.yaml_implicit_resolvers)
 
 
 class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen at import
     """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
 
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        # libyaml asks this for each of the hundreds of thousands of nodes of a large registry:
+        # a quoted scalar, or a plain one no implicit resolver starts with, is a string (the
+        # safe loader has no path resolvers), without the walk of the resolver lists.
+        if kind is yaml.ScalarNode and (not implicit[0] or value[:1] not in _NOT_ONLY_TEXT):
+            return _STR
+        return str(super().resolve(kind, value, implicit))
+
 
 def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
-    construct = _BASE.yaml_constructors[f"tag:yaml.org,2002:{tag}"]
+    construct = _BASE.yaml_constructors[f"{_TAG}{tag}"]
 
     def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
         resolved = construct(loader, node)
@@ -51,8 +61,9 @@ def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
     return construct_written
 
 
-for _tag in _SCALAR_TAGS:
-    _WrittenLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _keeping_text(_tag))
+# A string is its own text: it stays a `str`.
+for _tag in ("null", "bool", "int", "float", "timestamp"):
+    _WrittenLoader.add_constructor(f"{_TAG}{_tag}", _keeping_text(_tag))
 
 
 class _NotText(yaml.YAMLError):
@@ -61,24 +72,23 @@ class _NotText(yaml.YAMLError):
         self.problem_mark = mark
 
 
-def _binary_text(loader: Any, node: yaml.ScalarNode) -> Scalar:
+def _binary_text(loader: Any, node: yaml.ScalarNode) -> str:
     """`!!binary`: yaml.v2 puts the decoded bytes into CLM's string field. clmgit keeps them as
     text, so they must be UTF-8 (`_NotText` otherwise)."""
-    data = _BASE.yaml_constructors["tag:yaml.org,2002:binary"](loader, node)
+    data = _BASE.yaml_constructors[f"{_TAG}binary"](loader, node)
     try:
-        text = data.decode()
+        return str(data.decode())
     except UnicodeDecodeError:
         raise _NotText(node.start_mark) from None
-    return Scalar(text, text)
 
 
-_WrittenLoader.add_constructor("tag:yaml.org,2002:binary", _binary_text)
+_WrittenLoader.add_constructor(f"{_TAG}binary", _binary_text)
 
 
 def load_written(text: bytes | str, name: str) -> Any:
-    """The first YAML document with scalars as `Scalar`s, as yaml.v2 reads a registry (any
-    further document is not read), within the limits of `clmgit.yamlsafe`; a syntax error
-    names the file and line."""
+    """The first YAML document as yaml.v2 reads a registry (any further document is not read):
+    strings as `str`, every other scalar as a `Scalar` of its text and YAML 1.1 value; within
+    the limits of `clmgit.yamlsafe`; a syntax error names the file and line."""
     yamlsafe.check_size(text, name)
     loader = _WrittenLoader(text)
     try:
@@ -87,7 +97,7 @@ def load_written(text: bytes | str, name: str) -> Any:
         node = loader.get_node()
         if yamlsafe.may_alias(text):
             yamlsafe.check_node(node, name)
-        return loader.construct_document(node)
+        return _data(loader, node)
     except _NotText as e:
         raise RegistryError(f"{name}: the !!binary value at line {e.problem_mark.line + 1} is "
                             "not UTF-8 text, which clmgit cannot carry in a config item; "
@@ -98,6 +108,30 @@ def load_written(text: bytes | str, name: str) -> Any:
         loader.dispose()
 
 
+def _data(loader: Any, node: yaml.Node) -> Any:
+    """What `loader.construct_document(node)` makes of `node`. Strings, lists and mappings of
+    scalar keys — nearly every node of a registry — are built here, several times faster than
+    PyYAML's generic constructor; anything else (another scalar, a merge key, a tag of its own,
+    a key that is not a scalar) by the loader's constructors, which also word its errors. An
+    aliased node is built again where it is repeated: the limits bound that, and nothing
+    changes the data afterwards."""
+    kind, tag = type(node), node.tag
+    if kind is yaml.ScalarNode and tag == _STR:
+        return node.value
+    if kind is yaml.SequenceNode and tag == _SEQ:
+        return [_data(loader, item) for item in node.value]
+    if kind is yaml.MappingNode and tag == _MAP and all(
+            type(k) is yaml.ScalarNode and (k.tag == _STR or k.tag[len(_TAG):] in _KEY_TAGS)
+            for k, _ in node.value):
+        return {_data(loader, k): _data(loader, v) for k, v in node.value}
+    return loader.construct_object(node, deep=True)
+
+
+#: Tags of a scalar key that `_data` builds itself (a merge `<<` or value `=` key is the
+#: constructor's).
+_KEY_TAGS = frozenset({"null", "bool", "int", "float", "timestamp"})
+
+
 def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
     """The one sentence for a registry file that is not YAML, with the line where known."""
     mark = getattr(e, "problem_mark", None)
@@ -105,59 +139,18 @@ def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
     return RegistryError(f"{name}: malformed YAML{where}")
 
 
-def _dump(value: Any) -> Any:
-    """`load_written`'s result as JSON data. Most scalars are strings written as themselves: a
-    JSON string; any other keeps its text and YAML 1.1 value under the key "\0"."""
-    if isinstance(value, Scalar):
-        resolved = value.resolved
-        if type(resolved) is str and resolved == value:
-            return str(value)
-        if isinstance(resolved, dt.datetime | dt.date):
-            kind = "datetime" if isinstance(resolved, dt.datetime) else "date"
-            return {"\0": [str(value), kind, resolved.isoformat()]}
-        return {"\0": [str(value), "value", resolved]}
-    if isinstance(value, dict):
-        if all(type(_dump(k)) is str and k not in _MARKERS for k in value):
-            return {str(k): _dump(v) for k, v in value.items()}
-        return {"\0m": [[_dump(k), _dump(v)] for k, v in value.items()]}
-    if isinstance(value, list):
-        return [_dump(v) for v in value]
-    raise TypeError(f"cannot cache {type(value).__name__}")
-
-
-_MARKERS = ("\0", "\0m")
-_LOADERS: dict[str, Callable[[Any], Any]] = {
-    "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
-    "value": lambda value: value}
-
-
-def _load(data: Any) -> Any:
-    if type(data) is str:
-        return Scalar(data, data)
-    if type(data) is list:
-        return [_load(v) for v in data]
-    if "\0" in data:
-        text, kind, value = data["\0"]
-        return Scalar(text, _LOADERS[kind](value))
-    if "\0m" in data:
-        return {_load(k): _load(v) for k, v in data["\0m"]}
-    return {Scalar(k, k): _load(v) for k, v in data.items()}
-
-
 def parse_file(text: bytes | str, name: str) -> list[Cluster]:
     """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`).
 
-    Both steps are cached by content. The records as checked are kept as their wire form,
-    keyed by the file and by this code (`_code_version`): an unchanged registry costs one JSON
-    load and the plain reading of each record, where the YAML 1.1 reading and the checks of a
-    1,000-cluster file take a second. Below that, the YAML as read is kept too (kind
-    "registry-v2"), for a new version of clmgit reading a file it has read before."""
+    The records as checked are cached, keyed by the file's content and by this code
+    (`_code_version`): an unchanged registry costs one load of its pickled records (0.1 s at
+    10,000 clusters), where reading and checking it takes a couple of seconds."""
     raw = text.encode() if isinstance(text, str) else text
     if not raw.strip():
         return []  # an empty file: a registry with no clusters yet
     with collection_paused(keep=True):
         return memo_pickle(f"registry-clusters-{_code_version()}", raw,
-                           lambda: _parse_text(text, raw, name),
+                           lambda: _parse_text(text, name),
                            dump=_shared_values, load=_load_clusters)
 
 
@@ -221,8 +214,8 @@ def _code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def _parse_text(text: bytes | str, raw: bytes, name: str) -> list[Cluster]:
-    data = memo_json("registry-v2", raw, lambda: load_written(text, name), dump=_dump, load=_load)
+def _parse_text(text: bytes | str, name: str) -> list[Cluster]:
+    data = load_written(text, name)
     if data is None or (isinstance(data, Scalar) and data.resolved is None):
         return []  # an empty file: a registry with no clusters yet
     if not isinstance(data, dict) or "clusters" not in data:
