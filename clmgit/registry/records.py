@@ -20,6 +20,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,15 +41,35 @@ _NOT_ONLY_TEXT = frozenset(_BASE.yaml_implicit_resolvers)
 
 
 class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen at import
-    """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
+    """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc).
+
+    libyaml asks the three methods below about each of the hundreds of thousands of nodes of a
+    large registry; they answer what PyYAML's resolver answers for a loader without path
+    resolvers (the safe loader has none) without walking its lists: a collection has its
+    default tag, a quoted scalar is a string, a plain one is resolved once per text."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._tags: dict[str, str] = {}
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        # libyaml asks this for each of the hundreds of thousands of nodes of a large registry:
-        # a quoted scalar, or a plain one no implicit resolver starts with, is a string (the
-        # safe loader has no path resolvers), without the walk of the resolver lists.
-        if kind is yaml.ScalarNode and (not implicit[0] or value[:1] not in _NOT_ONLY_TEXT):
+        if kind is not yaml.ScalarNode:
+            return _SEQ if kind is yaml.SequenceNode else _MAP
+        if not implicit[0] or value[:1] not in _NOT_ONLY_TEXT:
             return _STR
-        return str(super().resolve(kind, value, implicit))
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = self._tags[value] = str(super().resolve(kind, value, implicit))
+        return tag
+
+
+assert not _BASE.yaml_path_resolvers  # what `_WrittenLoader` answers holds without them
 
 
 def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
@@ -117,7 +138,7 @@ def _data(loader: Any, node: yaml.Node) -> Any:
     changes the data afterwards."""
     kind, tag = type(node), node.tag
     if kind is yaml.ScalarNode and tag == _STR:
-        return node.value
+        return intern(node.value)
     if kind is yaml.SequenceNode and tag == _SEQ:
         return [_data(loader, item) for item in node.value]
     if kind is yaml.MappingNode and tag == _MAP and all(
@@ -151,7 +172,7 @@ def parse_file(text: bytes | str, name: str) -> list[Cluster]:
     with collection_paused(keep=True):
         return memo_pickle(f"registry-clusters-{_code_version()}", raw,
                            lambda: _parse_text(text, name),
-                           dump=_shared_values, load=_load_clusters)
+                           dump=_with_hashes, load=_load_clusters)
 
 
 def _load_clusters(data: Any) -> list[Cluster]:
@@ -162,40 +183,13 @@ def _load_clusters(data: Any) -> list[Cluster]:
     return data
 
 
-def _shared_values(clusters: list[Cluster]) -> list[Cluster]:
-    """The records with every equal value one object — strings, config items, node pools —,
-    pickled once and loaded once: a fleet repeats its regions, profiles, pools and config
-    items thousands of times. Each record with its version hash computed. (Nothing changes a
-    record's parts after it is read: they are shared as the frozen records themselves are.)"""
-    seen: dict[Any, Any] = {}
-
-    def share(value: Any) -> tuple[Any, Any]:
-        """(the one object equal to `value`, a hashable key of its content)."""
-        kind = type(value)
-        if kind is str:
-            return seen.setdefault(value, value), value
-        if kind is tuple:
-            parts = [share(v) for v in value]
-            key: Any = (tuple, *(k for _, k in parts))
-            made: Any = tuple(v for v, _ in parts)
-        elif kind is dict:
-            items = [(share(k), share(v)) for k, v in value.items()]
-            key = (dict, *((kk, vk) for (_, kk), (_, vk) in items))
-            made = {k: v for (k, _), (v, _) in items}
-        elif hasattr(value, "__dataclass_fields__"):
-            fields = [(share(k), share(v)) for k, v in value.__dict__.items()]
-            key = (kind, *((kk, vk) for (_, kk), (_, vk) in fields))
-            made = object.__new__(kind)
-            made.__dict__.update({k: v for (k, _), (v, _) in fields})
-        elif kind is int or kind is bool or value is None:
-            return value, (kind, value)
-        else:  # anything else stays itself: equal is not always the same (a Scalar)
-            return value, (kind, id(value))
-        return seen.setdefault(key, made), key
-
+def _with_hashes(clusters: list[Cluster]) -> list[Cluster]:
+    """The records, each with its version hash computed now, so that it is pickled with the
+    record. A fleet repeats its regions, profiles and config items thousands of times: `_data`
+    made equal strings one object, so the pickle holds each once."""
     for c in clusters:
         c.version_hash  # noqa: B018 - computed now, so that it is pickled with the record
-    return [share(c)[0] for c in clusters]
+    return clusters
 
 
 @functools.cache

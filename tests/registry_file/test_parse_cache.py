@@ -5,7 +5,6 @@ what was read."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +174,7 @@ def test_a_refused_registry_is_refused_again(tmp_path: Path,
 
 def test_records_read_from_the_cache_share_values_and_keep_their_hash(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pickled records: equal values are one object (a fleet repeats them thousands of
+    """The pickled records: equal strings are one object (a fleet repeats them thousands of
     times) and each record's version hash comes back computed, equal to a fresh one."""
     from dataclasses import replace
 
@@ -189,6 +188,5 @@ def test_records_read_from_the_cache_share_values_and_keep_their_hash(
     cold = parse_file(text, "clusters.yaml")
     warm = parse_file(text, "clusters.yaml")
     assert warm == cold and warm[0].region is warm[1].region
-    assert warm[0].status is warm[1].status and warm[0].config_items is warm[1].config_items
     assert "version_hash" in vars(warm[1])  # loaded, not computed again
     assert warm[1].version_hash == cluster_hash(replace(warm[1])) == cold[1].version_hash
