@@ -76,7 +76,11 @@ def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
     construct = _BASE.yaml_constructors[f"{_TAG}{tag}"]
 
     def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
-        resolved = construct(loader, node)
+        try:
+            resolved = construct(loader, node)
+        except (ValueError, OverflowError) as e:  # a timestamp of a 13th month, say
+            raise yaml.constructor.ConstructorError(
+                None, None, f"not a {tag}: {e}", node.start_mark) from None
         return Scalar("" if resolved is None else node.value, resolved)
 
     return construct_written
@@ -136,15 +140,19 @@ def _data(loader: Any, node: yaml.Node) -> Any:
     a key that is not a scalar) by the loader's constructors, which also word its errors. An
     aliased node is built again where it is repeated: the limits bound that, and nothing
     changes the data afterwards."""
-    kind, tag = type(node), node.tag
-    if kind is yaml.ScalarNode and tag == _STR:
+    kind = type(node)
+    if kind is yaml.ScalarNode and node.tag == _STR:
         return intern(node.value)
-    if kind is yaml.SequenceNode and tag == _SEQ:
-        return [_data(loader, item) for item in node.value]
-    if kind is yaml.MappingNode and tag == _MAP and all(
+    if kind is yaml.SequenceNode and node.tag == _SEQ:
+        return [intern(item.value) if type(item) is yaml.ScalarNode and item.tag == _STR
+                else _data(loader, item) for item in node.value]
+    if kind is yaml.MappingNode and node.tag == _MAP and all(
             type(k) is yaml.ScalarNode and (k.tag == _STR or k.tag[len(_TAG):] in _KEY_TAGS)
             for k, _ in node.value):
-        return {_data(loader, k): _data(loader, v) for k, v in node.value}
+        # A string, nearly every key and value, is taken here without a call.
+        return {intern(k.value) if k.tag == _STR else _data(loader, k):
+                intern(v.value) if type(v) is yaml.ScalarNode and v.tag == _STR
+                else _data(loader, v) for k, v in node.value}
     return loader.construct_object(node, deep=True)
 
 

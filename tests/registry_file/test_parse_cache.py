@@ -190,3 +190,11 @@ def test_records_read_from_the_cache_share_values_and_keep_their_hash(
     assert warm == cold and warm[0].region is warm[1].region
     assert "version_hash" in vars(warm[1])  # loaded, not computed again
     assert warm[1].version_hash == cluster_hash(replace(warm[1])) == cold[1].version_hash
+
+
+def test_a_date_that_is_none_is_refused_in_one_sentence(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    text = WRITTEN.replace("when: 2024-01-02", "when: 2024-13-45")
+    with pytest.raises(RegistryError, match=r"^clusters.yaml: malformed YAML at line 8$"):
+        parse_file(text, "clusters.yaml")
