@@ -36,6 +36,8 @@ from clmgit.urls import url_host
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TAG = "tag:yaml.org,2002:"
 _STR, _SEQ, _MAP = f"{_TAG}str", f"{_TAG}seq", f"{_TAG}map"
+# Names of their own: the reading below asks for them once per node.
+_ScalarNode, _SequenceNode, _MappingNode = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
 #: First characters of a plain scalar that YAML 1.1 may read as something other than a string.
 _NOT_ONLY_TEXT = frozenset(_BASE.yaml_implicit_resolvers)
 
@@ -59,8 +61,8 @@ class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen 
         pass
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        if kind is not yaml.ScalarNode:
-            return _SEQ if kind is yaml.SequenceNode else _MAP
+        if kind is not _ScalarNode:
+            return _SEQ if kind is _SequenceNode else _MAP
         if not implicit[0] or value[:1] not in _NOT_ONLY_TEXT:
             return _STR
         tag = self._tags.get(value)
@@ -141,17 +143,17 @@ def _data(loader: Any, node: yaml.Node) -> Any:
     aliased node is built again where it is repeated: the limits bound that, and nothing
     changes the data afterwards."""
     kind = type(node)
-    if kind is yaml.ScalarNode and node.tag == _STR:
+    if kind is _ScalarNode and node.tag == _STR:
         return intern(node.value)
-    if kind is yaml.SequenceNode and node.tag == _SEQ:
-        return [intern(item.value) if type(item) is yaml.ScalarNode and item.tag == _STR
+    if kind is _SequenceNode and node.tag == _SEQ:
+        return [intern(item.value) if type(item) is _ScalarNode and item.tag == _STR
                 else _data(loader, item) for item in node.value]
-    if kind is yaml.MappingNode and node.tag == _MAP and all(
-            type(k) is yaml.ScalarNode and (k.tag == _STR or k.tag[len(_TAG):] in _KEY_TAGS)
+    if kind is _MappingNode and node.tag == _MAP and all(
+            type(k) is _ScalarNode and (k.tag == _STR or k.tag[_AFTER_TAG:] in _KEY_TAGS)
             for k, _ in node.value):
         # A string, nearly every key and value, is taken here without a call.
         return {intern(k.value) if k.tag == _STR else _data(loader, k):
-                intern(v.value) if type(v) is yaml.ScalarNode and v.tag == _STR
+                intern(v.value) if type(v) is _ScalarNode and v.tag == _STR
                 else _data(loader, v) for k, v in node.value}
     return loader.construct_object(node, deep=True)
 
@@ -159,6 +161,7 @@ def _data(loader: Any, node: yaml.Node) -> Any:
 #: Tags of a scalar key that `_data` builds itself (a merge `<<` or value `=` key is the
 #: constructor's).
 _KEY_TAGS = frozenset({"null", "bool", "int", "float", "timestamp"})
+_AFTER_TAG = len(_TAG)
 
 
 def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
