@@ -38,6 +38,8 @@ _TAG = "tag:yaml.org,2002:"
 _STR, _SEQ, _MAP = f"{_TAG}str", f"{_TAG}seq", f"{_TAG}map"
 # Names of their own: the reading below asks for them once per node.
 _ScalarNode, _SequenceNode, _MappingNode = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+#: YAML 1.1's scalars that are not strings.
+_NOT_STRINGS = ("null", "bool", "int", "float", "timestamp")
 #: First characters of a plain scalar that YAML 1.1 may read as something other than a string.
 _NOT_ONLY_TEXT = frozenset(_BASE.yaml_implicit_resolvers)
 
@@ -53,6 +55,8 @@ class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._tags: dict[str, str] = {}
+        #: Scalars that are not strings, by tag and text: a registry repeats its few numbers.
+        self.scalars: dict[tuple[str, str], Any] = {}
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         pass
@@ -88,8 +92,8 @@ def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
     return construct_written
 
 
-# A string is its own text: it stays a `str`.
-for _tag in ("null", "bool", "int", "float", "timestamp"):
+# A string is its own text: it stays a `str`; YAML 1.1's other scalars keep theirs.
+for _tag in _NOT_STRINGS:
     _WrittenLoader.add_constructor(f"{_TAG}{_tag}", _keeping_text(_tag))
 
 
@@ -143,13 +147,20 @@ def _data(loader: Any, node: yaml.Node) -> Any:
     aliased node is built again where it is repeated: the limits bound that, and nothing
     changes the data afterwards."""
     kind = type(node)
-    if kind is _ScalarNode and node.tag == _STR:
-        return intern(node.value)
+    if kind is _ScalarNode:
+        if node.tag == _STR:
+            return intern(node.value)
+        if node.tag in _KEY_TAGS:  # one of YAML 1.1's: the same text, the same value
+            key = (node.tag, node.value)
+            made = loader.scalars.get(key)
+            if made is None:
+                made = loader.scalars[key] = loader.construct_object(node, deep=True)
+            return made
     if kind is _SequenceNode and node.tag == _SEQ:
         return [intern(item.value) if type(item) is _ScalarNode and item.tag == _STR
                 else _data(loader, item) for item in node.value]
     if kind is _MappingNode and node.tag == _MAP and all(
-            type(k) is _ScalarNode and (k.tag == _STR or k.tag[_AFTER_TAG:] in _KEY_TAGS)
+            type(k) is _ScalarNode and (k.tag == _STR or k.tag in _KEY_TAGS)
             for k, _ in node.value):
         # A string, nearly every key and value, is taken here without a call.
         return {intern(k.value) if k.tag == _STR else _data(loader, k):
@@ -158,10 +169,9 @@ def _data(loader: Any, node: yaml.Node) -> Any:
     return loader.construct_object(node, deep=True)
 
 
-#: Tags of a scalar key that `_data` builds itself (a merge `<<` or value `=` key is the
-#: constructor's).
-_KEY_TAGS = frozenset({"null", "bool", "int", "float", "timestamp"})
-_AFTER_TAG = len(_TAG)
+#: YAML 1.1's tags of scalars that are not strings: `_data` builds such a key itself, and each
+#: text once (a merge `<<` or value `=` key is the constructor's).
+_KEY_TAGS = frozenset(f"{_TAG}{t}" for t in _NOT_STRINGS)
 
 
 def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
