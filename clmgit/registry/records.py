@@ -3,9 +3,9 @@
 CLM's file registry decodes `clusters.yaml` with yaml.v2 into string fields, and yaml.v2 puts a
 scalar's source text into a string field whatever YAML 1.1 would make of it: `1.20` stays
 `"1.20"` (not 1.2), `0755` stays `"0755"`, `yes` stays `"yes"`, `1:30` stays `"1:30"`, a date
-stays as written; only null (`~`, `null`, nothing) becomes `""`. The loader here hands every
-scalar over as a `model.Scalar` (its text plus the resolved value), and `model.parse_cluster`
-takes the text for string fields and the value for integer fields.
+stays as written; only null (`~`, `null`, nothing) becomes `""`. The loader here hands a string
+over as itself, and every other scalar as a `model.Scalar` (its text plus the resolved value);
+`model.parse_cluster` takes the text for string fields and the value for integer fields.
 
 `check_registry` then holds the registry as a whole to CLM's acceptance rules (a node pool needs
 instance types unless it is a Karpenter pool; a non-EKS cluster's `api_server_url` needs a
