@@ -1,21 +1,19 @@
-"""clmgit's cache directory, and parsed YAML cached by content digest.
+"""clmgit's cache directory, and what is made from a file kept by the file's content.
 
-Parsing a 1,000-cluster `clusters.yaml` costs about half a second even with libyaml; the same
-data as JSON loads in a few milliseconds. The key is the SHA-256 of the file's bytes, so a cached
-entry is never stale.
+A file registry's checked records are kept here (`records.parse_file`): at 10,000 clusters they
+load in a tenth of a second, where reading the YAML and checking it takes a couple. The key is the
+SHA-256 of the file's bytes and of the kind of entry, so an entry is never stale
+(docs/reference/caches.md).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
-
-from clmgit import yamledit
 
 KEEP = 16  # cached documents kept; older ones are pruned
 
@@ -29,34 +27,15 @@ def cache_dir(kind: str) -> Path:
     return Path(base) / kind
 
 
-def load_yaml(text: bytes, name: str) -> Any:
-    """`yamledit.load` + `normalize`, memoised on disk by content."""
-    return memo_json("yaml", text, lambda: yamledit.normalize(yamledit.load(text, name)))
-
-
-def memo_json(kind: str, text: bytes, make: Callable[[], Any], *,
-              dump: Callable[[Any], Any] = lambda data: data,
-              load: Callable[[Any], Any] = lambda data: data) -> Any:
-    """`make()`, memoised on disk as JSON by the SHA-256 of `text` (and `kind`); `dump` turns
-    the result into JSON data and `load` back."""
-    entry = _entry(kind, text, ".json")
-    try:
-        return load(json.loads(entry.read_bytes()))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # not cached yet, or an entry this version cannot read: made again
-    data = make()
-    _write(entry, lambda: json.dumps(dump(data)).encode())
-    return data
-
-
 def memo_pickle(kind: str, text: bytes, make: Callable[[], _T], *,
                 dump: Callable[[_T], Any] = lambda data: data,
                 load: Callable[[Any], _T] = lambda data: data) -> _T:
-    """`memo_json` for the project's own objects, pickled: a registry of 10,000 records loads
-    as its objects in a third of the time its JSON takes to load and be read again. The
-    directory is the user's own cache, as trusted as the installed code (the compiled
-    templates beside it are code that is run); `kind` must name the version of the classes
-    pickled, so that another version of the code never loads them."""
+    """`make()`, memoised on disk, pickled, by the SHA-256 of `text` (and `kind`); `dump` turns
+    the result into what is pickled and `load` back. The project's own objects load as
+    themselves: a registry of 10,000 records in a third of the time its JSON would take to
+    load and be read again. The directory is the user's own cache, as trusted as the installed
+    code (the compiled templates beside it are code that is run); `kind` must name the version
+    of the classes pickled, so that another version of the code never loads them."""
     entry = _entry(kind, text, ".pickle")
     try:
         return load(pickle.loads(entry.read_bytes()))

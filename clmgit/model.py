@@ -478,11 +478,12 @@ def parse_cluster(raw: Any, where: str) -> Cluster:
 
 # --- the same reading, for plain records ---------------------------------------------------------
 #
-# Registries of thousands of records arrive as JSON (the HTTP registry, the parsed-registry cache)
-# where nearly every record is plain: dicts and lists, ASCII strings, integers in range, null. For
-# such a record the general reading above comes to exactly the values below; anything else (a
-# Scalar, another type, non-ASCII text, a missing id or pool name) raises `_Irregular` and is
-# read by the general path, which also words every error.
+# Registries of thousands of records arrive as JSON (the HTTP registry) or YAML (the file registry,
+# whose loader gives strings as `str`, numbers as `Scalar`s) where nearly every record is plain:
+# dicts and lists, ASCII strings, integers in range (or `Scalar`s of one), null. For such a record
+# the general reading above comes to exactly the values below; anything else (another Scalar,
+# another type, non-ASCII text, a missing id or pool name) raises `_Irregular` and is read by the
+# general path, which also words every error.
 
 
 _T = TypeVar("_T")
@@ -513,6 +514,8 @@ def _plain_text(value: Any) -> str:
 def _plain_whole(value: Any, bounds: tuple[int, int] = _INT64) -> int:
     if value is None:
         return 0
+    if type(value) is Scalar:  # a number in a YAML registry: its value
+        value = value.resolved
     if type(value) is int and bounds[0] <= value <= bounds[1]:
         return value
     raise _Irregular

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from clmgit import yamlsafe
-from clmgit.errors import PushRejectedError, RefusedError
+from clmgit.errors import ClmgitError, PushRejectedError, RefusedError
 from clmgit.workspace import Workspace
 
 #: The fields of a record that clmgit writes (everything else is a person's).
@@ -44,14 +44,31 @@ def record_state(ws: Workspace, *, push: bool = False, attempts: int = 3) -> Rec
     registry = ws.registry
     assert isinstance(registry, FileRegistry)
     for attempt in range(attempts):
+        text = registry.path.read_bytes()
         try:
-            return _commit(ws, rel, registry.path.read_bytes(), push=push)
+            recorded = _commit(ws, rel, text, push=push)
         except RefusedError:  # another process committed meanwhile: on top of its commit
             if attempt == attempts - 1:
                 raise
             ws = Workspace(ws.repo, control_branch=ws.control_branch,
                            registry_spec=ws.registry_spec, remote=ws.remote)
+            continue
+        if recorded.commit is not None:
+            _cache_parse(text, str(registry.path))
+        return recorded
     raise AssertionError("unreachable")
+
+
+def _cache_parse(text: bytes, name: str) -> None:
+    """The committed file parsed into clmgit's cache: the jobs after this run (a report, the
+    next reconcile) read this file, and CI restores the cache this job saves, so they start
+    from its checked records instead of parsing it again (docs/reference/caches.md)."""
+    from clmgit.registry.records import parse_file
+
+    try:
+        parse_file(text, name)
+    except ClmgitError:
+        pass  # whoever reads the file next says what is wrong with it
 
 
 def tracked_registry(ws: Workspace) -> str | None:

@@ -3,9 +3,9 @@
 CLM's file registry decodes `clusters.yaml` with yaml.v2 into string fields, and yaml.v2 puts a
 scalar's source text into a string field whatever YAML 1.1 would make of it: `1.20` stays
 `"1.20"` (not 1.2), `0755` stays `"0755"`, `yes` stays `"yes"`, `1:30` stays `"1:30"`, a date
-stays as written; only null (`~`, `null`, nothing) becomes `""`. The loader here hands every
-scalar over as a `model.Scalar` (its text plus the resolved value), and `model.parse_cluster`
-takes the text for string fields and the value for integer fields.
+stays as written; only null (`~`, `null`, nothing) becomes `""`. The loader here hands a string
+over as itself, and every other scalar as a `model.Scalar` (its text plus the resolved value);
+`model.parse_cluster` takes the text for string fields and the value for integer fields.
 
 `check_registry` then holds the registry as a whole to CLM's acceptance rules (a node pool needs
 instance types unless it is a Karpenter pool; a non-EKS cluster's `api_server_url` needs a
@@ -15,44 +15,86 @@ infrastructure account and local id, or an API server), before anything reaches 
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
 from clmgit import yamlsafe
-from clmgit.cache import memo_json, memo_pickle
+from clmgit.cache import memo_pickle
 from clmgit.errors import RegistryError
 from clmgit.machine import collection_paused
 from clmgit.model import Cluster, Scalar, is_karpenter, parse_cluster
 from clmgit.urls import url_host
 
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SCALAR_TAGS = ("null", "bool", "int", "float", "timestamp", "str")
+_TAG = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP = f"{_TAG}str", f"{_TAG}seq", f"{_TAG}map"
+# Names of their own: the reading below asks for them once per node.
+_ScalarNode, _SequenceNode, _MappingNode = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+#: YAML 1.1's scalars that are not strings.
+_NOT_STRINGS = ("null", "bool", "int", "float", "timestamp")
+#: First characters of a plain scalar that YAML 1.1 may read as something other than a string.
+_NOT_ONLY_TEXT = frozenset(_BASE.yaml_implicit_resolvers)
 
 
 class _WrittenLoader(_BASE):  # type: ignore[misc, valid-type]  # a base chosen at import
-    """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc)."""
+    """YAML 1.1 as libyaml parses it, every scalar kept with its text (see the module doc).
+
+    libyaml asks the three methods below about each of the hundreds of thousands of nodes of a
+    large registry; they answer what PyYAML's resolver answers for a loader without path
+    resolvers (the safe loader has none) without walking its lists: a collection has its
+    default tag, a quoted scalar is a string, a plain one is resolved once per text."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._tags: dict[str, str] = {}
+        #: Scalars that are not strings, by tag and text: a registry repeats its few numbers.
+        self.scalars: dict[tuple[str, str], Any] = {}
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is not _ScalarNode:
+            return _SEQ if kind is _SequenceNode else _MAP
+        if not implicit[0] or value[:1] not in _NOT_ONLY_TEXT:
+            return _STR
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = self._tags[value] = str(super().resolve(kind, value, implicit))
+        return tag
+
+
+assert not _BASE.yaml_path_resolvers  # what `_WrittenLoader` answers holds without them
 
 
 def _keeping_text(tag: str) -> Callable[[Any, yaml.ScalarNode], Scalar]:
-    construct = _BASE.yaml_constructors[f"tag:yaml.org,2002:{tag}"]
+    construct = _BASE.yaml_constructors[f"{_TAG}{tag}"]
 
     def construct_written(loader: Any, node: yaml.ScalarNode) -> Scalar:
-        resolved = construct(loader, node)
+        try:
+            resolved = construct(loader, node)
+        except (ValueError, OverflowError) as e:  # a timestamp of a 13th month, say
+            raise yaml.constructor.ConstructorError(
+                None, None, f"not a {tag}: {e}", node.start_mark) from None
         return Scalar("" if resolved is None else node.value, resolved)
 
     return construct_written
 
 
-for _tag in _SCALAR_TAGS:
-    _WrittenLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _keeping_text(_tag))
+# A string is its own text: it stays a `str`; YAML 1.1's other scalars keep theirs.
+for _tag in _NOT_STRINGS:
+    _WrittenLoader.add_constructor(f"{_TAG}{_tag}", _keeping_text(_tag))
 
 
 class _NotText(yaml.YAMLError):
@@ -61,24 +103,23 @@ class _NotText(yaml.YAMLError):
         self.problem_mark = mark
 
 
-def _binary_text(loader: Any, node: yaml.ScalarNode) -> Scalar:
+def _binary_text(loader: Any, node: yaml.ScalarNode) -> str:
     """`!!binary`: yaml.v2 puts the decoded bytes into CLM's string field. clmgit keeps them as
     text, so they must be UTF-8 (`_NotText` otherwise)."""
-    data = _BASE.yaml_constructors["tag:yaml.org,2002:binary"](loader, node)
+    data = _BASE.yaml_constructors[f"{_TAG}binary"](loader, node)
     try:
-        text = data.decode()
+        return str(data.decode())
     except UnicodeDecodeError:
         raise _NotText(node.start_mark) from None
-    return Scalar(text, text)
 
 
-_WrittenLoader.add_constructor("tag:yaml.org,2002:binary", _binary_text)
+_WrittenLoader.add_constructor(f"{_TAG}binary", _binary_text)
 
 
 def load_written(text: bytes | str, name: str) -> Any:
-    """The first YAML document with scalars as `Scalar`s, as yaml.v2 reads a registry (any
-    further document is not read), within the limits of `clmgit.yamlsafe`; a syntax error
-    names the file and line."""
+    """The first YAML document as yaml.v2 reads a registry (any further document is not read):
+    strings as `str`, every other scalar as a `Scalar` of its text and YAML 1.1 value; within
+    the limits of `clmgit.yamlsafe`; a syntax error names the file and line."""
     yamlsafe.check_size(text, name)
     loader = _WrittenLoader(text)
     try:
@@ -87,7 +128,7 @@ def load_written(text: bytes | str, name: str) -> Any:
         node = loader.get_node()
         if yamlsafe.may_alias(text):
             yamlsafe.check_node(node, name)
-        return loader.construct_document(node)
+        return _data(loader, node)
     except _NotText as e:
         raise RegistryError(f"{name}: the !!binary value at line {e.problem_mark.line + 1} is "
                             "not UTF-8 text, which clmgit cannot carry in a config item; "
@@ -98,6 +139,41 @@ def load_written(text: bytes | str, name: str) -> Any:
         loader.dispose()
 
 
+def _data(loader: Any, node: yaml.Node) -> Any:
+    """What `loader.construct_document(node)` makes of `node`. Strings, lists and mappings of
+    scalar keys — nearly every node of a registry — are built here, several times faster than
+    PyYAML's generic constructor; anything else (another scalar, a merge key, a tag of its own,
+    a key that is not a scalar) by the loader's constructors, which also word its errors. An
+    aliased node is built again where it is repeated: the limits bound that, and nothing
+    changes the data afterwards."""
+    kind = type(node)
+    if kind is _ScalarNode:
+        if node.tag == _STR:
+            return intern(node.value)
+        if node.tag in _KEY_TAGS:  # one of YAML 1.1's: the same text, the same value
+            key = (node.tag, node.value)
+            made = loader.scalars.get(key)
+            if made is None:
+                made = loader.scalars[key] = loader.construct_object(node, deep=True)
+            return made
+    if kind is _SequenceNode and node.tag == _SEQ:
+        return [intern(item.value) if type(item) is _ScalarNode and item.tag == _STR
+                else _data(loader, item) for item in node.value]
+    if kind is _MappingNode and node.tag == _MAP and all(
+            type(k) is _ScalarNode and (k.tag == _STR or k.tag in _KEY_TAGS)
+            for k, _ in node.value):
+        # A string, nearly every key and value, is taken here without a call.
+        return {intern(k.value) if k.tag == _STR else _data(loader, k):
+                intern(v.value) if type(v) is _ScalarNode and v.tag == _STR
+                else _data(loader, v) for k, v in node.value}
+    return loader.construct_object(node, deep=True)
+
+
+#: YAML 1.1's tags of scalars that are not strings: `_data` builds such a key itself, and each
+#: text once (a merge `<<` or value `=` key is the constructor's).
+_KEY_TAGS = frozenset(f"{_TAG}{t}" for t in _NOT_STRINGS)
+
+
 def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
     """The one sentence for a registry file that is not YAML, with the line where known."""
     mark = getattr(e, "problem_mark", None)
@@ -105,60 +181,19 @@ def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
     return RegistryError(f"{name}: malformed YAML{where}")
 
 
-def _dump(value: Any) -> Any:
-    """`load_written`'s result as JSON data. Most scalars are strings written as themselves: a
-    JSON string; any other keeps its text and YAML 1.1 value under the key "\0"."""
-    if isinstance(value, Scalar):
-        resolved = value.resolved
-        if type(resolved) is str and resolved == value:
-            return str(value)
-        if isinstance(resolved, dt.datetime | dt.date):
-            kind = "datetime" if isinstance(resolved, dt.datetime) else "date"
-            return {"\0": [str(value), kind, resolved.isoformat()]}
-        return {"\0": [str(value), "value", resolved]}
-    if isinstance(value, dict):
-        if all(type(_dump(k)) is str and k not in _MARKERS for k in value):
-            return {str(k): _dump(v) for k, v in value.items()}
-        return {"\0m": [[_dump(k), _dump(v)] for k, v in value.items()]}
-    if isinstance(value, list):
-        return [_dump(v) for v in value]
-    raise TypeError(f"cannot cache {type(value).__name__}")
-
-
-_MARKERS = ("\0", "\0m")
-_LOADERS: dict[str, Callable[[Any], Any]] = {
-    "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat,
-    "value": lambda value: value}
-
-
-def _load(data: Any) -> Any:
-    if type(data) is str:
-        return Scalar(data, data)
-    if type(data) is list:
-        return [_load(v) for v in data]
-    if "\0" in data:
-        text, kind, value = data["\0"]
-        return Scalar(text, _LOADERS[kind](value))
-    if "\0m" in data:
-        return {_load(k): _load(v) for k, v in data["\0m"]}
-    return {Scalar(k, k): _load(v) for k, v in data.items()}
-
-
 def parse_file(text: bytes | str, name: str) -> list[Cluster]:
     """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`).
 
-    Both steps are cached by content. The records as checked are kept as their wire form,
-    keyed by the file and by this code (`_code_version`): an unchanged registry costs one JSON
-    load and the plain reading of each record, where the YAML 1.1 reading and the checks of a
-    1,000-cluster file take a second. Below that, the YAML as read is kept too (kind
-    "registry-v2"), for a new version of clmgit reading a file it has read before."""
+    The records as checked are cached, keyed by the file's content and by this code
+    (`_code_version`): an unchanged registry costs one load of its pickled records (0.1 s at
+    10,000 clusters), where reading and checking it takes a couple of seconds."""
     raw = text.encode() if isinstance(text, str) else text
     if not raw.strip():
         return []  # an empty file: a registry with no clusters yet
     with collection_paused(keep=True):
         return memo_pickle(f"registry-clusters-{_code_version()}", raw,
-                           lambda: _parse_text(text, raw, name),
-                           dump=_shared_values, load=_load_clusters)
+                           lambda: _parse_text(text, name),
+                           dump=_with_hashes, load=_load_clusters)
 
 
 def _load_clusters(data: Any) -> list[Cluster]:
@@ -169,40 +204,13 @@ def _load_clusters(data: Any) -> list[Cluster]:
     return data
 
 
-def _shared_values(clusters: list[Cluster]) -> list[Cluster]:
-    """The records with every equal value one object — strings, config items, node pools —,
-    pickled once and loaded once: a fleet repeats its regions, profiles, pools and config
-    items thousands of times. Each record with its version hash computed. (Nothing changes a
-    record's parts after it is read: they are shared as the frozen records themselves are.)"""
-    seen: dict[Any, Any] = {}
-
-    def share(value: Any) -> tuple[Any, Any]:
-        """(the one object equal to `value`, a hashable key of its content)."""
-        kind = type(value)
-        if kind is str:
-            return seen.setdefault(value, value), value
-        if kind is tuple:
-            parts = [share(v) for v in value]
-            key: Any = (tuple, *(k for _, k in parts))
-            made: Any = tuple(v for v, _ in parts)
-        elif kind is dict:
-            items = [(share(k), share(v)) for k, v in value.items()]
-            key = (dict, *((kk, vk) for (_, kk), (_, vk) in items))
-            made = {k: v for (k, _), (v, _) in items}
-        elif hasattr(value, "__dataclass_fields__"):
-            fields = [(share(k), share(v)) for k, v in value.__dict__.items()]
-            key = (kind, *((kk, vk) for (_, kk), (_, vk) in fields))
-            made = object.__new__(kind)
-            made.__dict__.update({k: v for (k, _), (v, _) in fields})
-        elif kind is int or kind is bool or value is None:
-            return value, (kind, value)
-        else:  # anything else stays itself: equal is not always the same (a Scalar)
-            return value, (kind, id(value))
-        return seen.setdefault(key, made), key
-
+def _with_hashes(clusters: list[Cluster]) -> list[Cluster]:
+    """The records, each with its version hash computed now, so that it is pickled with the
+    record. A fleet repeats its regions, profiles and config items thousands of times: `_data`
+    made equal strings one object, so the pickle holds each once."""
     for c in clusters:
         c.version_hash  # noqa: B018 - computed now, so that it is pickled with the record
-    return [share(c)[0] for c in clusters]
+    return clusters
 
 
 @functools.cache
@@ -221,8 +229,8 @@ def _code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def _parse_text(text: bytes | str, raw: bytes, name: str) -> list[Cluster]:
-    data = memo_json("registry-v2", raw, lambda: load_written(text, name), dump=_dump, load=_load)
+def _parse_text(text: bytes | str, name: str) -> list[Cluster]:
+    data = load_written(text, name)
     if data is None or (isinstance(data, Scalar) and data.resolved is None):
         return []  # an empty file: a registry with no clusters yet
     if not isinstance(data, dict) or "clusters" not in data:
@@ -264,6 +272,8 @@ def check_keys(record: Any, where: str) -> None:
 
 
 def _known(mapping: dict[Any, Any], keys: frozenset[str], where: str) -> None:
+    if mapping.keys() <= keys:  # every key known (a string or a Scalar equals its text)
+        return
     import difflib
 
     for key in mapping:

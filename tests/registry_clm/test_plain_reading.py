@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clmgit.errors import ClmgitError
-from clmgit.model import _Irregular, _plain_cluster, cluster_to_dict, parse_cluster
+from clmgit.model import Scalar, _Irregular, _plain_cluster, cluster_to_dict, parse_cluster
 from clmgit.urls import url_host
 from tests.helpers.hypothesis_profiles import examples
 
@@ -32,12 +32,18 @@ ODD = st.one_of(
     st.sampled_from(["", "ä", "\ud800", "x\udfffy", "日本", "\x00", "\u2028"]),
     st.lists(st.text(max_size=3), max_size=2),
     st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+    # What the file registry's YAML loader gives for a scalar that is not a string.
+    st.builds(Scalar, st.sampled_from(["", "0x1f", "1.5", "yes", "~"]),
+              st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False),
+                        st.integers(min_value=-(2**70), max_value=2**70))),
 )
 ASCII = st.text(st.characters(max_codepoint=127), max_size=8)
 TEXT = st.one_of(ASCII, st.none())
 NAME = ASCII.filter(bool)
-INT32 = st.one_of(st.integers(-(2**31), 2**31 - 1), st.none())
-INT64 = st.one_of(st.integers(-(2**63), 2**63 - 1), st.none())
+INT32 = st.one_of(st.integers(-(2**31), 2**31 - 1), st.none(),
+                  st.integers(-(2**31), 2**31 - 1).map(lambda i: Scalar(f"{i:#x}", i)))
+INT64 = st.one_of(st.integers(-(2**63), 2**63 - 1), st.none(),
+                  st.integers(-(2**63), 2**63 - 1).map(lambda i: Scalar(str(i), i)))
 ITEMS = st.one_of(st.dictionaries(ASCII, ASCII, max_size=4), st.none())
 
 
@@ -129,6 +135,9 @@ def test_a_plain_record_takes_the_plain_reading() -> None:
         "node_pools": [{"name": "default", "instance_types": ["m5.large"], "max_size": 3}],
     }
     assert _plain_cluster(raw) == read(MappingProxyType(raw))
+    # The file registry's loader: a number is a Scalar of its text and value.
+    numbered = {**raw, "criticality_level": Scalar("0x2", 2)}
+    assert _plain_cluster(numbered) == read(MappingProxyType(raw))
     for odd in ({"config_items": {"a": "ä"}}, {"criticality_level": True}, {"alias": 1},
                 {"node_pools": [{"name": ""}]}, {"status": {"problems": [None, 1]}}):
         try:

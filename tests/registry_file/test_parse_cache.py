@@ -1,10 +1,10 @@
-"""clusters.yaml as read (every scalar with its text and YAML 1.1 value) is cached by content as
-JSON: what the cache gives back is what the YAML gives. Above it, the records as checked are
-cached by content and by the code that read them: what comes back is what was read."""
+"""clusters.yaml as read: strings as themselves, every other scalar with its text and YAML 1.1
+value, the common nodes built by clmgit's own walk exactly as PyYAML's constructors build them.
+The records as checked are cached by content and by the code that read them: what comes back is
+what was read."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import yaml
 from clmgit.errors import RegistryError
 from clmgit.model import Scalar
 from clmgit.registry import records
-from clmgit.registry.records import _dump, _load, load_written, parse_file
+from clmgit.registry.records import load_written, parse_file
 
 ODD = b"""\
 clusters:
@@ -47,11 +47,52 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def test_the_cached_form_reads_back_as_the_yaml() -> None:
-    read = load_written(ODD, "clusters.yaml")
-    assert same(_load(json.loads(json.dumps(_dump(read)))), read)
-    assert not same(_load(json.loads(json.dumps(_dump(read)))),
-                    load_written(ODD.replace(b"0755", b"493"), "clusters.yaml"))
+#: Nodes the walk leaves to the constructors: merge and value keys, tags of their own, aliases,
+#: keys that are numbers, null or booleans, duplicate keys, binary text.
+TAGGED = b"""\
+base: &base {region: eu-central-1, size: 3, on: yes, 1.5: x}
+clusters:
+- <<: *base
+  id: aws:123456789012:eu-central-1:c1
+  set: !!set {a, 1}
+  pairs: !!omap [{a: 1}, {b: ~}]
+  text: !!binary aGVsbG8=
+  number: !!str 123
+  list: &list [1, two, ~, 2024-01-02, {k: v}]
+  again: *list
+  map: !!map {=: value, ~: null key, true: t}
+  id: twice
+- {<<: [*base], region: us-east-1}
+"""
+
+
+def constructed(text: bytes) -> Any:
+    """The document as PyYAML's constructors build it with the registry's loader."""
+    loader = records._WrittenLoader(text)
+    try:
+        return loader.construct_document(loader.get_single_node())
+    finally:
+        loader.dispose()
+
+
+@pytest.mark.parametrize("text", [ODD, TAGGED, b"[a, 1, ~]", b"plain 1", b"{? [a]: 1}"])
+def test_the_walk_builds_what_the_constructors_build(text: bytes) -> None:
+    try:
+        expected = constructed(text)
+    except yaml.YAMLError:
+        with pytest.raises(RegistryError, match="malformed YAML at line 1"):
+            load_written(text, "clusters.yaml")
+        return
+    read = load_written(text, "clusters.yaml")
+    assert same(read, expected)
+    assert not same(read, constructed(text.replace(b"1", b"2")))
+
+
+def test_strings_are_str_and_other_scalars_keep_their_text() -> None:
+    read = load_written(ODD, "clusters.yaml")["clusters"][0]
+    assert type(read["id"]) is str and type(read["node_pools"][1]) is str
+    assert (read["mode"], read["mode"].resolved) == ("0755", 493)
+    assert (read["nothing"], read["nothing"].resolved) == ("", None)
 
 
 def test_a_registry_parses_the_same_from_the_cache(tmp_path, monkeypatch: pytest.MonkeyPatch,
@@ -97,7 +138,7 @@ def test_the_checked_records_are_cached_and_read_back_the_same(
     assert [c.alias for c in cold] == ["kübe", ""]
     assert cold[0].config_items["mode"] == "0755" and cold[0].criticality_level == 2
     written = entries(tmp_path)
-    assert len(written) == 2  # the YAML as read, and the records as checked
+    assert len(written) == 1  # the records as checked
     monkeypatch.setattr(yaml, "load", None)  # a read from the cache parses no YAML
     assert parse_file(WRITTEN, "clusters.yaml") == cold
     assert entries(tmp_path) == written
@@ -118,7 +159,7 @@ def test_another_version_of_the_code_reads_the_file_anew(
     before = entries(tmp_path)
     monkeypatch.setattr(records, "_code_version", lambda: "another")
     assert parse_file(WRITTEN, "clusters.yaml") == cold
-    assert len(entries(tmp_path) - before) == 1  # its own records entry, the YAML one reused
+    assert len(entries(tmp_path) - before) == 1  # its own records entry
 
 
 def test_a_refused_registry_is_refused_again(tmp_path: Path,
@@ -133,7 +174,7 @@ def test_a_refused_registry_is_refused_again(tmp_path: Path,
 
 def test_records_read_from_the_cache_share_values_and_keep_their_hash(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pickled records: equal values are one object (a fleet repeats them thousands of
+    """The pickled records: equal strings are one object (a fleet repeats them thousands of
     times) and each record's version hash comes back computed, equal to a fresh one."""
     from dataclasses import replace
 
@@ -147,6 +188,13 @@ def test_records_read_from_the_cache_share_values_and_keep_their_hash(
     cold = parse_file(text, "clusters.yaml")
     warm = parse_file(text, "clusters.yaml")
     assert warm == cold and warm[0].region is warm[1].region
-    assert warm[0].status is warm[1].status and warm[0].config_items is warm[1].config_items
     assert "version_hash" in vars(warm[1])  # loaded, not computed again
     assert warm[1].version_hash == cluster_hash(replace(warm[1])) == cold[1].version_hash
+
+
+def test_a_date_that_is_none_is_refused_in_one_sentence(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path))
+    text = WRITTEN.replace("when: 2024-01-02", "when: 2024-13-45")
+    with pytest.raises(RegistryError, match=r"^clusters.yaml: malformed YAML at line 8$"):
+        parse_file(text, "clusters.yaml")

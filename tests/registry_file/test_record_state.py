@@ -200,3 +200,23 @@ def test_other_locks_are_left_alone(fleet: Fleet, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(RefusedError, match="index.lock exists"):
         record_state(open_workspace(str(fleet.path)), attempts=1)
     assert lock.read_bytes() == data
+
+
+def test_the_committed_state_is_in_the_cache_the_next_job_restores(
+        fleet: Fleet, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI saves clmgit's cache after the reconcile job; the jobs after it read the file that job
+    committed, so its parse must be in that cache, not only the parse of the file it started
+    from."""
+    from clmgit.registry import records
+
+    monkeypatch.setenv("CLMGIT_CACHE_DIR", str(tmp_path / "cache"))
+    write_status(fleet, DEV, f"{fleet.c3}#abc")
+    record_state(open_workspace(str(fleet.path)))
+    committed = (fleet.path / "clusters.yaml").read_bytes()
+    parsed = records._parse_text(committed, "clusters.yaml")
+
+    def unparsed(text: object, name: str) -> None:
+        raise AssertionError("parsed again, not read from the cache")
+
+    monkeypatch.setattr(records, "load_written", unparsed)
+    assert records.parse_file(committed, "clusters.yaml") == parsed
