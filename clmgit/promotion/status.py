@@ -48,6 +48,9 @@ class ClusterState:
     health_reason: str = ""
 
 
+_new = object.__new__
+
+
 class _Judge:
     """The state of each cluster at one instant. What clusters share is worked out once per
     run, not once per cluster: the progress deadline of each channel (a fleet has a few
@@ -75,7 +78,10 @@ class _Judge:
         if state == "pending":
             reason = reason or _waiting(ws, cluster, now)
         health = status_health(cluster, deadline, now)
-        return ClusterState(
+        # Built as its fields' dict, in their order: a frozen dataclass's __init__ sets each
+        # field through object.__setattr__, two thirds of the cost of a row at 10,000 rows.
+        row: ClusterState = _new(ClusterState)
+        row.__dict__.update(
             id=cluster.id,
             alias=cluster.alias,
             environment=cluster.environment,
@@ -90,6 +96,7 @@ class _Judge:
             health_since=health.since,
             health_reason=health.first_reason,
         )
+        return row
 
 
 def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) -> ClusterState:
