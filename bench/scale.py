@@ -15,9 +15,10 @@ warm-up run that fills the parsed-registry cache (reported as "cold"):
 next run. `CLMGIT_BENCH_SCALE=reads` measures only the read-only commands at 10,000 clusters
 (`status`, `status -o json`, `promote --dry-run`), to check a change to their path.
 
-The machine is shared, so each row gives the minimum and median wall time and the CPU time of the command (user + system, which load inflates far less than wall time). For the
-commands measured at both sizes the cost is split into a per-cluster slope (the difference over
-the 90,000 more clusters) and the fixed start-up cost it leaves at zero clusters.
+The machine is shared, so each row gives the minimum and median wall time and the CPU time
+of the command (user + system, which load inflates far less than wall time). For the commands
+measured at both sizes the cost is split into a per-cluster slope (the difference over the
+90,000 more clusters) and the fixed start-up cost it leaves at zero clusters.
 """
 
 from __future__ import annotations
