@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clmgit.cli.output import indented_json
+from clmgit.cli.output import Format, emit, indented_json
 
 # Strings with what could be taken for the joints of records: braces, commas, line breaks.
 TEXT = st.text(alphabet=st.sampled_from(list('ab{},:[]"\\\n\t é\u2028')), max_size=8)
@@ -44,3 +46,14 @@ def test_the_shapes_that_take_the_short_ways() -> None:
     for value in ({}, [], [{}], [{}, {"a": 1}], [{"a": "},\n    {"}, {"b": None}],
                   {"items": ({"a": 1}, {"a": 2})}, {1: {"x": [1]}, "y": []}):
         same(value)
+
+
+def test_a_record_given_twice_is_written_twice_in_yaml(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """to_data passes a dict that already is data on as it is, so one record may stand twice
+    in a document: YAML writes it out twice, never as an anchor and an alias."""
+    record = {"id": "c1", "state": "in-sync"}
+    emit([record, record], Format.yaml, kind="ClusterStatusList")
+    out = capsys.readouterr().out
+    assert "&" not in out and "*" not in out
+    assert yaml.safe_load(out)["items"] == [record, record]

@@ -136,8 +136,12 @@ def _write(doc: dict[str, Any], fmt: Format) -> None:
     if fmt is Format.yaml:
         import yaml  # lazily: every command imports this module, few print YAML
 
-        yaml.safe_dump(doc, sys.stdout, default_flow_style=False, sort_keys=False,
-                       allow_unicode=True)
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data: Any) -> bool:
+                return True  # a dict to_data passed on as it is may stand twice: no `&id001`
+
+        yaml.dump(doc, sys.stdout, Dumper=Dumper, default_flow_style=False, sort_keys=False,
+                  allow_unicode=True)
         return
     # One string, one write: `json.dump` writes each of its thousands of pieces on its own.
     sys.stdout.write(indented_json(doc) + "\n")
