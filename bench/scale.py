@@ -12,10 +12,13 @@ warm-up run that fills the parsed-registry cache (reported as "cold"):
   records), in this process.
 
 `CLMGIT_BENCH_KEEP=DIR` builds the repositories (and the cache) in DIR and keeps them for the
-next run. The machine is shared, so each row gives the minimum and median wall time and the
-CPU time of the command (user + system, which load inflates far less than wall time). For the
-commands measured at both sizes the cost is split into a per-cluster slope (the difference over
-the 90,000 more clusters) and the fixed start-up cost it leaves at zero clusters.
+next run. `CLMGIT_BENCH_SCALE=reads` measures only the read-only commands at 10,000 clusters
+(`status`, `status -o json`, `promote --dry-run`), to check a change to their path.
+
+The machine is shared, so each row gives the minimum and median wall time and the CPU time
+of the command (user + system, which load inflates far less than wall time). For the commands
+measured at both sizes the cost is split into a per-cluster slope (the difference over the
+90,000 more clusters) and the fixed start-up cost it leaves at zero clusters.
 """
 
 from __future__ import annotations
@@ -105,6 +108,11 @@ def built(folder: Path, build: Callable[[Path], object]) -> Path:
     return repo
 
 
+def reads_only() -> bool:
+    """Only the read-only commands at the smaller size (`CLMGIT_BENCH_SCALE=reads`)."""
+    return os.environ.get("CLMGIT_BENCH_SCALE") == "reads"
+
+
 def promotion_rows(tmp: Path, clusters: int) -> dict[str, Timing]:
     repo = built(tmp / f"promotion-{clusters}",
                  lambda folder: promotion.build(folder, clusters=clusters))
@@ -122,8 +130,9 @@ def promotion_rows(tmp: Path, clusters: int) -> dict[str, Timing]:
     if clusters <= SIZES[0]:
         found["promote --dry-run"] = repeat(
             lambda: command(b.path, "promote", "--dry-run", "dev", "alpha"), runs)
-        found["promote"] = repeat(lambda: command(b.path, "promote", "dev", "alpha"), runs,
-                                  undo)
+        if not reads_only():
+            found["promote"] = repeat(lambda: command(b.path, "promote", "dev", "alpha"),
+                                      runs, undo)
     return found
 
 
@@ -212,15 +221,18 @@ def run() -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory(prefix="clmgit-bench-scale-") as scratch:
         tmp = keep or scratch
         os.environ.setdefault("CLMGIT_CACHE_DIR", str(Path(tmp) / "cache"))
-        at = {n: promotion_rows(Path(tmp), n) for n in SIZES}
+        at = {n: promotion_rows(Path(tmp), n) for n in (SIZES[:1] if reads_only() else SIZES)}
         repo = f"{promotion.COMMITS:,} commits on dev"
         for name in ("status", "status -o json"):
             row(f"{name}, {small:,} clusters", "≤ 1.0 s", at[small][name],
                 f"{repo}, whole command")
-            row(f"{name}, {large:,} clusters", "-", at[large][name],
-                f"{repo}, whole command; {slope(at[small][name], at[large][name], SIZES)}")
+            if large in at:
+                row(f"{name}, {large:,} clusters", "-", at[large][name],
+                    f"{repo}, whole command; {slope(at[small][name], at[large][name], SIZES)}")
         row(f"promote --dry-run dev alpha, {small:,} clusters", "≤ 1.0 s",
             at[small]["promote --dry-run"], f"{repo}, whole command")
+        if reads_only():
+            return rows
         row(f"promote dev alpha, {small:,} clusters", "≤ 1.0 s", at[small]["promote"],
             f"{repo}, whole command, undone between runs")
         rows.extend(ci_rows(Path(tmp), load))

@@ -15,15 +15,15 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError as RuamelYAMLError
 
 from clmgit import yamlsafe
 from clmgit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 Scalar = str | int | bool | None
 #: A value `Document.set` writes: a scalar, or a flat mapping of scalars written as one flow
@@ -80,6 +80,11 @@ class Document:
         return self._form.restore(self._body)
 
     def _parse(self) -> None:
+        # ruamel.yaml only here, where a file is edited: the commands that only read (status)
+        # do not pay for importing it.
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import YAMLError as RuamelYAMLError
+
         yamlsafe.check(self._body, self.name)
         try:
             self._tree = YAML(typ="rt").load(self._body)
@@ -143,6 +148,8 @@ class Document:
     # --- the splice ------------------------------------------------------------------------
 
     def _splice(self, path: Path, key: str, value: Value) -> None:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         node = _walk(self._tree, path)
         if not isinstance(node, CommentedMap) or node.fa.flow_style():
             raise _CannotSplice
@@ -171,6 +178,8 @@ class Document:
         self.data = actual
 
     def _dump_round_trip(self, path: Path, values: Mapping[str, Value]) -> None:
+        from ruamel.yaml import YAML
+
         rt = YAML(typ="rt")
         rt.preserve_quotes = True
         tree = rt.load(self._body)
@@ -232,6 +241,8 @@ def _walk(node: Any, path: Path) -> Any:
 
 
 def _last_scalar_key(node: CommentedMap) -> str | None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     scalar_keys: list[str] = [
         k for k, v in node.items() if not isinstance(v, CommentedMap | CommentedSeq)]
     if not scalar_keys:

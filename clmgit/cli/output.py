@@ -49,6 +49,7 @@ def terminal_width() -> int | None:
 
 #: Values that are their own data (exact types: an enum that is also a str is not).
 _PLAIN = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
 
 
 def to_data(value: Any) -> Any:
@@ -64,6 +65,8 @@ def to_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
+        if kind is dict and _STR.issuperset(map(type, value)) and _flat(value):
+            return value  # already data: a fleet's records are not copied again
         return {str(k): to_data(v) for k, v in value.items()}
     if isinstance(value, enum.Enum):
         return value.value
@@ -133,11 +136,61 @@ def _write(doc: dict[str, Any], fmt: Format) -> None:
     if fmt is Format.yaml:
         import yaml  # lazily: every command imports this module, few print YAML
 
-        yaml.safe_dump(doc, sys.stdout, default_flow_style=False, sort_keys=False,
-                       allow_unicode=True)
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data: Any) -> bool:
+                return True  # a dict to_data passed on as it is may stand twice: no `&id001`
+
+        yaml.dump(doc, sys.stdout, Dumper=Dumper, default_flow_style=False, sort_keys=False,
+                  allow_unicode=True)
         return
     # One string, one write: `json.dump` writes each of its thousands of pieces on its own.
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(indented_json(doc) + "\n")
+
+
+#: Values the C encoder writes alone: a container of only these needs no indentation inside.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_ENCODERS: dict[str, json.JSONEncoder] = {}
+
+
+def _encode(value: Any, separator: str) -> str:
+    """The C encoder, all on one line but for `separator` between items."""
+    encoder = _ENCODERS.get(separator)
+    if encoder is None:
+        encoder = _ENCODERS.setdefault(separator, json.JSONEncoder(separators=(separator, ": ")))
+    return encoder.encode(value)
+
+
+def _flat(value: Any) -> bool:
+    """A non-empty container of scalars only."""
+    items = value.values() if type(value) is dict else value
+    return bool(items) and _SCALARS.issuperset(map(type, items))
+
+
+def indented_json(value: Any, level: int = 0) -> str:
+    """`json.dumps(value, indent=2)`, byte for byte, several times as fast on a list of flat
+    records (a fleet's status). json's C encoder writes no indentation, so it is given the
+    line break and indent of a level as the separator between items: a container of scalars
+    is one call, and so is a list of such records, whose joints are then re-indented (with
+    ensure_ascii a line break is never inside a string, so a joint `},<break>{` is one)."""
+    kind = type(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return json.dumps(value)
+    if not value:
+        return "{}" if kind is dict else "[]"
+    outer, pad, inner = "  " * level, "\n" + "  " * (level + 1), "\n" + "  " * (level + 2)
+    if _flat(value):
+        text = _encode(value, "," + pad)
+        return f"{text[0]}{pad}{text[1:-1]}\n{outer}{text[-1]}"
+    if kind is not dict and all(type(v) is dict and _flat(v) for v in value):
+        body = _encode(value, "," + inner)[2:-2].replace(
+            f"}},{inner}{{", f"\n{pad[1:]}}},{pad}{{{inner}")
+        return f"[{pad}{{{inner}{body}\n{pad[1:]}}}\n{outer}]"
+    if kind is dict and any(type(k) is not str for k in value):
+        return json.dumps(value, indent=2).replace("\n", "\n" + outer)
+    parts = ([f"{json.dumps(k)}: {indented_json(v, level + 1)}" for k, v in value.items()]
+             if kind is dict else [indented_json(v, level + 1) for v in value])
+    close = "}" if kind is dict else "]"
+    return f"{'{' if kind is dict else '['}{pad}{(',' + pad).join(parts)}\n{outer}{close}"
 
 
 def line(text: str = "") -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from clmgit import mdtext, timestamps
-from clmgit.cli.output import Format, emit, line, note, table, to_data
+from clmgit.cli.output import Format, emit, line, note, table
 from clmgit.model import short_version
 
 if TYPE_CHECKING:
@@ -243,7 +243,9 @@ def health_rows(rows: Sequence[HealthRow], *, fmt: Format) -> None:
 
 
 def _state_data(s: ClusterState) -> dict[str, Any]:
-    data: dict[str, Any] = to_data(s)
+    # Its fields are all scalars, set in their order: the instance's dict is its data (a fleet
+    # is 10,000 of them; to_data would look at every value).
+    data: dict[str, Any] = dict(vars(s))
     data["applied_sha"] = s.applied_sha or None  # null, not "", for never applied
     return data
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from clmgit.channels import Group
 from clmgit.durations import format_duration
 from clmgit.healthstate import (
     HEALTHY,
@@ -34,7 +35,6 @@ from clmgit.promotion.gates import (
     groups_before,
 )
 from clmgit.timestamps import parse_timestamp
-from clmgit.workspace import Workspace
 
 #: At most this many clusters are named in a refusal, and listed in the commit.
 NAMED = 10
@@ -153,23 +153,19 @@ def _groups_healthy(p: Promotion, clusters: Sequence[Cluster]) -> GateResult:
 # --- for `status` ------------------------------------------------------------------------------
 
 
-def status_health(ws: Workspace, cluster: Cluster, now: datetime) -> Judgement:
-    """The health column of `status`: the version it runs, judged now ("" for a cluster that
-    has applied nothing)."""
+def status_health(cluster: Cluster, deadline: timedelta, now: datetime) -> Judgement:
+    """The health column of `status`: the version it runs, judged now against the progress
+    deadline of its channel (`gate_for`) ("" for a cluster that has applied nothing)."""
     if not cluster.status.current_version:
         return Judgement("")
-    deadline = gate_for(ws.channels.values(), cluster.channel).progress_deadline
     return judge(cluster.status, deadline=deadline, now=now)
 
 
-def stuck(ws: Workspace, cluster: Cluster, state: str, reason: str,
+def stuck(cluster: Cluster, group: Group | None, deadline: timedelta, state: str, reason: str,
           now: datetime) -> tuple[str, str]:
     """`stuck` for a cluster still pending or updating past its progress deadline after its
     group was pinned, with how long and why; else the state as it was."""
-    channel = ws.channels.get(cluster.channel)
-    group = channel.group_for(cluster) if channel else None
     pinned_at = parse_timestamp(group.promoted_at) if group else None
-    deadline = gate_for(ws.channels.values(), cluster.channel).progress_deadline
     if pinned_at is None or now <= pinned_at + deadline:
         return state, reason
     if cluster.status.problems:
