@@ -15,7 +15,7 @@ COPY clmgit ./clmgit
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
-# git: clmgit runs it for every read of the config repository. The digest above pins the
+# git: GitPython runs it for every read of the config repository. The digest above pins the
 # Debian release; git follows that release's security updates.
 # hadolint ignore=DL3008
 RUN apt-get update \

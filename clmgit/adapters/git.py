@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import git
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
+
 from clmgit.adapters.gitenv import git_env
 from clmgit.adapters.gitfailure import failure
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
@@ -96,35 +99,21 @@ def run_git(
 
 
 
-def _find(path: Path) -> tuple[Path, Path | None]:
-    """(git directory, top of the working tree or None when bare) of the repository at `path`
-    or above it, as git finds it: one `rev-parse` through the hardened runner."""
-    if not path.is_dir():
-        raise GitError(f"{path} is not a git repository; pass --repo PATH")
-    proc = run_git(["rev-parse", "--absolute-git-dir", "--is-bare-repository",
-                    "--is-inside-work-tree", "--show-prefix"], cwd=path, ok=range(256))
-    lines = proc.stdout.decode(errors="replace").splitlines()
-    if proc.returncode != 0 or len(lines) < 3:
-        if b"not a git repository" in proc.stderr:
-            raise GitError(f"{path} is not a git repository; pass --repo PATH")
-        raise GitError(failure(["rev-parse"], proc.returncode, proc.stderr))
-    git_dir = Path(lines[0]).resolve()
-    if lines[1] == "true":
-        return git_dir, None
-    if lines[2] != "true":  # inside the .git directory of a repository with a working tree
-        return git_dir, git_dir.parent
-    top = path.resolve()
-    for _ in Path(lines[3] if len(lines) > 3 else "").parts:
-        top = top.parent
-    return git_dir, top
-
-
 class GitRepo:
     """A config repository on disk (bare or with a working tree), found from `path` or any
     directory below its top, as git finds it."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.git_dir, self.workdir = _find(Path(path))
+        # GitPython finds the repository as git does, in Python: it reads files and starts no
+        # git process, so a repository's config is read as data here too.
+        try:
+            found = git.Repo(path, search_parent_directories=True)
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            raise GitError(f"{path} is not a git repository; pass --repo PATH") from None
+        self.git_dir = Path(found.git_dir).resolve()
+        tree = found.working_tree_dir
+        self.workdir: Path | None = None if found.bare or tree is None else Path(tree).resolve()
+        found.close()
         self._history_trees: dict[tuple[str, str], frozenset[str]] = {}
         self._ancestry: dict[tuple[str, str], bool] = {}
         if self.workdir is not None and (self.git_dir / "index.lock").exists():
@@ -201,8 +190,8 @@ class GitRepo:
     @functools.cached_property
     def _objects(self) -> gitobjects.ObjectReader:
         """One `git cat-file --batch` for the files this repository reads, stopped when the
-        repository is dropped (a reader in a reference cycle would stop only when a collection
-        of the whole heap found it)."""
+        repository is dropped (GitPython's readers sit in reference cycles: only a collection
+        of the whole heap would stop their processes)."""
         from clmgit.adapters.gitobjects import ObjectReader  # it builds on this module
 
         return ObjectReader(self.git_dir)
