@@ -20,20 +20,23 @@ if TYPE_CHECKING:
     from clmgit.promotion.write import Landed, SourceMove
 
 
-def _outcome(plan: Plan, landed: Landed | None) -> str:
-    return "refused" if plan.refusals else ("dry-run" if landed is None else "landed")
-
-
 @dataclass(frozen=True, kw_only=True)
-class PlanOutcome:
-    """A promotion or rollback (`kind: Plan`): the plan, and what landed of it."""
+class _Proposal:
+    """What a promotion or rollback answers first: how it ended and what it changes."""
 
-    outcome: str  # refused, dry-run or landed
+    outcome: str
     action: str
     target: str
     source: str | None
     sha: str
     changes: tuple[GroupChange, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanOutcome(_Proposal):
+    """A promotion or rollback (`kind: Plan`): the plan, and what landed of it; `outcome` is
+    refused, dry-run or landed."""
+
     unchanged: tuple[str, ...]
     overrides: tuple[str, ...]
     branch_move: BranchMove | None
@@ -50,9 +53,10 @@ class PlanOutcome:
 
     @classmethod
     def of(cls, plan: Plan, landed: Landed | None) -> PlanOutcome:
-        return cls(outcome=_outcome(plan, landed), action=plan.action, target=plan.target,
-                   source=plan.source, sha=plan.sha, changes=plan.changes,
-                   unchanged=plan.unchanged, overrides=plan.overrides, branch_move=plan.move,
+        outcome = "refused" if plan.refusals else ("dry-run" if landed is None else "landed")
+        return cls(outcome=outcome, action=plan.action, target=plan.target, source=plan.source,
+                   sha=plan.sha, changes=plan.changes, unchanged=plan.unchanged,
+                   overrides=plan.overrides, branch_move=plan.move,
                    source_moves=plan.source_moves, commit=landed.commit if landed else None,
                    pushed=bool(landed and landed.pushed), message=plan.message,
                    refusals=plan.refusals, notes=plan.notes, commits=plan.commits,
@@ -74,15 +78,10 @@ class NothingToDo:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PullRequestOutcome:
-    """A promotion proposed as a pull request (`kind: PullRequest`)."""
+class PullRequestOutcome(_Proposal):
+    """A promotion proposed as a pull request (`kind: PullRequest`); `outcome` is dry-run or
+    pull-request."""
 
-    outcome: str  # dry-run or pull-request
-    action: str
-    target: str
-    source: str | None
-    sha: str
-    changes: tuple[GroupChange, ...]
     overrides: tuple[str, ...]
     repository: str
     branch: str
