@@ -122,6 +122,9 @@ class Document:
         if not isinstance(target, list):
             raise ConfigError(f"{self.name}: {'.'.join(map(str, path))} is not a list")
         target.append(normalize(dict(item)))
+        from ruamel.yaml import YAML
+        from ruamel.yaml.comments import CommentedSeq
+
         node = _walk(self._tree, path)
         if isinstance(node, CommentedSeq) and len(node) and not node.fa.flow_style():
             line_no, col = node.lc.item(len(node) - 1)

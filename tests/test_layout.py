@@ -4,8 +4,8 @@
         → model
 
 Every `import` of clmgit is read (module level and inside functions: lazy imports are
-dependencies too; imports only for type checking are not). A wrong arrow fails with the module,
-line and import.
+dependencies too; imports only for type checking are not, though they count for circles). A
+wrong arrow fails with the module, line and import.
 """
 
 from __future__ import annotations
@@ -134,26 +134,26 @@ def test_the_checker_sees_a_wrong_arrow(tmp_path: Path) -> None:
     assert part("clmgit.engine.kube") == "engine" and part("clmgit.channels") == "model"
 
 
-#: The one circle left: the registry package opens its adapters by the spec's scheme, and they
-#: take the lease errors from the package.
-KNOWN_CIRCLES = [["clmgit.registry", "clmgit.registry.file", "clmgit.registry.http"]]
+def module_imports(path: Path, names: set[str]) -> set[str]:
+    """The modules of `names` that `path` imports, at run time or only for type hints (under
+    `if TYPE_CHECKING:`, which `ast.walk` enters like any block); `from clmgit.x import y`
+    names the module `clmgit.x.y` when there is one."""
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        found: list[str] = []
+        if isinstance(node, ast.Import):
+            found = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names
+                     else node.module for a in node.names]
+        targets |= {t for t in found if t in names}
+    return targets
 
 
 def module_graph() -> dict[str, set[str]]:
-    """Module → the clmgit modules it imports, at run time or only for type hints
-    (`from clmgit.x import y` names the module `clmgit.x.y` when there is one)."""
+    """Module → the clmgit modules it imports, at run time or only for type hints."""
     names = {m for _, m in modules()}
-    graph: dict[str, set[str]] = {m: set() for m in names}
-    for path, module in modules():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            found: list[str] = []
-            if isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names
-                         else node.module for a in node.names]
-            graph[module] |= {t for t in found if t in names and t != module}
-    return graph
+    return {module: module_imports(path, names) - {module} for path, module in modules()}
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -172,7 +172,15 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_modules_import_each_other() -> None:
     """Typing-only imports count: a circle kept only for hints is still one to untie."""
-    assert circles(module_graph()) == KNOWN_CIRCLES
+    assert circles(module_graph()) == []
+
+
+def test_a_typing_only_import_is_an_edge_of_the_graph(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from typing import TYPE_CHECKING\n"
+                      "if TYPE_CHECKING:\n    from clmgit.registry import base\n")
+    assert module_imports(sample, {"clmgit.registry", "clmgit.registry.base"}) == {
+        "clmgit.registry.base"}
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

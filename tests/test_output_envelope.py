@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -48,6 +49,51 @@ def test_every_answer_is_the_envelope(fleet: Fleet, name: str) -> None:
     doc = _envelope(r.out)
     assert (doc["kind"], doc["errors"]) == (kind, [])
     assert isinstance(doc.get("items", doc.get("result")), list if "items" in doc else dict)
+
+
+#: Kinds whose body is still built beside the result: status's rows, reworked for speed.
+BUILT_BESIDE = {"ClusterStatusList"}
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_every_answer_is_made_from_a_result_type(fleet: Fleet, name: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The document's body is `to_data` of a result type (a dataclass, or a list of them), not
+    a dict written beside the table: one object decides the document and the table."""
+    from clmgit.cli import output, views
+
+    given: list[Any] = []
+
+    def spy(value: Any, *args: Any, **kwargs: Any) -> None:
+        given.append(value)
+        real(value, *args, **kwargs)
+
+    real = output.emit
+    monkeypatch.setattr(views, "emit", spy)
+    monkeypatch.setattr(output, "emit", spy)
+    args, kind = ANSWERS[name]
+    if name == "rollback":
+        assert fleet.cli("promote", "dev", "alpha", "--force").code == 0
+        args = (*args, "--to", fleet.c1)
+    doc = _envelope(fleet.cli(*args, "-o", "json").out)
+
+    [value] = given
+    assert doc["kind"] == kind
+    assert doc.get("items", doc.get("result")) == json.loads(json.dumps(output.to_data(value)))
+    if kind not in BUILT_BESIDE:
+        values = value if isinstance(value, list) else [value]
+        assert all(dataclasses.is_dataclass(v) and not isinstance(v, type) for v in values)
+
+
+def test_a_plan_that_lands_nothing_is_a_result_type_too(fleet: Fleet) -> None:
+    from clmgit.cli.output import to_data
+    from clmgit.cli.results import NothingToDo
+
+    assert fleet.cli("promote", "dev", "alpha", "--force").code == 0
+    doc = _envelope(fleet.cli("promote", "dev", "alpha", "--force", "-o", "json").out)
+    assert doc["result"] == to_data(NothingToDo(action="promote", target="alpha",
+                                                sha=doc["result"]["sha"]))
+    assert list(doc["result"]) == ["outcome", "action", "target", "sha"]
 
 
 def test_every_command_with_output_is_listed() -> None:

@@ -55,13 +55,8 @@ def health(
 ) -> None:
     from clmgit.cli import views
     from clmgit.cli.reconcile import _check_push, _record  # one way to commit the file's state
-    from clmgit.reconcile.health import (
-        Observer,
-        aws_health_backends,
-        observe_fleet,
-        select_running,
-        workspace_gates,
-    )
+    from clmgit.reconcile.backends import AwsBackends
+    from clmgit.reconcile.health import Observer, observe_fleet, select_running, workspace_gates
     from clmgit.reconcile.preflight import check_access
 
     ws = settings(ctx).ws
@@ -75,7 +70,7 @@ def health(
                     roles=workspace_roles(ws))
     if clusters:
         check_access(access, clusters)
-    observer = Observer(aws_health_backends(access, layout=ws.layout),
+    observer = Observer(AwsBackends(access, layout=ws.layout).health,
                         workspace_gates(ws), layout=ws.layout)
     rows = observe_fleet(ws, observer, clusters, record=not no_record)
     unrecorded = None if no_record else _record(ws, push=push)

@@ -52,16 +52,28 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 _STR = frozenset({str})
 
 
+#: Field metadata of a result type: the key is in the document only when its value is not
+#: empty (None, "", an empty tuple).
+OMIT_EMPTY = {"omit_empty": True}
+#: Field metadata of a result type: what the table reads that the document leaves out.
+TABLE_ONLY = {"table_only": True}
+
+
 def to_data(value: Any) -> Any:
-    """A result as JSON data: dataclasses as dicts of their fields, tuples as lists, enums as
-    their values. Fast on the common values (a fleet's status is 10,000 dataclasses): the plain
-    types are checked first and each class's field names are looked up once."""
+    """A result as JSON data: dataclasses as dicts of their fields (but `TABLE_ONLY` ones, and
+    `OMIT_EMPTY` ones when empty), tuples as lists, enums as their values. Fast on the common
+    values (a fleet's status is 10,000 dataclasses): the plain types are checked first and each
+    class's field names are looked up once."""
     kind = type(value)
     if kind in _PLAIN:
         return value
     names = _field_names(kind)
     if names is not None:
-        return {name: to_data(getattr(value, name)) for name in names}
+        omit = _OMITTED[kind]
+        if not omit:
+            return {name: to_data(getattr(value, name)) for name in names}
+        return {name: to_data(v) for name in names
+                if (v := getattr(value, name)) or name not in omit}
     if isinstance(value, list | tuple):
         return [to_data(v) for v in value]
     if isinstance(value, dict):
@@ -74,17 +86,20 @@ def to_data(value: Any) -> Any:
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+_OMITTED: dict[type, frozenset[str]] = {}
 
 
 def _field_names(kind: type) -> tuple[str, ...] | None:
-    """The fields of a dataclass type, in order; None for any other type (a dataclass's
+    """The data fields of a dataclass type, in order; None for any other type (a dataclass's
     instances are results; the class itself is not)."""
     try:
         return _FIELD_NAMES[kind]
     except KeyError:
-        names = (tuple(f.name for f in dataclasses.fields(kind))
-                 if dataclasses.is_dataclass(kind) else None)
-        return _FIELD_NAMES.setdefault(kind, names)
+        if not dataclasses.is_dataclass(kind):
+            return _FIELD_NAMES.setdefault(kind, None)
+        fields = [f for f in dataclasses.fields(kind) if not f.metadata.get("table_only")]
+        _OMITTED[kind] = frozenset(f.name for f in fields if f.metadata.get("omit_empty"))
+        return _FIELD_NAMES.setdefault(kind, tuple(f.name for f in fields))
 
 
 #: The version of the envelope below; raised only with a change that breaks a reader.

@@ -152,11 +152,12 @@ def _retry_hint() -> Iterator[None]:
 def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bool,
                  out: Format) -> None:
     from clmgit.cli import views
+    from clmgit.cli.results import NothingToDo, PlanOutcome, PullRequestOutcome
     from clmgit.promotion.promote import check, land_plan
 
     if plan.refusals:
         if dry_run or out is not Format.table:  # the plan first, then why it is refused
-            views.plan(plan, None, fmt=out)
+            views.plan(PlanOutcome.of(plan, None), fmt=out)
         if not dry_run:
             _tell(events.PROMOTION_REFUSED, plan, "refused: " + "; ".join(plan.refusals))
         check(plan)
@@ -165,17 +166,13 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
             from clmgit.promotion.write import catch_up
 
             catch_up(ws)
-        if out is not Format.table:
-            output.emit({"outcome": "nothing-to-do", "action": plan.action, "target": plan.target,
-                         "sha": plan.sha}, out, kind="Plan")
-        else:
-            output.line(f"{plan.target} already at {short_version(plan.sha)}")
+        views.nothing_to_do(NothingToDo.of(plan), fmt=out)
         return
     if pr:
         from clmgit.promotion.pr import open_pull_request
 
         opened = open_pull_request(ws, plan, dry_run=dry_run)
-        views.pull_request(plan, opened, fmt=out)
+        views.pull_request(PullRequestOutcome.of(plan, opened), fmt=out)
         return
     landed = None if dry_run else land_plan(ws, plan, push=push)
     if landed is not None:
@@ -188,7 +185,7 @@ def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bo
         bypassed = window_overrides(plan.overrides)
         if bypassed:
             _tell(events.WINDOW_BYPASSED, plan, "overrode: " + "; ".join(bypassed))
-    views.plan(plan, landed, fmt=out)
+    views.plan(PlanOutcome.of(plan, landed), fmt=out)
 
 
 def _tell(name: str, plan: Any, what: str) -> None:
@@ -384,24 +381,16 @@ def sync_branches(
     fast-forward or promotion merge; and merge each hotfix (a group pinned by `promote X X
     --sha FIX`) into the branch of the first channel of its pipeline, from where it is
     promoted as usual (recorded in history; a merge that conflicts is refused)."""
+    from clmgit.cli import views
+    from clmgit.cli.results import SourcedMove
     from clmgit.promotion.sync import sync_branches as sync
 
     ws = _plan_workspace(ctx, push=push)
     with _retry_hint():
         several = len(ws.versions.names) > 1
-        moved = [(f"{m.source} " if several else "", m.move)
+        moved = [SourcedMove.of((m.source or None) if several else None, m.move)
                  for m in sync(ws, push=push, dry_run=dry_run, force=force)]
-    if out is not Format.table:
-        output.emit([{"source": source.strip() or None, **output.to_data(m)}
-                     for source, m in moved], out, kind="BranchMoveList", dry_run=dry_run)
-        return
-    if not moved:
-        output.line("every channel branch is where its pins are")
-    verb = "would move" if dry_run else "moved"
-    for source, m in moved:
-        forced = ", forced" if m.override else ""
-        output.line(f"{verb} {source}{m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
-                    f"({m.kind.value}{forced})")
+    views.branch_moves(moved, dry_run=dry_run, fmt=out)
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

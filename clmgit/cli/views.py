@@ -12,13 +12,11 @@ from clmgit.cli.output import Format, emit, line, note, table
 from clmgit.model import short_version
 
 if TYPE_CHECKING:
+    from clmgit.cli.results import NothingToDo, PlanOutcome, PullRequestOutcome, SourcedMove
     from clmgit.promotion.freeze import FreezeResult
     from clmgit.promotion.history import Entry
-    from clmgit.promotion.pr import PullRequestResult
     from clmgit.promotion.preview import GroupPreview
-    from clmgit.promotion.promote import Plan
     from clmgit.promotion.status import ClusterState, GroupRow
-    from clmgit.promotion.write import Landed
     from clmgit.reconcile.health import HealthRow
 
 
@@ -30,112 +28,72 @@ def _clusters(n: int) -> str:
     return f"{n} cluster{'' if n == 1 else 's'}"
 
 
-def plan(p: Plan, landed: Landed | None, *, fmt: Format) -> None:
+def plan(o: PlanOutcome, *, fmt: Format) -> None:
+    """A promotion or rollback: what it changes, or would, and where it landed."""
     if fmt is not Format.table:
-        emit(
-            {
-                "outcome": "refused" if p.refusals else
-                ("dry-run" if landed is None else "landed"),
-                "action": p.action,
-                "target": p.target,
-                "source": p.source,
-                "sha": p.sha,
-                "changes": p.changes,
-                "unchanged": p.unchanged,
-                "overrides": p.overrides,
-                "branch_move": p.move,
-                **({"source_moves": p.source_moves} if p.source_moves else {}),
-                "commit": landed.commit if landed else None,
-                "pushed": bool(landed and landed.pushed),
-                "message": p.message,
-                "refusals": p.refusals,
-                "notes": p.notes,
-            },
-            fmt,
-            kind="Plan",
-            errors=[{"message": r, "exit_code": 1} for r in p.refusals],
-        )
+        emit(o, fmt, kind="Plan", errors=[{"message": r, "exit_code": 1} for r in o.refusals])
         return
-    head = "would " if landed is None else ""
-    verb = p.verb
-    for c in p.changes:
-        src = f" from {p.source}" if p.source and p.source != p.target else ""
-        line(f"{head}{verb} {p.target}/{c.group}{src}: {_short(c.old)} -> {_short(c.new)} "
+    head = "would " if o.branch is None else ""
+    for c in o.changes:
+        line(f"{head}{o.verb} {o.target}/{c.group}{o.shown_source}: "
+             f"{_short(c.old)} -> {_short(c.new)} "
              f"({_clusters(c.clusters)})")
-    for name in p.unchanged:
-        line(f"  {p.target}/{name} already at {_short(p.sha)}")
-    for o in p.overrides:
-        note(f"override {o}")
-    for n in p.notes:
+    for name in o.unchanged:
+        line(f"  {o.target}/{name} already at {_short(o.sha)}")
+    for override in o.overrides:
+        note(f"override {override}")
+    for n in o.notes:
         line(f"note: {n}")
-    if p.move:
-        line(f"{head}move branch {p.move.branch}: {_short(p.move.old)} -> {_short(p.move.new)} "
-             f"({p.move.kind.value})")
-    for sm in p.source_moves:  # branches of other config sources
+    if m := o.branch_move:
+        line(f"{head}move branch {m.branch}: {_short(m.old)} -> {_short(m.new)} "
+             f"({m.kind.value})")
+    for sm in o.source_moves:  # branches of other config sources
         line(f"{head}move branch {sm.move.branch} of source {sm.source}: "
              f"{_short(sm.move.old)} -> {_short(sm.move.new)} ({sm.move.kind.value})")
-    if p.commits:
-        line(f"brings {len(p.commits)} change(s) to cluster/:")
-        for entry in p.commits:
+    if o.commits:
+        line(f"brings {len(o.commits)} change(s) to cluster/:")
+        for entry in o.commits:
             line(f"  {entry}")
-    if landed is None:
-        line("dry run: nothing written" + (" (the plan is refused)" if p.refusals else ""))
+    if o.branch is None:
+        line("dry run: nothing written" + (" (the plan is refused)" if o.refusals else ""))
     else:
-        where = f"{landed.branch} and pushed" if landed.pushed else landed.branch
-        line(f"committed {_short(landed.commit)} on {where}")
+        where = f"{o.branch} and pushed" if o.pushed else o.branch
+        line(f"committed {_short(o.commit)} on {where}")
 
 
-def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
-    """A promotion proposed as a pull request: nothing local moved, the merge lands it."""
-    dry_run = r.pull is None
+def nothing_to_do(o: NothingToDo, *, fmt: Format) -> None:
     if fmt is not Format.table:
-        emit(
-            {
-                "outcome": "dry-run" if dry_run else "pull-request",
-                "action": p.action,
-                "target": p.target,
-                "source": p.source,
-                "sha": p.sha,
-                "changes": p.changes,
-                "overrides": p.overrides,
-                "repository": r.repository,
-                "branch": r.branch,
-                "base": r.base,
-                "base_sha": r.base_sha,
-                "commit": r.commit,
-                "pushed": r.pushed,
-                "pull_request": r.pull,
-                "created": r.created,
-                "branch_move_after_merge": p.move,
-                "message": p.message,
-                "refusals": p.refusals,
-                "notes": p.notes,
-            },
-            fmt,
-            kind="PullRequest",
-        )
+        emit(o, fmt, kind="Plan")
         return
-    verb = p.verb
-    for c in p.changes:
-        line(f"proposes to {verb} {p.target}/{c.group}: {_short(c.old)} -> {_short(c.new)}")
-    for o in p.overrides:
-        note(f"override {o}")
-    on = f"on top of {r.base} at {_short(r.base_sha)}"
+    line(f"{o.target} already at {_short(o.sha)}")
+
+
+def pull_request(o: PullRequestOutcome, *, fmt: Format) -> None:
+    """A promotion proposed as a pull request: nothing local moved, the merge lands it."""
+    if fmt is not Format.table:
+        emit(o, fmt, kind="PullRequest")
+        return
+    dry_run = o.pull_request is None
+    for c in o.changes:
+        line(f"proposes to {o.verb} {o.target}/{c.group}: {_short(c.old)} -> {_short(c.new)}")
+    for override in o.overrides:
+        note(f"override {override}")
+    on = f"on top of {o.base} at {_short(o.base_sha)}"
     if dry_run:
-        line(f"would push {r.branch} {on} and open or update its pull request in {r.repository}:")
-        line(f"  {r.title}")
+        line(f"would push {o.branch} {on} and open or update its pull request in {o.repository}:")
+        line(f"  {o.title}")
     else:
-        pushed = f"pushed {r.branch}" if r.pushed else f"{r.branch} already holds this change"
-        line(f"{pushed} ({_short(r.commit)} {on})")
-        assert r.pull is not None
-        opened = "opened" if r.created else "updated"
-        line(f"{opened} pull request #{r.pull.number}: {r.pull.url}")
-        if r.preview_error:
-            note(f"the pull request has no preview: {r.preview_error}")
-    if p.move:
+        pushed = f"pushed {o.branch}" if o.pushed else f"{o.branch} already holds this change"
+        line(f"{pushed} ({_short(o.commit)} {on})")
+        assert o.pull_request is not None
+        opened = "opened" if o.created else "updated"
+        line(f"{opened} pull request #{o.pull_request.number}: {o.pull_request.url}")
+        if o.preview_error:
+            note(f"the pull request has no preview: {o.preview_error}")
+    if m := o.branch_move_after_merge:
         line(
             f"after the merge, `clmgit sync-branches --push` fast-forwards branch "
-            f"{p.move.branch} to {_short(p.move.new)}"
+            f"{m.branch} to {_short(m.new)}"
         )
     if dry_run:
         line("dry run: nothing pushed, GitHub not called")
@@ -144,36 +102,28 @@ def pull_request(p: Plan, r: PullRequestResult, *, fmt: Format) -> None:
 
 
 def previews(items: Sequence[GroupPreview], *, fmt: Format) -> None:
+    from clmgit.cli.results import GroupDiff
     from clmgit.promotion.preview import format_report
 
     if fmt is not Format.table:
-        emit([_preview_data(p) for p in items], fmt, kind="DiffList")
+        emit([GroupDiff.of(p) for p in items], fmt, kind="DiffList")
         return
     line(format_report(items).rstrip("\n"))
 
 
-def _preview_data(p: GroupPreview) -> dict[str, Any]:
-    r = p.rendered
-    return {
-        "group": p.group,
-        "old": p.old,
-        "new": p.new,
-        "forward": p.forward,
-        "total": p.total,
-        "commits": [
-            {"sha": c.sha, "subject": c.subject, "author": c.author, "date": c.date}
-            for c in p.commits
-        ],
-        "note": p.note,
-        "rendered": None if r is None else {
-            "cluster": r.cluster_id,
-            "old": r.old_sha,
-            "new": r.new_sha,
-            "files": [{"path": f.path, "status": f.status, "diff": f.text} for f in r.files],
-            "omitted": list(r.omitted),
-            "note": r.note,
-        },
-    }
+def branch_moves(moves: Sequence[SourcedMove], *, dry_run: bool, fmt: Format) -> None:
+    """`sync-branches`: each channel branch moved, or that would move."""
+    if fmt is not Format.table:
+        emit(list(moves), fmt, kind="BranchMoveList", dry_run=dry_run)
+        return
+    if not moves:
+        line("every channel branch is where its pins are")
+    verb = "would move" if dry_run else "moved"
+    for m in moves:
+        forced = ", forced" if m.override else ""
+        source = f"{m.source} " if m.source else ""
+        line(f"{verb} {source}{m.branch}: {(m.old or 'none')[:7]} -> {m.new[:7]} "
+             f"({m.kind.value}{forced})")
 
 
 STATE_COLUMNS = ("id", "alias", "environment", "channel", "group", "lifecycle", "pinned",

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from clmgit import timestamps
 from clmgit.access import Access
-from clmgit.engine.clock import Backoff, Clock
+from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory
 from clmgit.engine.health import HealthBackends, observe
 from clmgit.engine.probes import Fetch, http_fetch
@@ -49,9 +49,6 @@ class BackendOptions(Protocol):
 
 log = logging.getLogger(__name__)
 
-#: A look at health must not wait a minute for an API server that is down: that is `unknown`.
-HEALTH_BACKOFF = Backoff(initial=0.2, factor=2, maximum=1, timeout=2)
-
 HealthBackendFactory = Callable[[Cluster], HealthBackends]
 
 
@@ -59,32 +56,13 @@ def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> Health
     """The run's own backends when it was given some (tests, the demo), else the real ones."""
     given = options.backends
     if given is None:
-        return aws_health_backends(options.access, clock=options.clock, layout=layout)
+        from clmgit.reconcile.backends import AwsBackends
+
+        return AwsBackends(options.access, clock=options.clock, layout=layout).health
 
     def make(cluster: Cluster) -> HealthBackends:
         b = given(cluster)
         return HealthBackends(b.stacks, b.pools, b.kube)
-
-    return make
-
-
-def aws_health_backends(access: Access, *, clock: Clock | None = None,
-                        layout: Layout = DEFAULT) -> HealthBackendFactory:
-    """Real backends for a look at health: no network values, short retries."""
-
-    def make(cluster: Cluster) -> HealthBackends:
-        from clmgit.adapters.aws.autoscaling import AutoScalingPools
-        from clmgit.adapters.aws.cloudformation import CloudFormationStacks
-        from clmgit.adapters.aws.identity import session_for
-        from clmgit.reconcile.backends import kube_for
-
-        session = session_for(cluster, access.roles)
-        return HealthBackends(
-            stacks=CloudFormationStacks(session, clock=clock),
-            pools=AutoScalingPools(session, clock=clock, layout=layout),
-            kube=kube_for(cluster, access, lambda: session, clock=clock,
-                          backoff=HEALTH_BACKOFF),
-        )
 
     return make
 

@@ -121,12 +121,12 @@ class _LazyEngine:
         with self._lock:
             if self._engine is None:
                 from clmgit.engine.cluster import Engine
-                from clmgit.reconcile.backends import aws_backends, clm_account
+                from clmgit.reconcile.backends import AwsBackends, clm_account
 
                 o = self._options
                 clock = o.clock or SystemClock(stop=o.stop)
-                backends = o.backends or aws_backends(access=o.access, clock=clock,
-                                                      layout=self._layout)
+                backends = o.backends or AwsBackends(o.access, clock=clock,
+                                                     layout=self._layout)
                 # CLM's layout on real backends: CLM's values computed from the account; on
                 # given (in-memory) backends they are rendered offline.
                 clm = self._layout.clm and o.backends is None
@@ -181,9 +181,9 @@ def _run(ws: Workspace, source: Callable[[], ConfigSource], targets: Sequence[Ta
     if busy and options.backends is None:  # the real cloud: one refusal, not one per cluster
         check_access(options.access, [t.cluster for t in targets
                                       if t.action not in NO_WORK])
-        from clmgit.reconcile.backends import account_check
+        from clmgit.reconcile.backends import AwsBackends
 
-        check = account_check(options.access)
+        check = AwsBackends(options.access).check
     options.on_plan(len(targets))
     processes = max(1, min(options.processes, busy, options.concurrency))
     threads = -(-options.concurrency // processes)

@@ -32,7 +32,7 @@ from filelock import FileLock
 
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, Health, parse_cluster, status_to_dict
-from clmgit.registry import LeaseLost, holder_is_dead
+from clmgit.registry.base import LeaseLost, holder_is_dead
 from clmgit.registry.filedoc import read_record, set_fields
 from clmgit.registry.records import check_record, parse_file
 

@@ -37,7 +37,7 @@ from clmgit.model import (
     parse_cluster,
     status_to_dict,
 )
-from clmgit.registry import LeaseLost, RegistryUnavailable, holder_is_dead
+from clmgit.registry.base import LeaseLost, RegistryUnavailable, holder_is_dead
 from clmgit.registry.records import check_record, check_registry
 from clmgit.registry.server.problems import LEASE_HEADER, LEASE_HELD, LEASE_LOST
 

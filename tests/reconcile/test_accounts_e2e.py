@@ -5,13 +5,20 @@ land in that account and nowhere else."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import boto3
 import pytest
 from clmgit_sandbox.aws import ACCOUNT, REGION
 
+from clmgit.access import Access
 from clmgit.adapters.aws.identity import forget
+from clmgit.errors import RefusedError
+from clmgit.healthstate import UNKNOWN
+from clmgit.reconcile.backends import AwsBackends
+from clmgit.reconcile.health import Observer, workspace_gates
+from clmgit.workspace import open_workspace
 from tests.helpers.aws import all_stacks
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, the CLI
@@ -92,3 +99,21 @@ def test_with_a_role_its_stacks_land_in_its_own_account(sandbox_factory, monkeyp
     assert stacks_of(record["id"], boto3.Session(region_name=REGION)) == []
     [cluster] = sandbox.registry.clusters()
     assert cluster.status.current_version
+
+
+def test_a_look_at_health_makes_the_same_account_check_as_reconcile(sandbox_factory):
+    """The engine and the look at health ask one factory of backends: a cluster reconcile
+    refuses is one a look cannot reach, for the same reason, and nothing is read."""
+    sandbox = sandbox_factory(1, edit=in_other_account)
+    ws = open_workspace(str(sandbox.path))
+    [cluster] = ws.clusters
+    backends = AwsBackends(Access(kubeconfig=str(sandbox.kubeconfig)))
+
+    seen = Observer(backends.health, workspace_gates(ws)).look(cluster)
+
+    said = (f"cluster {cluster.alias} is in account {OTHER} (its infrastructure_account), "
+            f"but the AWS credentials act in account {ACCOUNT}")
+    assert seen.state == UNKNOWN and seen.reasons[0].startswith(
+        f"cannot reach the cluster: {said}")
+    with pytest.raises(RefusedError, match=re.escape(said)):
+        backends(cluster)

@@ -16,12 +16,8 @@ from clmgit.access import Access
 from clmgit.errors import RefusedError
 from clmgit.healthstate import HEALTHY, UNHEALTHY, UNKNOWN
 from clmgit.promotion.promote import check, plan_promotion
-from clmgit.reconcile.health import (
-    Observer,
-    aws_health_backends,
-    observe_fleet,
-    workspace_gates,
-)
+from clmgit.reconcile.backends import AwsBackends
+from clmgit.reconcile.health import Observer, observe_fleet, workspace_gates
 from clmgit.workspace import open_workspace
 
 pytestmark = pytest.mark.slow  # end to end: moto, the emulator, the node simulator
@@ -66,7 +62,7 @@ def test_a_crash_loop_blocks_promote_until_fixed_and_stable(sandbox) -> None:
     start = datetime.now(UTC) + timedelta(minutes=1)
     for after in (1, 5, 11):
         ws = open_workspace(str(sandbox.path))
-        observer = Observer(aws_health_backends(Access(kubeconfig=str(sandbox.kubeconfig))),
+        observer = Observer(AwsBackends(Access(kubeconfig=str(sandbox.kubeconfig))).health,
                             workspace_gates(ws),
                             now=lambda a=after: start + timedelta(minutes=a))  # type: ignore[misc]  # a default
         [row] = observe_fleet(ws, observer, ws.clusters)
@@ -82,7 +78,7 @@ def test_a_crash_loop_blocks_promote_until_fixed_and_stable(sandbox) -> None:
 
     sandbox.fleet.server(cluster.alias).stop()
     ws = open_workspace(str(sandbox.path))
-    observer = Observer(aws_health_backends(Access(kubeconfig=str(sandbox.kubeconfig))),
+    observer = Observer(AwsBackends(Access(kubeconfig=str(sandbox.kubeconfig))).health,
                         workspace_gates(ws), now=lambda: start + timedelta(minutes=12))
     [row] = observe_fleet(ws, observer, ws.clusters)
     assert row.state == UNKNOWN and "cannot read the nodes" in row.reasons[0]

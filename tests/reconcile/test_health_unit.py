@@ -40,3 +40,18 @@ def test_a_look_that_fails_leaves_the_apply_recorded_without_a_verdict(tmp_path)
     assert result.outcome == "applied"
     [c] = reg.clusters()
     assert c.status.current_version == desired_version(SHA, c) and c.status.health is None
+
+
+def test_the_look_at_health_asks_the_engines_factory_of_backends() -> None:
+    """One factory of real backends for the engine and the look: same credentials, account
+    check and endpoints (its `check` is what a run asks of every cluster first)."""
+    from clmgit.layout import CLM_LAYOUT
+    from clmgit.reconcile.backends import AwsBackends
+    from clmgit.reconcile.health import health_backends
+    from clmgit.reconcile.session import Options
+
+    options = Options(token="t0ken")
+    made = health_backends(options, CLM_LAYOUT)
+
+    assert getattr(made, "__func__", None) is AwsBackends.health
+    assert getattr(made, "__self__", None) == AwsBackends(options.access, layout=CLM_LAYOUT)

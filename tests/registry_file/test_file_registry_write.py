@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from clmgit.errors import RegistryError
+from clmgit.machine import process_namespace
 from clmgit.model import ClusterStatus, Problem
-from clmgit.registry import LeaseLost, new_holder, process_namespace
+from clmgit.registry import LeaseLost, new_holder
 from clmgit.registry.file import FileRegistry
 from clmgit.registry.filedoc import set_fields
 
