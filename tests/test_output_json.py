@@ -43,6 +43,7 @@ def test_lists_of_flat_records_in_an_envelope(records: list[dict[str, Any]],
 
 
 def test_the_shapes_that_take_the_short_ways() -> None:
+    value: Any
     for value in ({}, [], [{}], [{}, {"a": 1}], [{"a": "},\n    {"}, {"b": None}],
                   {"items": ({"a": 1}, {"a": 2})}, {1: {"x": [1]}, "y": []}):
         same(value)
