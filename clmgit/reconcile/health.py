@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
-from clmgit import timestamps
+from clmgit import events, timestamps
 from clmgit.access import Access
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory
@@ -22,6 +22,7 @@ from clmgit.engine.health import HealthBackends, observe
 from clmgit.engine.probes import Fetch, http_fetch
 from clmgit.errors import ClmgitError
 from clmgit.healthstate import (
+    FAILED,
     UNKNOWN,
     ClusterGate,
     Judgement,
@@ -86,10 +87,19 @@ class Observer:
         return observe(cluster, backends, gate, layout=self.layout, fetch=self.fetch)
 
     def verdict(self, cluster: Cluster) -> Health:
-        """The verdict of one look at `cluster`, its status as the record has it now."""
+        """The verdict of one look at `cluster`, its status as the record has it now; told as
+        an event (docs/how-to/running-the-controller.md), by reconcile and `clmgit health` alike."""
         observation = self.look(cluster)
-        return next_verdict(cluster.status, observation,
-                            deadline=self.gates(cluster).progress_deadline, now=self.now())
+        health = next_verdict(cluster.status, observation,
+                              deadline=self.gates(cluster).progress_deadline, now=self.now())
+        name = cluster.alias or cluster.id
+        events.emit(events.HEALTH_VERDICT, cluster=name, channel=cluster.channel,
+                    state=health.state)
+        if health.state == FAILED:
+            events.emit(events.HEALTH_FAILED, f"cluster {name} is unhealthy after applying "
+                        f"{health.version}: {'; '.join(health.reasons) or 'no reason given'}",
+                        cluster=name, channel=cluster.channel)
+        return health
 
 
 def _line(error: Exception) -> str:

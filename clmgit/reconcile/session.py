@@ -18,7 +18,6 @@ from clmgit import events
 from clmgit.access import AUTO, NO_ROLES, Access, Roles, parse_roles
 from clmgit.engine.clock import Cancelled, Clock, StopSignal, SystemClock
 from clmgit.errors import ClmgitError, ConfigError, RefusedError
-from clmgit.healthstate import FAILED as FAILED_HEALTH
 from clmgit.layout import SETTINGS_PATH, Layout, load_settings
 from clmgit.machine import spaced_collections
 from clmgit.model import CREATING, DECOMMISSION_REQUESTED, REQUESTED
@@ -231,21 +230,8 @@ def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Heal
     """Looks at a cluster's health after its apply, through the run's backends."""
     from clmgit.reconcile.health import Observer, health_backends, workspace_gates
 
-    verdict = Observer(health_backends(options, ws.layout), workspace_gates(ws),
-                       layout=ws.layout).verdict
-
-    def told(cluster: Cluster) -> Health:
-        health = verdict(cluster)
-        name = cluster.alias or cluster.id
-        events.emit(events.HEALTH_VERDICT, cluster=name, channel=cluster.channel,
-                    state=health.state)
-        if health.state == FAILED_HEALTH:
-            events.emit(events.HEALTH_FAILED, f"cluster {name} is unhealthy after applying "
-                        f"{health.version}: {'; '.join(health.reasons) or 'no reason given'}",
-                        cluster=name, channel=cluster.channel)
-        return health
-
-    return told
+    return Observer(health_backends(options, ws.layout), workspace_gates(ws),
+                    layout=ws.layout).verdict
 
 
 def reconcile(

@@ -55,3 +55,31 @@ def test_the_look_at_health_asks_the_engines_factory_of_backends() -> None:
 
     assert getattr(made, "__func__", None) is AwsBackends.health
     assert getattr(made, "__self__", None) == AwsBackends(options.access, layout=CLM_LAYOUT)
+
+
+def test_every_verdict_is_told_and_a_failed_one_raises_health_failed() -> None:
+    """`reconcile` and `clmgit health` look through one Observer, so both tell the verdict
+    (`health.verdict`) and a failed one (`health.failed`, for alerts)."""
+    from dataclasses import replace
+
+    from clmgit import events
+    from clmgit.healthstate import FAILED, UNHEALTHY, ClusterGate
+    from clmgit.model import parse_cluster
+    from clmgit.reconcile.health import Observer
+
+    class Crashing(Observer):
+        def look(self, cluster: Cluster) -> Observation:
+            return Observation(UNHEALTHY, ("Deployment platform/echo: CrashLoopBackOff",))
+
+    cluster = parse_cluster(record("a"), "record")
+    applied = (NOW - timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    cluster = replace(cluster, status=replace(cluster.status, current_version="v#1",
+                                              applied_at=applied))
+    heard: list[events.Event] = []
+    observer = Crashing(lambda c: None, lambda c: ClusterGate(), now=lambda: NOW)  # type: ignore[arg-type, return-value]  # never asked
+    with events.listening(heard.append):
+        health = observer.verdict(cluster)
+    assert health.state == FAILED
+    assert [(e.name, e.cluster) for e in heard] == [(events.HEALTH_VERDICT, "a"),
+                                                    (events.HEALTH_FAILED, "a")]
+    assert "CrashLoopBackOff" in heard[1].message
