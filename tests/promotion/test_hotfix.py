@@ -16,8 +16,8 @@ from tests.helpers.cli import Result, run_cli
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.github import REPOSITORY, TOKEN
 from tests.helpers.promotion import applied, last_message, pins
+from tests.helpers.signing import keygen, needs_ssh_keygen, signed_commit
 from tests.helpers.sources import two_sources
-from tests.promotion.test_windows_signing import keygen, needs_ssh_keygen, signed_commit
 
 FIXED_POOL = {"cluster/node-pools/worker-default/stack.yaml": "Resources: {Fixed: 1}\n"}
 

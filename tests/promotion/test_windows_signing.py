@@ -4,17 +4,14 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from clmgit_sandbox.configrepo import GIT_ENV
 
-from clmgit.adapters.git import run_git
 from tests.helpers.cli import run_cli
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.promotion import applied, last_message, pins
+from tests.helpers.signing import keygen, needs_ssh_keygen, signed_commit
 from tests.helpers.sources import CHANNELS, two_sources
 
 ALPHA = """\
@@ -109,36 +106,9 @@ def test_a_bad_window_or_clock_is_one_sentence(windowed: Fleet,
 
 # --- signed versions -----------------------------------------------------------------------------
 
-needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
-                                      reason="ssh-keygen is not installed")
-
-
-def keygen(path: Path, comment: str) -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f",
-                    str(path)], check=True)
-    return path
-
-
 @pytest.fixture
 def keys(tmp_path: Path) -> tuple[Path, Path]:
     return keygen(tmp_path / "ada", "ada"), keygen(tmp_path / "eve", "eve")
-
-
-def signed_commit(repo: Fleet | Path, branch: str, key: Path, path: str, text: str) -> str:
-    """A commit on `branch` of `repo` changing `path`, signed with `key` by git itself."""
-    where = repo.path if isinstance(repo, Fleet) else repo
-    env = {**GIT_ENV, "GIT_INDEX_FILE": str(where / ".git" / "sign-index")}
-
-    def git(*args: str, data: bytes | None = None) -> str:
-        return run_git(args, cwd=where, stdin=data, env=env).stdout.decode().strip()
-
-    git("read-tree", branch)
-    blob = git("hash-object", "-w", "--stdin", data=text.encode())
-    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
-    new = git("-c", "gpg.format=ssh", "-c", f"user.signingKey={key}", "commit-tree", "-S",
-              git("write-tree"), "-p", branch, "-m", f"Change {path} (signed)")
-    git("update-ref", f"refs/heads/{branch}", new)
-    return new
 
 
 def allow(fleet: Fleet, key: Path, *, required: bool = False) -> None:
