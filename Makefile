@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml sandbox/pyproject.toml
 # Random test order (pytest-random-order: modules shuffled, and the tests within each); the seed
 # is printed at the end, `--random-order-seed=N` repeats an order.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist worksteal --random-order
+	$(PY) -m pytest -n 2 --dist worksteal --random-order --durations=15
 
 # The edit-run loop: everything but the end-to-end tests (marked slow).
 test-fast: $(STAMP)
