@@ -262,13 +262,16 @@ def test_an_answer_about_another_cluster_is_refused(client: HttpRegistry,
 
 @pytest.mark.parametrize("kind", ["claim", "record"])
 def test_reconcile_acts_on_no_cluster_the_registry_was_not_asked_about(
-    fleet: Fleet, make_registry: MakeRegistry, kind: str, monkeypatch: pytest.MonkeyPatch
+    fleet: Fleet, make_registry: MakeRegistry, kind: str, monkeypatch: pytest.MonkeyPatch,
+    moto_endpoint: str,
 ) -> None:
     """Through the CLI: reconcile of A, the registry answering about B. Nothing is recorded for
     either cluster, and no engine runs (it would fail reaching AWS — credentials that pass the
-    up-front check, an endpoint where nothing listens — with a problem recorded)."""
+    up-front check, an endpoint where nothing listens — with a problem recorded). The account
+    check asks moto's STS, so it passes whatever ran before in this process."""
     for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"), ("CLMGIT_TOKEN", "t")):
+                        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+                        ("AWS_ENDPOINT_URL_STS", moto_endpoint), ("CLMGIT_TOKEN", "t")):
         monkeypatch.setenv(name, value)
     chosen = [dict(r, id=cid, alias=cid.rsplit(":", 1)[1]) for r, cid in
               zip(records(2, channel="dev"), (A, B), strict=True)]
