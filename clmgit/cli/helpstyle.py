@@ -13,6 +13,8 @@ from typing import Any
 from typer import _click
 from typer.core import TyperCommand, TyperGroup
 
+from clmgit.cli.params import use_plain_coercion
+
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
@@ -32,6 +34,13 @@ def _name_value(param: _click.Parameter) -> None:
         param.metavar = longest.lstrip("-").replace("-", "_").upper()
 
 
+def _plain(option: _click.Parameter | None) -> _click.Parameter | None:
+    """`--help`, which click makes when it parses, coerced as the other options are."""
+    if option is not None:
+        use_plain_coercion(option)
+    return option
+
+
 def _usage(argument: _click.Parameter) -> str:
     name = argument.metavar or (argument.name or "arg").upper()
     name = name if argument.required else f"[{name}]"
@@ -45,6 +54,10 @@ class Group(TyperGroup):
         super().__init__(**attrs)
         for param in self.params:
             _name_value(param)
+            use_plain_coercion(param)
+
+    def get_help_option(self, ctx: _click.Context) -> Any:
+        return _plain(super().get_help_option(ctx))
 
     def _main_shell_completion(self, ctx_args: MutableMapping[str, Any], prog_name: str,
                                complete_var: str | None = None) -> None:
@@ -66,6 +79,7 @@ class Command(TyperCommand):
         super().__init__(name, **attrs)
         for param in self.params:
             _name_value(param)
+            use_plain_coercion(param)
             if param.param_type_name == "argument" and param.metavar is None:
                 param.metavar = (param.name or "arg").upper()
 
@@ -83,6 +97,9 @@ class Command(TyperCommand):
     def collect_usage_pieces(self, ctx: _click.Context) -> list[str]:
         arguments = [_usage(p) for p in self.params if p.param_type_name == "argument"]
         return [self.options_metavar or "", *arguments]
+
+    def get_help_option(self, ctx: _click.Context) -> Any:
+        return _plain(super().get_help_option(ctx))
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         arguments = [(p.metavar or "", getattr(p, "help", None) or "")
