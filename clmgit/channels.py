@@ -15,6 +15,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from clmgit import yamledit
@@ -112,7 +113,23 @@ class Channel:
         raise ConfigError(f"channel {self.name!r} has no group {name!r} (groups: {known})")
 
     def group_for(self, cluster: Cluster) -> Group | None:
-        return next((g for g in self.groups if g.matches(cluster)), None)
+        """The first group whose selector matches. Clusters alike in the fields the selectors
+        name get the same answer, worked out once (a fleet has thousands of clusters and a
+        handful of groups)."""
+        alike = tuple(map(cluster.field_value, self._selector_keys))
+        try:
+            return self._group_by_fields[alike]
+        except KeyError:
+            group = next((g for g in self.groups if g.matches(cluster)), None)
+            return self._group_by_fields.setdefault(alike, group)
+
+    @cached_property
+    def _selector_keys(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k for g in self.groups for k in g.selector))
+
+    @cached_property
+    def _group_by_fields(self) -> dict[tuple[str | None, ...], Group | None]:
+        return {}
 
     def select(self, names: Iterable[str]) -> tuple[Group, ...]:
         """The named groups in file order, or every group when no name is given."""

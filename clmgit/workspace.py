@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from clmgit.adapters.git import GitRepo, RefUpdate
-from clmgit.channels import Channel, load_channels
+from clmgit.channels import Channel, Group, load_channels
 from clmgit.errors import ConfigError, GitError, RefusedError
 from clmgit.layout import (
     MAIN,
@@ -45,6 +45,7 @@ class Workspace:
     _heads: dict[str, str | None] = field(default_factory=dict, repr=False)
     #: Branches read from `<remote>/<branch>` because there is no local branch of that name.
     _from_remote: set[str] = field(default_factory=set, repr=False)
+    _versions_by_group: VersionMemo = field(default_factory=dict, repr=False)
 
     @cached_property
     def control_sha(self) -> str:
@@ -200,16 +201,21 @@ class Workspace:
         """(desired config version, group name) of a cluster — with one source its pinned SHA;
         None with a reason when it has none."""
         return desired_version(self.channels, cluster, self.sources, self.versions.head,
-                               self.source_repos.resolve)
+                               self.source_repos.resolve, self._versions_by_group)
+
+
+#: `desired_version`'s answers by (channel, group, overrides): the clusters of a group share one.
+VersionMemo = dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[str | None, str]]
 
 
 def desired_version(channels: Mapping[str, Channel], cluster: Cluster, sources: Sources,
                     heads: Callable[[Channel], Mapping[str, str]],
-                    resolve: Callable[[str, str], str]) -> tuple[str | None, str]:
+                    resolve: Callable[[str, str], str],
+                    memo: VersionMemo | None = None) -> tuple[str | None, str]:
     """(config version, group) of a cluster: per source its group's pin (a channel without
     groups: the head of the source's branch), unless `override_channel` points the source at
     another revision (only where `clmgit.yaml` declares the sources). None with a reason when
-    a source has no pin."""
+    a source has no pin. `memo` keeps the answers of one reading of the channels."""
     channel = channels.get(cluster.channel)
     if channel is None:
         return None, f"unknown channel {cluster.channel!r}"
@@ -217,12 +223,23 @@ def desired_version(channels: Mapping[str, Channel], cluster: Cluster, sources: 
         overrides = channel_overrides(cluster, sources.names) if sources.declared else {}
     except ConfigError as e:
         return None, str(e)  # this cluster is held back, saying why; the others go on
+    group = channel.group_for(cluster) if channel.pinned else None
+    if channel.pinned and group is None:
+        return None, f"no group of channel {channel.name!r} matches"
+    if memo is None:
+        return _version(channel, group, overrides, sources, heads, resolve)
+    key = (channel.name, group.name if group else "", tuple(overrides.items()))
+    if key not in memo:
+        memo[key] = _version(channel, group, overrides, sources, heads, resolve)
+    return memo[key]
+
+
+def _version(channel: Channel, group: Group | None, overrides: Mapping[str, str],
+             sources: Sources, heads: Callable[[Channel], Mapping[str, str]],
+             resolve: Callable[[str, str], str]) -> tuple[str | None, str]:
     group_name = ""
     pins: Mapping[str, str] | None = None
-    if channel.pinned:
-        group = channel.group_for(cluster)
-        if group is None:
-            return None, f"no group of channel {channel.name!r} matches"
+    if group is not None:
         group_name, pins = group.name, channel.pins_of(group)
         if pins is None and len(overrides) < len(sources.sources):
             return None, _no_pin(channel, group.name, group.pins, sources)
