@@ -169,3 +169,17 @@ def test_an_edit_changes_exactly_the_requested_values(file, frozen, reason, data
     else:
         assert "\r" not in edited.replace(reason, "")
     assert _other_lines(edited, keys) == _other_lines(text, keys)
+
+
+def test_exactly_the_characters_a_yaml_file_may_not_hold_raw_are_escaped() -> None:
+    """YAML's printable set (1.1 and 1.2) less a tab, NEL, the line and paragraph separators
+    and a byte order mark is written raw; every other code point as an escape."""
+    def raw(c: int) -> bool:
+        printable = (0x20 <= c <= 0x7E or 0xA0 <= c <= 0xD7FF or 0xE000 <= c <= 0xFFFD
+                     or 0x10000 <= c <= 0x10FFFF)
+        return printable and c not in (0x2028, 0x2029, 0xFEFF)
+
+    every = "".join(map(chr, range(0x110000)))
+    escaped = yamledit._UNPRINTABLE.findall(every)
+    assert escaped == [chr(c) for c in range(0x110000) if not raw(c)]
+    assert yaml.safe_load(yamledit.format_scalar("a\tb\u2028c\x7f")) == "a\tb\u2028c\x7f"
