@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response as HTTPResponse
 
 from clmgit.registry.server import limits, models, validate
-from clmgit.registry.server.api import Conditions, RegistryAPI, Response
+from clmgit.registry.server.api import Conditions, RegistryAPI
 from clmgit.registry.server.db import SQLiteDatabase
 from clmgit.registry.server.models import ABSENT
 from clmgit.registry.server.problems import LEASE_HEADER, Problem, bad_request
@@ -88,8 +88,8 @@ class Served:
         pool so that requests overlap."""
         return isinstance(self.api.db, SQLiteDatabase)
 
-    async def run(self, call: Callable[[], Response]) -> HTTPResponse:
-        return send(call() if self.in_loop else await run_in_threadpool(call))
+    async def run(self, call: Callable[[], HTTPResponse]) -> HTTPResponse:
+        return call() if self.in_loop else await run_in_threadpool(call)
 
 
 def served(request: FastAPIRequest) -> Served:
@@ -97,15 +97,6 @@ def served(request: FastAPIRequest) -> Served:
     found = request.app.state.registry
     assert isinstance(found, Served)
     return found
-
-
-def send(response: Response) -> HTTPResponse:
-    return HTTPResponse(
-        response.body,
-        status_code=response.status,
-        headers=response.headers,
-        media_type=response.content_type if response.status != 204 else None,
-    )
 
 
 def _set(model: BaseModel) -> dict[str, Any]:
@@ -188,9 +179,9 @@ async def list_clusters(
     where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
     api = registry.api
     if registry.in_loop:  # answered one at a time anyway
-        return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
-    return await registry.lists.build(lambda: send(api.list_clusters(
-        where, verbose=verbose, cost_center=cost_center)))
+        return api.list_clusters(where, verbose=verbose, cost_center=cost_center)
+    return await registry.lists.build(
+        lambda: api.list_clusters(where, verbose=verbose, cost_center=cost_center))
 
 
 @router.post(CLUSTERS, operation_id="createCluster", status_code=201,
@@ -232,14 +223,15 @@ async def put_item(
     cond: Conditional,
 ) -> HTTPResponse:
     return await registry.run(
-        lambda: registry.api.put_item(cluster_id, config_key, body.value, cond))
+        lambda: registry.api.put_item(cluster_id, None, config_key, body.value, cond))
 
 
 @router.delete(ITEM, operation_id="deleteConfigItem", status_code=204)
 async def delete_item(
     registry: Registry, cluster_id: ClusterId, config_key: ConfigKey, cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.delete_item(cluster_id, config_key, cond))
+    return await registry.run(
+        lambda: registry.api.delete_item(cluster_id, None, config_key, cond))
 
 
 # --- node pools ---------------------------------------------------------------------------------
@@ -297,7 +289,7 @@ async def put_pool_item(
     body: Annotated[models.ConfigValue, Body()],
     cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.put_pool_item(
+    return await registry.run(lambda: registry.api.put_item(
         cluster_id, node_pool_name, config_key, body.value, cond))
 
 
@@ -309,7 +301,7 @@ async def delete_pool_item(
     config_key: ConfigKey,
     cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.delete_pool_item(
+    return await registry.run(lambda: registry.api.delete_item(
         cluster_id, node_pool_name, config_key, cond))
 
 
