@@ -320,8 +320,8 @@ async def list_accounts(
     type: Filter = ABSENT,
     cost_center: Filter = ABSENT,
 ) -> HTTPResponse:
-    given = locals()
-    where = {k: given[k] for k in validate.ACCOUNT_FILTERS if given[k] is not None}
+    # Every parameter but `registry` is a field to match.
+    where = {k: v for k, v in locals().items() if k != "registry" and v is not None}
     return await registry.run(lambda: registry.api.list_accounts(where))
 
 

@@ -33,19 +33,6 @@ FILTERS = (
     "provider",
     "region",
 )
-#: Query parameters of `GET /infrastructure-accounts`.
-ACCOUNT_FILTERS = (
-    "criticality_level",
-    "environment",
-    "external_id",
-    "lifecycle_status",
-    "name",
-    "owner",
-    "type",
-    "cost_center",
-)
-
-
 def normal_cluster(raw: dict[str, Any]) -> dict[str, Any]:
     """Every field, in the model's order, of a record CLM accepts (else a 400 with CLM's
     reason)."""
