@@ -50,35 +50,13 @@ class SafeRoute(APIRoute):
         return safe
 
 
-class ListSlots:
-    """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
-    record (and then its JSON body) in memory, so many clients listing a large registry at
-    once would otherwise take as much memory as they like. The others wait their turn on the
-    event loop (not on a worker thread, which other requests need), and after
-    `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
-
-    def __init__(self) -> None:
-        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS)
-
-    async def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
-        try:
-            await asyncio.wait_for(self._slots.acquire(), timeout=limits.LIST_WAIT_SECONDS)
-        except TimeoutError:
-            raise Problem(503, "Service Unavailable", "too many lists are being built at "
-                          "once; try again shortly",
-                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
-        try:
-            return await run_in_threadpool(make)
-        finally:
-            self._slots.release()
-
-
 @dataclass
 class Served:
     """What the handlers serve: the API over its database, and the slots for lists."""
 
     api: RegistryAPI
-    lists: ListSlots = field(default_factory=ListSlots)
+    lists: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS))
 
     @property
     def in_loop(self) -> bool:
@@ -90,6 +68,26 @@ class Served:
 
     async def run(self, call: Callable[[], HTTPResponse]) -> HTTPResponse:
         return call() if self.in_loop else await run_in_threadpool(call)
+
+    async def run_list(self, call: Callable[[], HTTPResponse]) -> HTTPResponse:
+        """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
+        record (and then its JSON body) in memory, so many clients listing a large registry at
+        once would otherwise take as much memory as they like. The others wait their turn on
+        the event loop (not on a worker thread, which other requests need), and after
+        `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After. (SQLite answers one
+        at a time anyway.)"""
+        if self.in_loop:
+            return call()
+        try:
+            await asyncio.wait_for(self.lists.acquire(), timeout=limits.LIST_WAIT_SECONDS)
+        except TimeoutError:
+            raise Problem(503, "Service Unavailable", "too many lists are being built at "
+                          "once; try again shortly",
+                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
+        try:
+            return await run_in_threadpool(call)
+        finally:
+            self.lists.release()
 
 
 def served(request: FastAPIRequest) -> Served:
@@ -177,11 +175,8 @@ async def list_clusters(
 ) -> HTTPResponse:
     given = locals()
     where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
-    api = registry.api
-    if registry.in_loop:  # answered one at a time anyway
-        return api.list_clusters(where, verbose=verbose, cost_center=cost_center)
-    return await registry.lists.build(
-        lambda: api.list_clusters(where, verbose=verbose, cost_center=cost_center))
+    return await registry.run_list(
+        lambda: registry.api.list_clusters(where, verbose=verbose, cost_center=cost_center))
 
 
 @router.post(CLUSTERS, operation_id="createCluster", status_code=201,
