@@ -116,10 +116,6 @@ class HttpRegistry:
                  for i, r in enumerate(items)],
                 self.location)
 
-    def cluster(self, cluster_id: str) -> Cluster:
-        response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
-        return self._parse(response, cluster_id)
-
     def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
         lease: dict[str, Any] = {"holder": holder, "ttl_seconds": ttl}
         response = self._claim(cluster_id, lease)
