@@ -89,9 +89,7 @@ class RegistryAPI:
 
     def create_cluster(self, body: dict[str, Any]) -> Response:
         created_at = body.pop("created_at", None)
-        status = body.get("status")
         full = validate.normal_cluster(body)
-        full["status"] = validate.keep_problems(full["status"], status)
         stamp = timestamp(self.clock()) if created_at is None else _iso(created_at)
         cid = full["id"]
         with self.db.transaction() as tx:

@@ -49,7 +49,7 @@ class Row:
     def normalise(self) -> None:
         """Every field present with CLM's defaults, after any change."""
         full = validate.normal_cluster({**self.doc, "status": self.status})
-        self.status = validate.keep_problems(full.pop("status"), self.status)
+        self.status = full.pop("status")
         self.doc = full
 
     def lease_held_by_other(self, holder: str, now: float) -> bool:
