@@ -115,22 +115,19 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_http(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, HTTPException)
-        if isinstance(error.__cause__, Problem):  # raised while FastAPI read the body
-            return problem_response(error.__cause__, accept=_accept(request))
         headers = dict(error.headers or {})
-        if error.status_code == 405:
+        if isinstance(error.__cause__, Problem):  # raised while FastAPI read the body
+            problem, headers = error.__cause__, {}
+        elif error.status_code == 405:
             allowed = _allowed(request.app, request.scope)
             headers["Allow"] = ", ".join(allowed)
-            detail = f"use {', '.join(allowed)} on {request.url.path}"
-            return problem_response(
-                Problem(405, "Method Not Allowed", detail), headers, accept=_accept(request)
-            )
-        if error.status_code == 404:
-            return problem_response(
-                Problem(404, "Not Found", f"no such resource: {request.url.path}"),
-                accept=_accept(request),
-            )
-        problem = Problem(error.status_code, "Error", str(error.detail))
+            problem = Problem(405, "Method Not Allowed",
+                              f"use {', '.join(allowed)} on {request.url.path}")
+        elif error.status_code == 404:
+            problem = Problem(404, "Not Found", f"no such resource: {request.url.path}")
+            headers = {}
+        else:
+            problem = Problem(error.status_code, "Error", str(error.detail))
         return problem_response(problem, headers, accept=_accept(request))
 
     async def on_unavailable(request: FastAPIRequest, error: Exception) -> HTTPResponse:
