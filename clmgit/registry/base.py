@@ -30,20 +30,10 @@ class Registry(Protocol):
 
     A `clusters.yaml` file (`clmgit.registry.file`) and CLM's HTTP Cluster Registry API
     (`clmgit.registry.http`) stand behind it, and reconcile uses both the same way
-    (docs/explanation/reconcile.md):
-
-    1. `clusters()` lists every record; clusters already at their desired version are skipped
-       here with no further call (the cheap no-op path).
-    2. `acquire(id, holder, ttl)` takes the cluster's lease — free, expired, or already
-       `holder`'s — and returns the record as it is now (another reconciler may have just
-       finished it), or None when someone else holds an unexpired lease. Taking is a
-       compare-and-set: of many callers at once, exactly one wins.
-    3. `record_health(id, health)` writes the health verdict alone (`status.health`), without a
-       lease: observing health must never keep a reconciler away, and the rest of the record is
-       kept as it is at the moment of the write.
-    4. `record(id, holder, ...)` writes `status` and/or `lifecycle_status` while `holder` holds
-       the lease, and with `release=True` gives the lease up in the same write. A holder whose
-       lease was taken over meanwhile gets `LeaseLost` and nothing is written.
+    (docs/explanation/reconcile.md): `clusters()` lists every record, and clusters already at
+    their desired version are skipped with no further call (the cheap no-op path); `acquire`
+    takes a cluster's lease, `record` writes what was applied under it, and `record_health`
+    writes the health verdict without one.
     """
 
     #: Where the registry is, for messages (a path or a URL without credentials).
@@ -54,8 +44,10 @@ class Registry(Protocol):
         ...
 
     def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
-        """Take or renew the lease of `cluster_id` for `ttl` seconds; the fresh record, or None
-        if another holder has an unexpired lease. An unknown id raises `RegistryError`."""
+        """Take or renew the lease of `cluster_id` for `ttl` seconds — free, expired, or already
+        `holder`'s — and return the record as it is now (another reconciler may have just
+        finished it); None if another holder has an unexpired lease. Taking is a compare-and-set:
+        of many callers at once, exactly one wins. An unknown id raises `RegistryError`."""
         ...
 
     def record(
@@ -67,12 +59,14 @@ class Registry(Protocol):
         lifecycle_status: str | None = None,
         release: bool = False,
     ) -> None:
-        """Write what is given (None: leave as it is) while `holder` holds the lease; release
-        it too if asked. Raises `LeaseLost` if the lease is not `holder`'s any more."""
+        """Write what is given (None: leave as it is) while `holder` holds the lease, and with
+        `release` give the lease up in the same write. A holder whose lease was taken over
+        meanwhile gets `LeaseLost` and nothing is written."""
         ...
 
     def record_health(self, cluster_id: str, health: Health) -> None:
-        """Write `status.health` of the record as it is now, nothing else, with no lease."""
+        """Write `status.health` of the record as it is now, nothing else, with no lease:
+        observing health must never keep a reconciler away."""
         ...
 
 

@@ -50,7 +50,7 @@ class FileRegistry:
     # --- reading ---------------------------------------------------------------------------
 
     def clusters(self) -> list[Cluster]:
-        return self._parse(self._read())
+        return parse_file(self._read(), str(self.path))
 
     def _read(self) -> bytes:
         try:
@@ -61,9 +61,6 @@ class FileRegistry:
             ) from None
         except OSError as e:
             raise RegistryError(f"cannot read the registry {self.path}: {e.strerror}") from None
-
-    def _parse(self, text: bytes) -> list[Cluster]:
-        return parse_file(text, str(self.path))
 
     # --- leases and writes -----------------------------------------------------------------
 
@@ -145,10 +142,8 @@ class FileRegistry:
     def _leases(self) -> dict[str, dict[str, Any]]:
         try:
             data = json.loads(self._leases_path.read_bytes())
-        except FileNotFoundError:
+        except (OSError, ValueError):  # none yet, or damaged: that only costs a lease
             return {}
-        except (OSError, ValueError):
-            return {}  # a damaged lease file only costs a lease; the data is in the registry
         return data if isinstance(data, dict) else {}
 
     def _write_leases(self, leases: dict[str, dict[str, Any]]) -> None:

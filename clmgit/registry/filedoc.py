@@ -16,7 +16,7 @@ import yaml
 
 from clmgit import yamledit, yamlsafe
 from clmgit.errors import RegistryError
-from clmgit.registry.records import malformed_yaml
+from clmgit.registry.records import load_written, malformed_yaml
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -54,8 +54,6 @@ def read_record(text: str, cluster_id: str, *, name: str = "clusters.yaml") -> A
     """One record as CLM reads it (scalars as written, `records.load_written`): the file is only
     composed (libyaml, no Python objects built for the other records), then the record's own
     lines are loaded."""
-    from clmgit.registry.records import load_written
-
     text, record = _located(text, cluster_id, name)
     start, stop = _region(text, record)
     data = load_written(text[start:stop], name)
@@ -69,22 +67,12 @@ def _located(text: str, cluster_id: str, name: str) -> tuple[str, yaml.MappingNo
     """The text (ending in a newline) and the node of the record of `cluster_id` in it."""
     if text and not text.endswith("\n"):
         text += "\n"
-    return text, _find_record(_compose(text, name), cluster_id, name)
+    return text, _find_record(text, cluster_id, name)
 
 
 def _region(text: str, record: yaml.MappingNode) -> tuple[int, int]:
     """From the start of the record's first line to the end of its last line."""
-    return _line_start(text, record.start_mark.index), _line_after(text, _end(record))
-
-
-def _compose(text: str, name: str) -> yaml.Node:
-    try:
-        root = yamlsafe.compose(text, name, _LOADER)
-    except yaml.YAMLError as e:
-        raise malformed_yaml(e, name) from None
-    if not isinstance(root, yaml.MappingNode):
-        raise RegistryError(f"{name}: expected a mapping with a `clusters:` list")
-    return root
+    return text.rfind("\n", 0, record.start_mark.index) + 1, _line_after(text, _end(record))
 
 
 def _get(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
@@ -94,9 +82,12 @@ def _get(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None
     return None
 
 
-def _find_record(root: yaml.Node, cluster_id: str, name: str) -> yaml.MappingNode:
-    assert isinstance(root, yaml.MappingNode)
-    found = _get(root, "clusters")
+def _find_record(text: str, cluster_id: str, name: str) -> yaml.MappingNode:
+    try:
+        root = yamlsafe.compose(text, name, _LOADER)
+    except yaml.YAMLError as e:
+        raise malformed_yaml(e, name) from None
+    found = _get(root, "clusters") if isinstance(root, yaml.MappingNode) else None
     if found is None or not isinstance(found[1], yaml.SequenceNode):
         raise RegistryError(f"{name}: expected a mapping with a `clusters:` list")
     for item in found[1].value:
@@ -215,10 +206,6 @@ def _check(
             f"{name}: cannot record the status of {cluster_id!r} without changing other "
             "content; the file was left as it was"
         )
-
-
-def _line_start(text: str, index: int) -> int:
-    return text.rfind("\n", 0, index) + 1
 
 
 def _data(region: str) -> dict[str, Any]:

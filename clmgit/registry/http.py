@@ -57,24 +57,6 @@ class _CountedRetry(Retry):
         return retry
 
 
-def _retry(attempts: int, backoff: float) -> Retry:
-    # Every method is retried: our writes are idempotent (a status or a lease renewed twice is
-    # the same), and the server answers 5xx only when it wrote nothing.
-    return _CountedRetry(
-        total=attempts,
-        backoff_factor=backoff,
-        backoff_max=10.0,
-        status_forcelist=(429, 500, 502, 503, 504),
-        allowed_methods=frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"}),
-        respect_retry_after_header=True,
-        raise_on_status=False,
-    )
-
-
-def registry_token() -> str:
-    return os.environ.get(TOKEN_ENV, "").split(",")[0].strip()
-
-
 def _check_url(url: str) -> tuple[str, dict[str, str]]:
     """The base URL without credentials or query, and the query as filters."""
     parts = urlsplit(url)
@@ -97,11 +79,23 @@ class HttpRegistry:
                  backoff: float = 0.2) -> None:
         self.location, self._filters = _check_url(url)
         self._session = requests.Session()
-        adapter = HTTPAdapter(max_retries=_retry(attempts, backoff), pool_maxsize=32)
+        # Every method is retried: our writes are idempotent (a status or a lease renewed twice is
+        # the same), and the server answers 5xx only when it wrote nothing.
+        retry = _CountedRetry(
+            total=attempts,
+            backoff_factor=backoff,
+            backoff_max=10.0,
+            status_forcelist=(429, 500, 502, 503, 504),
+            allowed_methods=frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"}),
+            respect_retry_after_header=True,
+            raise_on_status=False,
+        )
+        adapter = HTTPAdapter(max_retries=retry, pool_maxsize=32)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._session.trust_env = False  # no ~/.netrc credentials instead of the bearer token
-        token = registry_token() if token is None else token
+        if token is None:  # the first of the tokens listed
+            token = os.environ.get(TOKEN_ENV, "").split(",")[0].strip()
         self._session.headers["User-Agent"] = "clmgit"
         if token:
             self._session.headers["Authorization"] = f"Bearer {token}"
@@ -121,10 +115,6 @@ class HttpRegistry:
                 [parse_cluster(r, f"{self.location}: cluster #{i + 1}")
                  for i, r in enumerate(items)],
                 self.location)
-
-    def cluster(self, cluster_id: str) -> Cluster:
-        response = self._call("GET", _path(cluster_id), cluster_id=cluster_id)
-        return self._parse(response, cluster_id)
 
     def acquire(self, cluster_id: str, holder: str, ttl: float) -> Cluster | None:
         lease: dict[str, Any] = {"holder": holder, "ttl_seconds": ttl}

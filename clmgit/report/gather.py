@@ -4,11 +4,10 @@ rollup with its gate verdicts), `history` and the promotion gates; nothing is ju
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 
 from clmgit import timestamps
-from clmgit.channels import DEFAULT_GROUP, Channel, Pins
+from clmgit.channels import DEFAULT_GROUP, Channel
 from clmgit.durations import format_duration
 from clmgit.model import Cluster
 from clmgit.promotion import gates
@@ -40,11 +39,10 @@ def gather(ws: Workspace, *, changes: int = CHANGES, history_limit: int = HISTOR
     now = now or timestamps.now().replace(microsecond=0)
     states = fleet_status(ws)
     rows = group_rollup(ws, states)
-    judge = _SourceGates(ws, now)
     health = _group_health(states)
     channels = tuple(
         ChannelView(ch.name, ch.branch, ch.source, ch.pinned, ch.frozen, ch.freeze_reason,
-                    tuple(replace(judge.group(ch, r), health=health.get((ch.name, r.group)))
+                    tuple(_group_view(ws, now, ch, r, health.get((ch.name, r.group)))
                           for r in rows if r.channel == ch.name),
                     window=until(ch.windows, now) if ch.windows else "")
         for ch in ws.channels.values()
@@ -98,36 +96,25 @@ def _group_health(states: Sequence[ClusterState]) -> dict[tuple[str, str], str]:
             for key, counts in counted.items() if counts}
 
 
-class _SourceGates:
-    """The pipeline's view of each group: the planner's verdict (from `group_rollup`) with the
+def _group_view(ws: Workspace, now: datetime, ch: Channel, row: GroupRow,
+                health: str | None) -> GroupView:
+    """The pipeline's view of a group: the planner's verdict (from `group_rollup`) with the
     figures behind the applied-in-source and soak gates, asked of the versions port."""
-
-    def __init__(self, ws: Workspace, now: datetime) -> None:
-        self.ws, self.now = ws, now
-
-    def group(self, ch: Channel, row: GroupRow) -> GroupView:
-        source = self.ws.channels.get(ch.source) if ch.source else None
-        versions = self.ws.versions
-        nxt = versions.pins(row.next_sha)
-        clusters = gates.source_clusters(self.ws, source) if source and nxt else []
-        promoted_at = ch.group(row.group).promoted_at if ch.groups else ""
-        return GroupView(
-            name=row.group if ch.groups else DEFAULT_GROUP, pinned_sha=row.pinned_sha,
-            promoted_at=promoted_at, clusters=row.clusters, states=row.states,
-            next_sha=row.next_sha, gate=row.gate, refusals=row.refusals,
-            behind=versions.count(versions.pins(row.pinned_sha), nxt) if nxt else None,
-            applied_in_source=self._applied_in(clusters, nxt)
-            if source and nxt and ch.gates.applied_in_source else None,
-            soak_left=self._soak_left(ch, source, nxt, clusters)
-            if source and nxt and ch.gates.soak else None,
-        )
-
-    def _applied_in(self, clusters: Sequence[Cluster], pins: Pins) -> tuple[int, int]:
-        done = sum(self.ws.versions.has_applied(c, pins) for c in clusters)
-        return done, len(clusters)
-
-    def _soak_left(self, ch: Channel, source: Channel, pins: Pins,
-                   clusters: Sequence[Cluster]) -> str:
-        assert ch.gates.soak is not None
-        start = gates.soak_start(self.ws, source, pins, clusters)
-        return format_duration(ch.gates.soak - (self.now - start))
+    source = ws.channels.get(ch.source) if ch.source else None
+    versions = ws.versions
+    nxt = versions.pins(row.next_sha)
+    clusters = gates.source_clusters(ws, source) if source and nxt else []
+    applied_in_source = soak_left = None
+    if source and nxt and ch.gates.applied_in_source:
+        applied_in_source = (sum(versions.has_applied(c, nxt) for c in clusters), len(clusters))
+    if source and nxt and ch.gates.soak:
+        start = gates.soak_start(ws, source, nxt, clusters)
+        soak_left = format_duration(ch.gates.soak - (now - start))
+    return GroupView(
+        name=row.group if ch.groups else DEFAULT_GROUP, pinned_sha=row.pinned_sha,
+        promoted_at=ch.group(row.group).promoted_at if ch.groups else "",
+        clusters=row.clusters, states=row.states, next_sha=row.next_sha, gate=row.gate,
+        refusals=row.refusals,
+        behind=versions.count(versions.pins(row.pinned_sha), nxt) if nxt else None,
+        applied_in_source=applied_in_source, soak_left=soak_left, health=health,
+    )

@@ -1,6 +1,6 @@
-"""The Cluster Registry API (docs/reference/registry-api.md) without HTTP: validated data in, a
-`Response` out. `app` maps routes onto these methods; bodies reach them already checked against
-`models`.
+"""The Cluster Registry API (docs/reference/registry-api.md) without the web framework: validated
+data in, a Starlette `Response` out. `routes` maps operations onto these methods; bodies reach
+them already checked against `models`.
 
 Leases (clmgit's addition, for reconcilers sharing a registry) are part of a cluster's PATCH:
 `"lease": {"holder": H, "ttl_seconds": T}` takes or renews it (409 `lease-held`, naming the
@@ -18,9 +18,11 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from starlette.responses import Response
 
 from clmgit.registry.server import validate
 from clmgit.registry.server.db import Database, Tx
@@ -54,21 +56,9 @@ class Conditions:
     holder: str | None = None
 
 
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-
 def json_response(status: int, value: Any, *, etag: str | None = None) -> Response:
     text = value if isinstance(value, str) else dumps(value)
-    return Response(status, text.encode(), headers={"ETag": etag} if etag else {})
-
-
-NO_CONTENT = Response(204)
-NONE = Conditions()
+    return Response(text, status, {"ETag": etag} if etag else {}, "application/json")
 
 
 class RegistryAPI:
@@ -99,9 +89,7 @@ class RegistryAPI:
 
     def create_cluster(self, body: dict[str, Any]) -> Response:
         created_at = body.pop("created_at", None)
-        status = body.get("status")
         full = validate.normal_cluster(body)
-        full["status"] = validate.keep_problems(full["status"], status)
         stamp = timestamp(self.clock()) if created_at is None else _iso(created_at)
         cid = full["id"]
         with self.db.transaction() as tx:
@@ -113,8 +101,7 @@ class RegistryAPI:
         return json_response(201, row.as_json(), etag=row.etag)
 
     def get_cluster(self, cid: str, *, verbose: bool = True) -> Response:
-        with self.db.transaction() as tx:
-            row = self._read(tx, cid, lock=False)
+        row = self._get(cid)
         return json_response(200, row.as_json(verbose=verbose), etag=row.etag)
 
     def patch_cluster(self, cid: str, patch: dict[str, Any], cond: Conditions) -> Response:
@@ -139,7 +126,7 @@ class RegistryAPI:
         with self.db.transaction() as tx:
             self._check(cond, self._read(tx, cid, lock=True))
             tx.run("DELETE FROM clusters WHERE id = ?", [cid])
-        return NO_CONTENT
+        return Response(status_code=204)
 
     def _set_lease(self, row: Row, lease: Mapping[str, Any] | None, cond: Conditions) -> None:
         now = self.clock()
@@ -165,22 +152,26 @@ class RegistryAPI:
 
     # --- config items and node pools -----------------------------------------------------------
 
-    def put_item(self, cid: str, key: str, value: str, cond: Conditions) -> Response:
-        row = self._modify(cid, cond, lambda row: row.doc["config_items"].update({key: value}))
+    def put_item(self, cid: str, pool: str | None, key: str, value: str,
+                 cond: Conditions) -> Response:
+        """Set a config item of the cluster, or of its node pool `pool`."""
+        row = self._modify(cid, cond, lambda row: _items(row, pool).update({key: value}))
         return json_response(200, {"value": value}, etag=row.etag)
 
-    def delete_item(self, cid: str, key: str, cond: Conditions) -> Response:
-        self._modify(cid, cond, lambda row: _pop(row.doc["config_items"], key, "config item"))
-        return NO_CONTENT
+    def delete_item(self, cid: str, pool: str | None, key: str, cond: Conditions) -> Response:
+        def change(row: Row) -> None:
+            if _items(row, pool).pop(key, None) is None:
+                raise not_found(f"no config item {key}")
+
+        self._modify(cid, cond, change)
+        return Response(status_code=204)
 
     def list_pools(self, cid: str) -> Response:
-        with self.db.transaction() as tx:
-            row = self._read(tx, cid, lock=False)
+        row = self._get(cid)
         return json_response(200, {"items": row.doc["node_pools"]}, etag=row.etag)
 
     def get_pool(self, cid: str, name: str) -> Response:
-        with self.db.transaction() as tx:
-            row = self._read(tx, cid, lock=False)
+        row = self._get(cid)
         return json_response(200, _pool(row, name), etag=row.etag)
 
     def put_pool(self, cid: str, name: str, body: dict[str, Any], cond: Conditions) -> Response:
@@ -222,21 +213,7 @@ class RegistryAPI:
             row.doc["node_pools"] = [p for p in row.doc["node_pools"] if p["name"] != name]
 
         self._modify(cid, cond, change)
-        return NO_CONTENT
-
-    def put_pool_item(
-        self, cid: str, name: str, key: str, value: str, cond: Conditions
-    ) -> Response:
-        row = self._modify(
-            cid, cond, lambda row: _pool(row, name)["config_items"].update({key: value})
-        )
-        return json_response(200, {"value": value}, etag=row.etag)
-
-    def delete_pool_item(self, cid: str, name: str, key: str, cond: Conditions) -> Response:
-        self._modify(
-            cid, cond, lambda row: _pop(_pool(row, name)["config_items"], key, "config item")
-        )
-        return NO_CONTENT
+        return Response(status_code=204)
 
     # --- infrastructure accounts ---------------------------------------------------------------
 
@@ -286,6 +263,10 @@ class RegistryAPI:
         return dict(json.loads(found[0]))
 
     # --- the one read-check-change-write cycle -------------------------------------------------
+
+    def _get(self, cid: str) -> Row:
+        with self.db.transaction() as tx:
+            return self._read(tx, cid, lock=False)
 
     def _read(self, tx: Tx, cid: str, *, lock: bool) -> Row:
         found = tx.one(
@@ -353,6 +334,7 @@ def _pool(row: Row, name: str) -> dict[str, Any]:
     raise not_found(f"cluster {row.id} has no node pool {name}")
 
 
-def _pop(items: dict[str, Any], key: str, what: str) -> None:
-    if items.pop(key, None) is None:
-        raise not_found(f"no {what} {key}")
+def _items(row: Row, pool: str | None) -> dict[str, str]:
+    """The config items of the cluster, or of its node pool `pool`."""
+    items: dict[str, str] = (row.doc if pool is None else _pool(row, pool))["config_items"]
+    return items

@@ -23,6 +23,7 @@ from fastapi import Request as FastAPIRequest
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response as HTTPResponse
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clmgit.registry.server import limits, models
@@ -30,6 +31,7 @@ from clmgit.registry.server.api import RegistryAPI
 from clmgit.registry.server.db import Unavailable
 from clmgit.registry.server.problems import Problem, bad_request
 from clmgit.registry.server.routes import Served, router
+from clmgit.registry.server.rows import dumps
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +67,7 @@ def problem_response(
         out["WWW-Authenticate"] = 'Bearer realm="clmgit-registry"'
     plain = "application/json" in accept and not ("+json" in accept or "*/*" in accept)
     media_type = "application/json" if plain else PROBLEM_JSON
-    return HTTPResponse(
-        models_dumps(body), status_code=problem.status, headers=out, media_type=media_type
-    )
-
-
-def models_dumps(value: Any) -> bytes:
-    from clmgit.registry.server.rows import dumps
-
-    return dumps(value).encode()
+    return HTTPResponse(dumps(body), status_code=problem.status, headers=out, media_type=media_type)
 
 
 def _validation_problem(error: RequestValidationError) -> Problem:
@@ -96,8 +90,6 @@ def _validation_problem(error: RequestValidationError) -> Problem:
 
 def _allowed(app: FastAPI, scope: Scope) -> list[str]:
     """Every method some route answers on this path (Starlette names only the first route's)."""
-    from starlette.routing import Match
-
     methods: set[str] = set()
     for route in app.router.routes:
         if route.matches(scope)[0] is not Match.NONE:
@@ -123,22 +115,19 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_http(request: FastAPIRequest, error: Exception) -> HTTPResponse:
         assert isinstance(error, HTTPException)
-        if isinstance(error.__cause__, Problem):  # raised while FastAPI read the body
-            return problem_response(error.__cause__, accept=_accept(request))
         headers = dict(error.headers or {})
-        if error.status_code == 405:
+        if isinstance(error.__cause__, Problem):  # raised while FastAPI read the body
+            problem, headers = error.__cause__, {}
+        elif error.status_code == 405:
             allowed = _allowed(request.app, request.scope)
             headers["Allow"] = ", ".join(allowed)
-            detail = f"use {', '.join(allowed)} on {request.url.path}"
-            return problem_response(
-                Problem(405, "Method Not Allowed", detail), headers, accept=_accept(request)
-            )
-        if error.status_code == 404:
-            return problem_response(
-                Problem(404, "Not Found", f"no such resource: {request.url.path}"),
-                accept=_accept(request),
-            )
-        problem = Problem(error.status_code, "Error", str(error.detail))
+            problem = Problem(405, "Method Not Allowed",
+                              f"use {', '.join(allowed)} on {request.url.path}")
+        elif error.status_code == 404:
+            problem = Problem(404, "Not Found", f"no such resource: {request.url.path}")
+            headers = {}
+        else:
+            problem = Problem(error.status_code, "Error", str(error.detail))
         return problem_response(problem, headers, accept=_accept(request))
 
     async def on_unavailable(request: FastAPIRequest, error: Exception) -> HTTPResponse:
@@ -180,20 +169,6 @@ class Guard:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        if b"transfer-encoding" in headers and b"content-length" in headers:
-            # Framed two ways: a proxy in front may have read it the other way (RFC 9112 §6.1),
-            # so whatever follows on this connection cannot be trusted.
-            refusal = problem_response(
-                bad_request("a request must not have both Content-Length and Transfer-Encoding"),
-                {"Connection": "close"},
-                accept=accept,
-            )
-            await refusal(scope, receive, send)
-            return
-        query_problem = _query_problem(scope["query_string"])
-        if query_problem is not None:
-            await problem_response(query_problem, accept=accept)(scope, receive, send)
-            return
         length = headers.get(b"content-length", b"0")
         if length.isdigit() and int(length) > limits.MAX_BODY_BYTES:
             await _refuse_large(int(length), receive, scope, send, accept)
@@ -206,12 +181,23 @@ class Guard:
     def _refusal(
         self, scope: Scope, headers: dict[bytes, bytes], accept: str
     ) -> HTTPResponse | None:
-        if scope["path"] in PUBLIC_PATHS or bearer_matches(headers.get(b"authorization", b""),
-                                                           self.tokens):
-            return None
-        return problem_response(
-            Problem(401, "Unauthorized", "a valid bearer token is required"), accept=accept
-        )
+        """The answer to a request refused before its body is read: no valid token, framed
+        two ways, or a query string refused (`_query_problem`); None if it may go on."""
+        if scope["path"] not in PUBLIC_PATHS and not bearer_matches(
+                headers.get(b"authorization", b""), self.tokens):
+            return problem_response(
+                Problem(401, "Unauthorized", "a valid bearer token is required"), accept=accept
+            )
+        if b"transfer-encoding" in headers and b"content-length" in headers:
+            # Framed two ways: a proxy in front may have read it the other way (RFC 9112 §6.1),
+            # so whatever follows on this connection cannot be trusted.
+            return problem_response(
+                bad_request("a request must not have both Content-Length and Transfer-Encoding"),
+                {"Connection": "close"},
+                accept=accept,
+            )
+        problem = _query_problem(scope["query_string"])
+        return None if problem is None else problem_response(problem, accept=accept)
 
 
 _CREDENTIALS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+) *")

@@ -17,7 +17,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
 from clmgit.errors import RegistryError
@@ -85,14 +85,13 @@ class Tx:
     """One transaction's cursor: run SQL with `?` placeholders, read rows as tuples."""
 
     def __init__(self, cursor: Any, *, postgres: bool) -> None:
-        self._cursor, self._postgres = cursor, postgres
+        self._cursor, self.postgres = cursor, postgres
         #: Appended to a SELECT that is followed by an UPDATE of the same row. SQLite needs none:
         #: its transactions are serialised as a whole.
         self.for_update = " FOR UPDATE" if postgres else ""
-        self.postgres = postgres
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        self._cursor.execute(sql.replace("?", "%s") if self._postgres else sql, params)
+        self._cursor.execute(sql.replace("?", "%s") if self.postgres else sql, params)
         return int(self._cursor.rowcount)
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -176,10 +175,8 @@ class PostgresDatabase:
             migrate(tx)
 
     def _connect(self) -> Any:
-        try:
+        with suppress(queue.Empty):
             return self._idle.get_nowait()
-        except queue.Empty:
-            pass
         try:
             return self._psycopg.connect(
                 self._url,

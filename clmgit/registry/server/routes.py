@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response as HTTPResponse
 
 from clmgit.registry.server import limits, models, validate
-from clmgit.registry.server.api import Conditions, RegistryAPI, Response
+from clmgit.registry.server.api import Conditions, RegistryAPI
 from clmgit.registry.server.db import SQLiteDatabase
 from clmgit.registry.server.models import ABSENT
 from clmgit.registry.server.problems import LEASE_HEADER, Problem, bad_request
@@ -50,35 +50,13 @@ class SafeRoute(APIRoute):
         return safe
 
 
-class ListSlots:
-    """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
-    record (and then its JSON body) in memory, so many clients listing a large registry at
-    once would otherwise take as much memory as they like. The others wait their turn on the
-    event loop (not on a worker thread, which other requests need), and after
-    `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After."""
-
-    def __init__(self) -> None:
-        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS)
-
-    async def build(self, make: Callable[[], HTTPResponse]) -> HTTPResponse:
-        try:
-            await asyncio.wait_for(self._slots.acquire(), timeout=limits.LIST_WAIT_SECONDS)
-        except TimeoutError:
-            raise Problem(503, "Service Unavailable", "too many lists are being built at "
-                          "once; try again shortly",
-                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
-        try:
-            return await run_in_threadpool(make)
-        finally:
-            self._slots.release()
-
-
 @dataclass
 class Served:
     """What the handlers serve: the API over its database, and the slots for lists."""
 
     api: RegistryAPI
-    lists: ListSlots = field(default_factory=ListSlots)
+    lists: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(limits.MAX_CONCURRENT_LISTS))
 
     @property
     def in_loop(self) -> bool:
@@ -88,8 +66,28 @@ class Served:
         pool so that requests overlap."""
         return isinstance(self.api.db, SQLiteDatabase)
 
-    async def run(self, call: Callable[[], Response]) -> HTTPResponse:
-        return send(call() if self.in_loop else await run_in_threadpool(call))
+    async def run(self, call: Callable[[], HTTPResponse]) -> HTTPResponse:
+        return call() if self.in_loop else await run_in_threadpool(call)
+
+    async def run_list(self, call: Callable[[], HTTPResponse]) -> HTTPResponse:
+        """At most `limits.MAX_CONCURRENT_LISTS` lists built at once: each holds every matching
+        record (and then its JSON body) in memory, so many clients listing a large registry at
+        once would otherwise take as much memory as they like. The others wait their turn on
+        the event loop (not on a worker thread, which other requests need), and after
+        `limits.LIST_WAIT_SECONDS` are answered 503 with Retry-After. (SQLite answers one
+        at a time anyway.)"""
+        if self.in_loop:
+            return call()
+        try:
+            await asyncio.wait_for(self.lists.acquire(), timeout=limits.LIST_WAIT_SECONDS)
+        except TimeoutError:
+            raise Problem(503, "Service Unavailable", "too many lists are being built at "
+                          "once; try again shortly",
+                          headers={"Retry-After": str(limits.RETRY_AFTER_SECONDS)}) from None
+        try:
+            return await run_in_threadpool(call)
+        finally:
+            self.lists.release()
 
 
 def served(request: FastAPIRequest) -> Served:
@@ -97,15 +95,6 @@ def served(request: FastAPIRequest) -> Served:
     found = request.app.state.registry
     assert isinstance(found, Served)
     return found
-
-
-def send(response: Response) -> HTTPResponse:
-    return HTTPResponse(
-        response.body,
-        status_code=response.status,
-        headers=response.headers,
-        media_type=response.content_type if response.status != 204 else None,
-    )
 
 
 def _set(model: BaseModel) -> dict[str, Any]:
@@ -186,11 +175,8 @@ async def list_clusters(
 ) -> HTTPResponse:
     given = locals()
     where = {k: given[k] for k in validate.FILTERS if given[k] is not None}
-    api = registry.api
-    if registry.in_loop:  # answered one at a time anyway
-        return send(api.list_clusters(where, verbose=verbose, cost_center=cost_center))
-    return await registry.lists.build(lambda: send(api.list_clusters(
-        where, verbose=verbose, cost_center=cost_center)))
+    return await registry.run_list(
+        lambda: registry.api.list_clusters(where, verbose=verbose, cost_center=cost_center))
 
 
 @router.post(CLUSTERS, operation_id="createCluster", status_code=201,
@@ -232,14 +218,15 @@ async def put_item(
     cond: Conditional,
 ) -> HTTPResponse:
     return await registry.run(
-        lambda: registry.api.put_item(cluster_id, config_key, body.value, cond))
+        lambda: registry.api.put_item(cluster_id, None, config_key, body.value, cond))
 
 
 @router.delete(ITEM, operation_id="deleteConfigItem", status_code=204)
 async def delete_item(
     registry: Registry, cluster_id: ClusterId, config_key: ConfigKey, cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.delete_item(cluster_id, config_key, cond))
+    return await registry.run(
+        lambda: registry.api.delete_item(cluster_id, None, config_key, cond))
 
 
 # --- node pools ---------------------------------------------------------------------------------
@@ -297,7 +284,7 @@ async def put_pool_item(
     body: Annotated[models.ConfigValue, Body()],
     cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.put_pool_item(
+    return await registry.run(lambda: registry.api.put_item(
         cluster_id, node_pool_name, config_key, body.value, cond))
 
 
@@ -309,7 +296,7 @@ async def delete_pool_item(
     config_key: ConfigKey,
     cond: Conditional,
 ) -> HTTPResponse:
-    return await registry.run(lambda: registry.api.delete_pool_item(
+    return await registry.run(lambda: registry.api.delete_item(
         cluster_id, node_pool_name, config_key, cond))
 
 
@@ -328,8 +315,8 @@ async def list_accounts(
     type: Filter = ABSENT,
     cost_center: Filter = ABSENT,
 ) -> HTTPResponse:
-    given = locals()
-    where = {k: given[k] for k in validate.ACCOUNT_FILTERS if given[k] is not None}
+    # Every parameter but `registry` is a field to match.
+    where = {k: v for k, v in locals().items() if k != "registry" and v is not None}
     return await registry.run(lambda: registry.api.list_accounts(where))
 
 

@@ -49,7 +49,7 @@ class Row:
     def normalise(self) -> None:
         """Every field present with CLM's defaults, after any change."""
         full = validate.normal_cluster({**self.doc, "status": self.status})
-        self.status = validate.keep_problems(full.pop("status"), self.status)
+        self.status = full.pop("status")
         self.doc = full
 
     def lease_held_by_other(self, holder: str, now: float) -> bool:
@@ -140,23 +140,16 @@ def check_clashes(tx: Tx, doc: dict[str, Any]) -> None:
            " OR (infrastructure_account = ? AND local_id = ? AND local_id <> '')")
     params = [doc["id"], doc["alias"], doc["id"], doc["alias"], doc["infrastructure_account"],
               doc["local_id"]]
-    host = _server_host(doc["api_server_url"])
-    if host:
+    key = api_server_key(doc["api_server_url"])
+    if key is not None:
         # URLs are compared normalised (`records.api_server_key`), which SQL cannot do: it
-        # picks the records whose URL holds the host in any case, the comparison is exact.
-        # A `_` or `%` in the host only widens the pick.
+        # picks the records whose URL holds the key's host (all of the key if it has none) in
+        # any case, the comparison is exact. A `_` or `%` in the host only widens the pick.
+        host = url_host(key) or key.lower()
         sql += " OR LOWER(api_server_url) LIKE ?"
         params.append(f"%{host}%")
     found = tx.all(sql + ")", params)
     validate.check_clashes(doc, (json.loads(other) for (other,) in found))
-
-
-def _server_host(url: str) -> str:
-    """The lower-case host of an API server's key ("" for no URL; all of it for no host)."""
-    key = api_server_key(url)
-    if key is None:
-        return ""
-    return url_host(key) or key.lower()
 
 
 def _filter_values(doc: dict[str, Any]) -> list[Any]:

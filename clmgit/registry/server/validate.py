@@ -33,28 +33,17 @@ FILTERS = (
     "provider",
     "region",
 )
-#: Query parameters of `GET /infrastructure-accounts`.
-ACCOUNT_FILTERS = (
-    "criticality_level",
-    "environment",
-    "external_id",
-    "lifecycle_status",
-    "name",
-    "owner",
-    "type",
-    "cost_center",
-)
-
-
 def normal_cluster(raw: dict[str, Any]) -> dict[str, Any]:
     """Every field, in the model's order, of a record CLM accepts (else a 400 with CLM's
-    reason)."""
+    reason), the problems of its status as sent (`_keep_problems`)."""
     cluster = _parse(raw)
     try:
         check_record(cluster, BODY)
     except RegistryError as e:
         raise bad_request(str(e)) from None
-    return cluster_to_dict(cluster)
+    full = cluster_to_dict(cluster)
+    full["status"] = _keep_problems(full["status"], raw.get("status"))
+    return full
 
 
 def check_clashes(record: dict[str, Any], others: Iterable[dict[str, Any]]) -> None:
@@ -76,7 +65,7 @@ def _parse(raw: dict[str, Any]) -> Cluster:
         raise bad_request(str(e)) from None
 
 
-def keep_problems(normal: dict[str, Any], raw: dict[str, Any] | None) -> dict[str, Any]:
+def _keep_problems(normal: dict[str, Any], raw: dict[str, Any] | None) -> dict[str, Any]:
     """A normalised status with the problems as sent, every member kept (detail defaults to
     an empty string, as the model writes it)."""
     if raw is None or raw.get("problems") is None:
