@@ -25,7 +25,6 @@ from clmgit.healthstate import (
     FAILED,
     UNKNOWN,
     ClusterGate,
-    Judgement,
     Observation,
     gate_for,
     judge,
@@ -142,13 +141,10 @@ def observe_fleet(ws: Workspace, observer: Observer, clusters: Sequence[Cluster]
         status = replace(cluster.status, health=health)
         judged = judge(status, deadline=observer.gates(cluster).progress_deadline,
                        now=observer.now())
-        rows.append(_row(cluster, health, judged, recorded))
+        rows.append(HealthRow(cluster.id, cluster.alias, cluster.channel, health.version,
+                              judged.state, judged.since, health.observed_at, judged.reasons,
+                              recorded))
     return rows
-
-
-def _row(cluster: Cluster, health: Health, judged: Judgement, recorded: bool) -> HealthRow:
-    return HealthRow(cluster.id, cluster.alias, cluster.channel, health.version, judged.state,
-                     judged.since, health.observed_at, judged.reasons, recorded)
 
 
 def select_running(ws: Workspace, *, channel: str | None = None,
