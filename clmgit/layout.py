@@ -113,7 +113,6 @@ def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, A
 MAIN = "main"
 NAME_RE = re.compile(r"[a-z0-9-]+")  # whole names only: `fullmatch`
 URL_SCHEMES = ("https", "ssh", "git", "file")
-SOURCE_KEYS = ("sources", "allow_override")
 _SOURCE_FIELDS = ("name", "repo", "branches")
 
 
