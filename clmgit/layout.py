@@ -171,14 +171,11 @@ def parse_sources(raw: Mapping[str, Any], where: str) -> Sources:
         raise ConfigError(f"{where}: key 'sources' must be a non-empty list of sources "
                           "(each with a name)")
     sources = tuple(_source(item, i, where) for i, item in enumerate(items))
-    seen: set[str] = set()
-    local = 0
-    for s in sources:
-        if s.name in seen:
-            raise ConfigError(f"{where}: source {s.name!r} is listed twice; names are unique")
-        seen.add(s.name)
-        local += s.repo is None
-    if local > 1:
+    names = [s.name for s in sources]
+    twice = [name for i, name in enumerate(names) if name in names[:i]]
+    if twice:
+        raise ConfigError(f"{where}: source {twice[0]!r} is listed twice; names are unique")
+    if sum(s.repo is None for s in sources) > 1:
         raise ConfigError(f"{where}: only one source may leave out 'repo' (this repository)")
     if len(sources) == 1 and sources[0].repo is not None:
         raise ConfigError(f"{where}: a single source is this repository; leave out its 'repo'")
