@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
 
 from clmgit import events, timestamps
 from clmgit.access import Access
@@ -34,31 +33,18 @@ from clmgit.layout import DEFAULT, Layout
 from clmgit.model import DECOMMISSIONED, REQUESTED, Cluster, Health
 from clmgit.workspace import Workspace
 
-
-class BackendOptions(Protocol):
-    """What `health_backends` reads of a run's options (`clmgit.reconcile.session.Options`)."""
-
-    @property
-    def access(self) -> Access: ...
-
-    @property
-    def backends(self) -> BackendFactory | None: ...
-
-    @property
-    def clock(self) -> Clock | None: ...
-
 log = logging.getLogger(__name__)
 
 HealthBackendFactory = Callable[[Cluster], HealthBackends]
 
 
-def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> HealthBackendFactory:
+def health_backends(given: BackendFactory | None, access: Access, *, clock: Clock | None,
+                    layout: Layout = DEFAULT) -> HealthBackendFactory:
     """The run's own backends when it was given some (tests, the demo), else the real ones."""
-    given = options.backends
     if given is None:
         from clmgit.reconcile.backends import AwsBackends
 
-        return AwsBackends(options.access, clock=options.clock, layout=layout).health
+        return AwsBackends(access, clock=clock, layout=layout).health
 
     def make(cluster: Cluster) -> HealthBackends:
         b = given(cluster)

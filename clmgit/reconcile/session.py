@@ -227,8 +227,9 @@ def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Heal
     """Looks at a cluster's health after its apply, through the run's backends."""
     from clmgit.reconcile.health import Observer, health_backends, workspace_gates
 
-    return Observer(health_backends(options, ws.layout), workspace_gates(ws),
-                    layout=ws.layout).verdict
+    backends = health_backends(options.backends, options.access, clock=options.clock,
+                               layout=ws.layout)
+    return Observer(backends, workspace_gates(ws), layout=ws.layout).verdict
 
 
 def reconcile(
