@@ -18,7 +18,6 @@ from clmgit.access import Access
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory
 from clmgit.engine.health import HealthBackends, observe
-from clmgit.engine.probes import Fetch, http_fetch
 from clmgit.errors import ClmgitError
 from clmgit.healthstate import (
     FAILED,
@@ -60,7 +59,6 @@ class Observer:
     backends: HealthBackendFactory
     gates: Callable[[Cluster], ClusterGate]
     layout: Layout = DEFAULT
-    fetch: Fetch = http_fetch
     now: Callable[[], datetime] = timestamps.now
 
     def look(self, cluster: Cluster) -> Observation:
@@ -69,7 +67,7 @@ class Observer:
             backends = self.backends(cluster)
         except ClmgitError as e:
             return Observation(UNKNOWN, (f"cannot reach the cluster: {_line(e)}",))
-        return observe(cluster, backends, gate, layout=self.layout, fetch=self.fetch)
+        return observe(cluster, backends, gate, layout=self.layout)
 
     def verdict(self, cluster: Cluster) -> Health:
         """The verdict of one look at `cluster`, its status as the record has it now; told as

@@ -27,7 +27,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import TypeVar
 
 from clmgit import events, timestamps
@@ -125,7 +124,6 @@ class Reconciler:
     on_result: Callable[[Result], None] = lambda result: None
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
-    now: Callable[[], datetime] = timestamps.now
     #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).
@@ -292,7 +290,7 @@ class Reconciler:
             done = ClusterStatus(
                 current_version=target.version,
                 last_version=cluster.status.current_version,
-                applied_at=format_timestamp(self.now()),
+                applied_at=format_timestamp(timestamps.now()),
             )
             done = replace(done, health=self._health(replace(cluster, status=done)))
         if target.reason:  # started outside its maintenance window (--ignore-window)
