@@ -246,9 +246,8 @@ class ClusterGate:
 
 
 def gate_for(channels: Iterable[Promoted], channel: str) -> ClusterGate:
-    gates = [ch.health_gate for ch in channels
+    found = [ch.health_gate for ch in channels
              if ch.source == channel and ch.health_gate is not None]
-    found = [g for g in gates if g is not None]
     if not found:
         return ClusterGate()
     return ClusterGate(

@@ -113,7 +113,6 @@ def load_settings(data: bytes | None, where: str = SETTINGS_PATH) -> dict[str, A
 MAIN = "main"
 NAME_RE = re.compile(r"[a-z0-9-]+")  # whole names only: `fullmatch`
 URL_SCHEMES = ("https", "ssh", "git", "file")
-SOURCE_KEYS = ("sources", "allow_override")
 _SOURCE_FIELDS = ("name", "repo", "branches")
 
 
@@ -172,14 +171,11 @@ def parse_sources(raw: Mapping[str, Any], where: str) -> Sources:
         raise ConfigError(f"{where}: key 'sources' must be a non-empty list of sources "
                           "(each with a name)")
     sources = tuple(_source(item, i, where) for i, item in enumerate(items))
-    seen: set[str] = set()
-    local = 0
-    for s in sources:
-        if s.name in seen:
-            raise ConfigError(f"{where}: source {s.name!r} is listed twice; names are unique")
-        seen.add(s.name)
-        local += s.repo is None
-    if local > 1:
+    names = [s.name for s in sources]
+    twice = [name for i, name in enumerate(names) if name in names[:i]]
+    if twice:
+        raise ConfigError(f"{where}: source {twice[0]!r} is listed twice; names are unique")
+    if sum(s.repo is None for s in sources) > 1:
         raise ConfigError(f"{where}: only one source may leave out 'repo' (this repository)")
     if len(sources) == 1 and sources[0].repo is not None:
         raise ConfigError(f"{where}: a single source is this repository; leave out its 'repo'")

@@ -31,8 +31,7 @@ SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 #: CLM's cap on the problems of a status; past it the oldest go and the first place says so.
 MAX_PROBLEMS = 25
-#: The problem types CLM writes (controller.go): a general failure, and the cap's placeholder.
-GENERAL_PROBLEM = "https://cluster-lifecycle-manager.zalando.org/problems/general-error"
+#: The problem type of CLM's placeholder past the cap (controller.go).
 TOO_MANY_PROBLEMS = "https://cluster-lifecycle-manager.zalando.org/problems/too-many-problems"
 #: The lifecycle values CLM's controller acts on; anything else it refuses to process.
 CLM_LIFECYCLE = frozenset({REQUESTED, READY, DECOMMISSION_REQUESTED, DECOMMISSIONED})
@@ -204,7 +203,6 @@ _TWO_INT64_LE = struct.Struct("<qq").pack
 
 
 def _sorted_items(items: Mapping[str, str]) -> list[str]:
-    """Keys and values in key order, each key followed by its value."""
     return [text for key in sorted(items) for text in (key, items[key])]
 
 
@@ -587,8 +585,6 @@ def _plain_status(raw: Any) -> ClusterStatus:
 
 
 def _plain_health(raw: Any) -> Health | None:
-    if raw is None:
-        return None
     get = _plain_dict(raw).get
     if not raw:
         return None

@@ -12,20 +12,17 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
 
 from clmgit import events, timestamps
 from clmgit.access import Access
 from clmgit.engine.clock import Clock
 from clmgit.engine.cluster import BackendFactory
 from clmgit.engine.health import HealthBackends, observe
-from clmgit.engine.probes import Fetch, http_fetch
 from clmgit.errors import ClmgitError
 from clmgit.healthstate import (
     FAILED,
     UNKNOWN,
     ClusterGate,
-    Judgement,
     Observation,
     gate_for,
     judge,
@@ -35,31 +32,18 @@ from clmgit.layout import DEFAULT, Layout
 from clmgit.model import DECOMMISSIONED, REQUESTED, Cluster, Health
 from clmgit.workspace import Workspace
 
-
-class BackendOptions(Protocol):
-    """What `health_backends` reads of a run's options (`clmgit.reconcile.session.Options`)."""
-
-    @property
-    def access(self) -> Access: ...
-
-    @property
-    def backends(self) -> BackendFactory | None: ...
-
-    @property
-    def clock(self) -> Clock | None: ...
-
 log = logging.getLogger(__name__)
 
 HealthBackendFactory = Callable[[Cluster], HealthBackends]
 
 
-def health_backends(options: BackendOptions, layout: Layout = DEFAULT) -> HealthBackendFactory:
+def health_backends(given: BackendFactory | None, access: Access, *, clock: Clock | None,
+                    layout: Layout = DEFAULT) -> HealthBackendFactory:
     """The run's own backends when it was given some (tests, the demo), else the real ones."""
-    given = options.backends
     if given is None:
         from clmgit.reconcile.backends import AwsBackends
 
-        return AwsBackends(options.access, clock=options.clock, layout=layout).health
+        return AwsBackends(access, clock=clock, layout=layout).health
 
     def make(cluster: Cluster) -> HealthBackends:
         b = given(cluster)
@@ -75,7 +59,6 @@ class Observer:
     backends: HealthBackendFactory
     gates: Callable[[Cluster], ClusterGate]
     layout: Layout = DEFAULT
-    fetch: Fetch = http_fetch
     now: Callable[[], datetime] = timestamps.now
 
     def look(self, cluster: Cluster) -> Observation:
@@ -84,7 +67,7 @@ class Observer:
             backends = self.backends(cluster)
         except ClmgitError as e:
             return Observation(UNKNOWN, (f"cannot reach the cluster: {_line(e)}",))
-        return observe(cluster, backends, gate, layout=self.layout, fetch=self.fetch)
+        return observe(cluster, backends, gate, layout=self.layout)
 
     def verdict(self, cluster: Cluster) -> Health:
         """The verdict of one look at `cluster`, its status as the record has it now; told as
@@ -142,13 +125,10 @@ def observe_fleet(ws: Workspace, observer: Observer, clusters: Sequence[Cluster]
         status = replace(cluster.status, health=health)
         judged = judge(status, deadline=observer.gates(cluster).progress_deadline,
                        now=observer.now())
-        rows.append(_row(cluster, health, judged, recorded))
+        rows.append(HealthRow(cluster.id, cluster.alias, cluster.channel, health.version,
+                              judged.state, judged.since, health.observed_at, judged.reasons,
+                              recorded))
     return rows
-
-
-def _row(cluster: Cluster, health: Health, judged: Judgement, recorded: bool) -> HealthRow:
-    return HealthRow(cluster.id, cluster.alias, cluster.channel, health.version, judged.state,
-                     judged.since, health.observed_at, judged.reasons, recorded)
 
 
 def select_running(ws: Workspace, *, channel: str | None = None,

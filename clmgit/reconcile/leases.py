@@ -34,7 +34,7 @@ from clmgit.engine.clock import StopSignal
 from clmgit.engine.guard import LeaseExpired
 from clmgit.errors import ClmgitError
 from clmgit.model import Cluster, ClusterStatus
-from clmgit.registry import LeaseLost, Registry, RegistryUnavailable
+from clmgit.registry import Registry, RegistryUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -118,17 +118,15 @@ class LeaseTable:
     def drop(self, cluster_id: str) -> None:
         key = _key(cluster_id)
         with self._lock:
-            for slot in range(len(self._keys)):
-                if self._keys[slot] == key:
-                    self._keys[slot] = 0
+            keys = self._keys[:]
+            if key in keys:
+                self._keys[keys.index(key)] = 0
 
     def deadline(self, cluster_id: str) -> float:
         """The deadline, or 0 for a lease not held (revoked, dropped, never taken)."""
         key = _key(cluster_id)
-        for slot in range(len(self._keys)):
-            if self._keys[slot] == key:
-                return float(self._deadlines[slot])
-        return 0.0
+        keys = self._keys[:]
+        return float(self._deadlines[keys.index(key)]) if key in keys else 0.0
 
     def check(self, cluster_id: str) -> None:
         """Raise `LeaseExpired` unless the lease of `cluster_id` is safely held now."""
@@ -144,15 +142,14 @@ class LeaseTable:
                                "stopped before the next write")
 
     def _slot(self, key: int, *, free: bool = False) -> int:
-        for slot in range(len(self._keys)):
-            if self._keys[slot] == key:
-                return slot
-        if free:
-            for slot in range(len(self._keys)):
-                if self._keys[slot] == 0:
-                    return slot
+        keys: list[int] = self._keys[:]
+        if key in keys:
+            return keys.index(key)
+        if not free:
+            raise KeyError(key)
+        if 0 not in keys:
             raise RuntimeError("more leases held than the run works on at once")
-        raise KeyError(key)
+        return keys.index(0)
 
 
 @dataclass
@@ -293,7 +290,3 @@ class Unfinished:
     def __len__(self) -> int:
         with self._lock:
             return len(self._outcomes)
-
-
-__all__ = ["LeaseExpired", "LeaseLost", "LeaseTable", "LeaseTiming", "Outcome", "Renewal",
-           "Unfinished", "lease_timing"]

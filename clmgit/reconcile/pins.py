@@ -44,10 +44,8 @@ class CurrentPins:
             if self._sources is not None:
                 return desired_config_version(self._parsed[1], cluster, self._sources.sources,
                                               self._sources)
-            return pinned_sha(self._parsed[1], cluster, self._head)
-
-    def _head(self, channel: Channel) -> str:
-        return self._branch(channel.branch)
+            return pinned_sha(self._parsed[1], cluster,
+                              lambda channel: self._branch(channel.branch))
 
     def _branch(self, branch: str) -> str:
         """As the workspace reads a branch (the remote's in a plain clone), but anew."""

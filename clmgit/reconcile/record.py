@@ -127,9 +127,8 @@ def _changed_by_clmgit(old: bytes, new: bytes) -> list[str] | None:
     if not (isinstance(before, dict) and isinstance(after, dict)):
         return None
     old_records, new_records = before.pop("clusters", None), after.pop("clusters", None)
-    if before != after or not isinstance(old_records, list) or not isinstance(new_records, list):
-        return None
-    if len(old_records) != len(new_records):
+    if (before != after or not isinstance(old_records, list)
+            or not isinstance(new_records, list) or len(old_records) != len(new_records)):
         return None
     changed = []
     for a, b in zip(old_records, new_records, strict=True):

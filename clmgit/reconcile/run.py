@@ -27,7 +27,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import TypeVar
 
 from clmgit import events, timestamps
@@ -83,7 +82,8 @@ LEASE_HELD = "another reconciler holds its lease"
 NO_WORK = (IN_SYNC, BLOCKED, WAITING)
 #: Seconds between attempts to take a lease another holder has (`wait_for_leases`).
 LEASE_POLL_SECONDS = 2.0
-#: How long an interrupted run lets a call in flight finish before it abandons it.
+#: Seconds an engine call may go on once the run is interrupted; past them it is abandoned
+#: (a cloud or API call that hangs), the cluster recorded as stopped and its lease given up.
 STOP_GRACE_SECONDS = 5.0
 
 
@@ -124,7 +124,6 @@ class Reconciler:
     on_result: Callable[[Result], None] = lambda result: None
     #: Called with a cluster's id when work on it starts.
     on_start: Callable[[str], None] = lambda cluster_id: None
-    now: Callable[[], datetime] = timestamps.now
     #: Plans a cluster again from its record as read under the lease (see `keep_plan`).
     replan: Replan = field(default=lambda planned, now: keep_plan(planned, now))
     #: Set: no cluster is started any more (the engine's waits stop on it too).
@@ -141,9 +140,6 @@ class Reconciler:
     #: Refuses a cluster before anything is done or written for it, dry runs too (the account
     #: its record names is not the one the run acts in): a failure with that one sentence.
     check: Callable[[Cluster], None] | None = None
-    #: Seconds an engine call may go on once the run is interrupted; past them it is abandoned
-    #: (a cloud or API call that hangs), the cluster recorded as stopped and its lease given up.
-    stop_grace: float = STOP_GRACE_SECONDS
 
     def run(self, targets: Sequence[Target], *, concurrency: int = 4) -> list[Result]:
         """Every target, the ones needing work `concurrency` at a time; results in target order."""
@@ -294,7 +290,7 @@ class Reconciler:
             done = ClusterStatus(
                 current_version=target.version,
                 last_version=cluster.status.current_version,
-                applied_at=format_timestamp(self.now()),
+                applied_at=format_timestamp(timestamps.now()),
             )
             done = replace(done, health=self._health(replace(cluster, status=done)))
         if target.reason:  # started outside its maintenance window (--ignore-window)
@@ -309,7 +305,7 @@ class Reconciler:
 
     def _abandonable(self, call: Callable[[], T]) -> T:
         """`call()`, on a thread of its own when the run can be interrupted: once it is, the
-        call has `stop_grace` seconds to end (the engine starts no new step after the stop),
+        call has STOP_GRACE_SECONDS to end (the engine starts no new step after the stop),
         then it is abandoned with `Cancelled` — a hung request must not hold the lease."""
         if self.stop is None:
             return call()
@@ -328,10 +324,10 @@ class Reconciler:
             except FuturesTimeout:
                 continue
         try:
-            return answer.result(timeout=self.stop_grace)
+            return answer.result(timeout=STOP_GRACE_SECONDS)
         except FuturesTimeout:
             raise Cancelled(f"stopped: abandoned a call to the cloud or the cluster that was "
-                            f"still going {self.stop_grace:g}s after the interrupt") from None
+                            f"still going {STOP_GRACE_SECONDS:g}s after the interrupt") from None
 
     def _health(self, cluster: Cluster) -> Health | None:
         """The verdict of a look right after the apply; none if looking itself failed (the

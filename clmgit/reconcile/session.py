@@ -8,7 +8,7 @@ import multiprocessing
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -99,22 +99,19 @@ class Options:
                       roles=self.roles or NO_ROLES)
 
 
+@dataclass(eq=False)
 class _LazyEngine:
     """The engine, built when the first cluster needs it: a run with every cluster in sync
     never imports the renderer, boto3 or the Kubernetes client."""
 
-    def __init__(self, source: Callable[[], ConfigSource], options: Options,
-                 layout: Layout, *, events: Callable[[str, str], None],
-                 leases: LeaseTable,
-                 between_waves: Callable[[Cluster, datetime], None] | None = None) -> None:
-        self._between_waves = between_waves
-        self._source = source
-        self._leases = leases
-        self._options = options
-        self._events = events
-        self._layout = layout
-        self._engine: Engine | None = None
-        self._lock = threading.Lock()
+    source: Callable[[], ConfigSource]
+    options: Options
+    layout: Layout
+    events: Callable[[str, str], None]
+    leases: LeaseTable
+    between_waves: Callable[[Cluster, datetime], None] | None = None
+    _engine: Engine | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def _get(self) -> Engine:
         with self._lock:
@@ -122,29 +119,29 @@ class _LazyEngine:
                 from clmgit.engine.cluster import Engine
                 from clmgit.reconcile.backends import AwsBackends, clm_account
 
-                o = self._options
+                o = self.options
                 clock = o.clock or SystemClock(stop=o.stop)
                 backends = o.backends or AwsBackends(o.access, clock=clock,
-                                                     layout=self._layout)
+                                                     layout=self.layout)
                 # CLM's layout on real backends: CLM's values computed from the account; on
                 # given (in-memory) backends they are rendered offline.
-                clm = self._layout.clm and o.backends is None
-                self._engine = Engine(self._source(), backends, clock=clock,
-                                      layout=self._layout, on_event=self._events,
+                clm = self.layout.clm and o.backends is None
+                self._engine = Engine(self.source(), backends, clock=clock,
+                                      layout=self.layout, on_event=self.events,
                                       accounts=partial(clm_account, roles=o.access.roles)
                                       if clm else lambda cluster: None,
                                       lease=self._before_each_call)
-                if self._between_waves is not None:
-                    self._engine.between_waves = self._between_waves
+                if self.between_waves is not None:
+                    self._engine.between_waves = self.between_waves
             return self._engine
 
     def _before_each_call(self, cluster_id: str) -> None:
         """Asked before every call to a cluster's backends: once the run is interrupted no
         new step starts (no termination, apply or deletion), and the lease must be held."""
-        stop = self._options.stop
+        stop = self.options.stop
         if stop is not None and stop.is_set():
             raise Cancelled("stopped before its next step: the run was interrupted")
-        self._leases.check(cluster_id)
+        self.leases.check(cluster_id)
 
     def apply(self, cluster: Cluster, sha: str, *, dry_run: bool = False) -> Report:
         return self._get().apply(cluster, sha, dry_run=dry_run)
@@ -230,8 +227,9 @@ def health_observer(ws: Workspace, options: Options) -> Callable[[Cluster], Heal
     """Looks at a cluster's health after its apply, through the run's backends."""
     from clmgit.reconcile.health import Observer, health_backends, workspace_gates
 
-    return Observer(health_backends(options, ws.layout), workspace_gates(ws),
-                    layout=ws.layout).verdict
+    backends = health_backends(options.backends, options.access, clock=options.clock,
+                               layout=ws.layout)
+    return Observer(backends, workspace_gates(ws), layout=ws.layout).verdict
 
 
 def reconcile(

@@ -51,7 +51,8 @@ def test_the_look_at_health_asks_the_engines_factory_of_backends() -> None:
     from clmgit.reconcile.session import Options
 
     options = Options(token="t0ken")
-    made = health_backends(options, CLM_LAYOUT)
+    made = health_backends(options.backends, options.access, clock=options.clock,
+                           layout=CLM_LAYOUT)
 
     assert getattr(made, "__func__", None) is AwsBackends.health
     assert getattr(made, "__self__", None) == AwsBackends(options.access, layout=CLM_LAYOUT)
