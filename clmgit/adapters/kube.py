@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import tempfile
 import time
@@ -31,6 +30,7 @@ from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from clmgit import events
+from clmgit.cache import write_atomically
 from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
@@ -388,9 +388,7 @@ def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
     path = Path(directory or tempfile.gettempdir()) / (
         f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt")
     if not path.exists():
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False) as f:
-            f.write(pem)
-        os.replace(f.name, path)
+        write_atomically(path, pem, mode=0o600)
     return str(path)
 
 
