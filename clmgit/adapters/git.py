@@ -158,12 +158,6 @@ class GitRepo:
     def branch_sha(self, branch: str) -> str | None:
         return self.rev(f"refs/heads/{branch}")
 
-    def require_branch(self, branch: str) -> str:
-        sha = self.branch_sha(branch)
-        if sha is None:
-            raise GitError(f"branch {branch!r} does not exist in {self.location}")
-        return sha
-
     @property
     def location(self) -> str:
         return str(self.workdir or self.git_dir)
@@ -210,7 +204,6 @@ class GitRepo:
         *,
         paths: Iterable[str] = (),
         limit: int | None = None,
-        first_parent: bool = False,
         no_merges: bool = False,
         grep: str | None = None,
     ) -> list[Commit]:
@@ -221,8 +214,6 @@ class GitRepo:
             args.append(f"--grep={grep}")
         if limit:
             args.append(f"-n{limit}")
-        if first_parent:
-            args.append("--first-parent")
         if no_merges:
             args.append("--no-merges")
         revs = [revs] if isinstance(revs, str) else list(revs)
