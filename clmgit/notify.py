@@ -133,16 +133,12 @@ def apprise_send(url: str, event: Event) -> bool:
     notifier = apprise.Apprise()
     if not notifier.add(url):
         raise ConfigError("apprise does not know this URL's service")
-    title = f"clmgit: {event.name}" + (f" ({event.cluster})" if event.cluster else "")
-    body = _masked_text(event.message or event.name)
-    return bool(notifier.notify(body=body, title=title))
-
-
-def _masked_text(text: str) -> str:
-    """`text` with credentials hidden, as in logs: an error's text may quote one."""
     from clmgit.redact import LogRedactor, environment_secrets
 
-    return LogRedactor(environment_secrets()).hide(text)
+    title = f"clmgit: {event.name}" + (f" ({event.cluster})" if event.cluster else "")
+    # Credentials hidden, as in logs: an error's text may quote one.
+    body = LogRedactor(environment_secrets()).hide(event.message or event.name)
+    return bool(notifier.notify(body=body, title=title))
 
 
 class Notifier:

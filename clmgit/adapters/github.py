@@ -297,9 +297,8 @@ def _rate_limited(status: int, headers: Mapping[str, str]) -> bool:
     return status in (403, 429) and headers.get("X-RateLimit-Remaining") == "0"
 
 
-def retry_delay(
-    status: int, headers: Mapping[str, str], attempt: int, *, now: float | None = None
-) -> float | None:
+def retry_delay(status: int, headers: Mapping[str, str], attempt: int, *, now: float
+                ) -> float | None:
     """Seconds to wait before retrying, or None if the answer is final.
 
     Retried: server errors, 403/429 that carry Retry-After (GitHub's secondary rate limits), and
@@ -309,7 +308,7 @@ def retry_delay(
         reset = headers.get("X-RateLimit-Reset", "")
         if not reset.isdigit():
             return None
-        wait = max(0.0, int(reset) - (time.time() if now is None else now)) + 1.0
+        wait = max(0.0, int(reset) - now) + 1.0
         return wait if wait <= MAX_RATE_LIMIT_WAIT_SECONDS else None
     retry_after = headers.get("Retry-After")
     limited = status in (403, 429) and retry_after is not None
