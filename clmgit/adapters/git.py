@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
-from clmgit.adapters.gitenv import git_env
-from clmgit.adapters.gitfailure import failure
+from clmgit.adapters.gitenv import failure, git_env
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
 from clmgit.redact import redact

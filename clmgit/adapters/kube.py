@@ -400,10 +400,8 @@ def _from_kubeconfig(cluster: Cluster, path: str) -> tuple[k8s.ApiClient, str]:
     names = {c["name"] for c in contexts or ()}
     for candidate in (cluster.id, cluster.alias):
         if candidate and candidate in names:
-            configuration = k8s.Configuration()
-            k8s_config.load_kube_config(config_file=path, context=candidate,
-                                        client_configuration=configuration,
-                                        persist_config=False)
-            return k8s.ApiClient(configuration), candidate
+            api = k8s_config.new_client_from_config(config_file=path, context=candidate,
+                                                    persist_config=False)
+            return api, candidate
     raise ConfigError(f"kubeconfig {path} has no context named {cluster.id!r}"
                       + (f" or {cluster.alias!r}" if cluster.alias else ""))
