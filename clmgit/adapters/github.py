@@ -28,6 +28,8 @@ DEFAULT_API_URL = "https://api.github.com"
 #: GitHub refuses a pull request body longer than this many characters.
 BODY_LIMIT = 65536
 ATTEMPTS = 4
+#: Seconds one request may take in all.
+TIMEOUT = 30.0
 #: Never wait longer than this for one retry, whatever Retry-After asks for.
 MAX_WAIT_SECONDS = 60.0
 #: Wait for the primary rate limit's reset only if it comes within this many seconds.
@@ -116,19 +118,16 @@ class GitHub:
         *,
         token: str,
         api_url: str = DEFAULT_API_URL,
-        attempts: int = ATTEMPTS,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        timeout: float = 30.0,
         per_page: int = PER_PAGE,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self._token = token
-        self._attempts = attempts
         self._sleep = sleep
         self._clock = clock
         self._per_page = per_page
-        self._http = urllib3.PoolManager(timeout=urllib3.Timeout(total=timeout), retries=False)
+        self._http = urllib3.PoolManager(timeout=urllib3.Timeout(total=TIMEOUT), retries=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GitHub:
@@ -202,13 +201,13 @@ class GitHub:
             headers["Content-Type"] = "application/json"
         url = path if path.startswith(("http://", "https://")) else self.api_url + path
         resp: urllib3.BaseHTTPResponse | None = None
-        for attempt in range(1, self._attempts + 1):
-            resp = self._send(method, url, body, headers, lost_ok=attempt < self._attempts)
+        for attempt in range(1, ATTEMPTS + 1):
+            resp = self._send(method, url, body, headers, lost_ok=attempt < ATTEMPTS)
             if resp is None:  # the answer was lost: try again
                 self._sleep(min(float(2 ** (attempt - 1)), MAX_WAIT_SECONDS))
                 continue
             wait = retry_delay(resp.status, resp.headers, attempt, now=self._clock())
-            if wait is None or attempt == self._attempts:
+            if wait is None or attempt == ATTEMPTS:
                 break
             self._sleep(wait)
         assert resp is not None  # the last attempt never returns None

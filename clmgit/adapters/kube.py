@@ -338,14 +338,14 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
 
 
 def connect_eks(cluster: Cluster, token: Callable[[], str], *, clock: Clock | None = None,
-                backoff: Backoff = RETRY_BACKOFF, ca_dir: str | None = None) -> KubeAPI:
+                backoff: Backoff = RETRY_BACKOFF) -> KubeAPI:
     """An EKS cluster's API with tokens from `token()` (STS, made again every few minutes): at
     its `eks_endpoint` config item (or `api_server_url`), trusting the CA of its
     `eks_certificate_authority_data` item if it has one, as CLM records them."""
     configuration = _at_api_server(cluster, "--kube-auth eks", ENDPOINT_ITEM)
     ca = cluster.config_items.get(CA_ITEM, "")
     if ca:
-        configuration.ssl_ca_cert = _ca_file(cluster, ca, ca_dir)
+        configuration.ssl_ca_cert = _ca_file(cluster, ca)
     made = [0.0]
 
     def refresh(conf: k8s.Configuration) -> None:
@@ -377,7 +377,7 @@ def _bearer(configuration: k8s.Configuration, token: str) -> None:
     configuration.api_key_prefix = {"BearerToken": "Bearer"}
 
 
-def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
+def _ca_file(cluster: Cluster, data: str) -> str:
     """The CA written to a file (the client reads it from one), named by its hash: a CA is
     public, written once per machine, and never a different one under the same name."""
     try:
@@ -385,7 +385,7 @@ def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
     except ValueError:
         raise ConfigError(f"cluster {cluster.id}: config item {CA_ITEM} is not base64; correct "
                           "the registry") from None
-    path = Path(directory or tempfile.gettempdir()) / (
+    path = Path(tempfile.gettempdir()) / (
         f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt")
     if not path.exists():
         write_atomically(path, pem, mode=0o600)
