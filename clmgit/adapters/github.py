@@ -161,7 +161,7 @@ class GitHub:
         find it and update it instead."""
         fields = {"title": title, "head": head, "base": base, "body": body}
         try:
-            return _pull(self._request("POST", f"/repos/{repo}/pulls", fields))
+            return _pull(self._request("POST", f"/repos/{repo}/pulls", fields)[0])
         except GitHubError as e:
             if e.status != 422 or "already exists" not in e.detail:
                 raise
@@ -172,21 +172,18 @@ class GitHub:
 
     def update_pull(self, repo: str, number: int, *, title: str, body: str) -> PullRequest:
         fields = {"title": title, "body": body}
-        return _pull(self._request("PATCH", f"/repos/{repo}/pulls/{number}", fields))
+        return _pull(self._request("PATCH", f"/repos/{repo}/pulls/{number}", fields)[0])
 
     def _pages(self, path: str) -> Iterator[Any]:
         """Every item of a list answer, following `Link: <…>; rel="next"` page by page."""
         url: str | None = path
         while url is not None:
-            items, headers = self._exchange("GET", url)
+            items, headers = self._request("GET", url)
             yield from items or []
             m = _NEXT_LINK.search(headers.get("Link", ""))
             url = m["url"] if m else None
 
-    def _request(self, method: str, path: str, fields: Mapping[str, Any] | None = None) -> Any:
-        return self._exchange(method, path, fields)[0]
-
-    def _exchange(
+    def _request(
         self, method: str, path: str, fields: Mapping[str, Any] | None = None
     ) -> tuple[Any, Mapping[str, str]]:
         """Send one request (retried, redirects followed); its JSON answer and headers."""
