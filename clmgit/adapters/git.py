@@ -150,9 +150,7 @@ class GitRepo:
 
     def rev(self, ref: str) -> str | None:
         """The commit SHA of a ref or SHA prefix, or None if there is none."""
-        out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options",
-                       f"{ref}^{{commit}}", ok=(0, 1, 128))
-        return out.strip() or None
+        return self.object_id(f"{ref}^{{commit}}")
 
     def branch_sha(self, branch: str) -> str | None:
         return self.rev(f"refs/heads/{branch}")
