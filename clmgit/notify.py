@@ -47,7 +47,8 @@ class Target:
     @property
     def shown(self) -> str:
         """The URL as messages show it: its scheme only."""
-        return masked(self.url)
+        scheme, sep, _ = self.url.partition("://")
+        return f"{scheme}://***" if sep and not scheme.startswith("$") else "***"
 
     def wants(self, event: Event) -> bool:
         if event.name not in self.events:
@@ -61,11 +62,6 @@ class Target:
             raise ConfigError(f"the notify target {self.shown} needs the environment variable "
                               f"{missing[0]}, which is not set")
         return _VARIABLE.sub(lambda m: environ[m.group(1)], self.url)
-
-
-def masked(url: str) -> str:
-    scheme, sep, _ = url.partition("://")
-    return f"{scheme}://***" if sep and not scheme.startswith("$") else "***"
 
 
 def parse_notify(raw: Any, where: str) -> tuple[Target, ...]:
