@@ -39,32 +39,23 @@ def memo_pickle(kind: str, text: bytes, make: Callable[[], _T], *,
     load and be read again. The directory is the user's own cache, as trusted as the installed
     code (the compiled templates beside it are code that is run); `kind` must name the version
     of the classes pickled, so that another version of the code never loads them."""
-    entry = _entry(kind, text, ".pickle")
+    digest = hashlib.sha256(kind.encode() + b"\0" + text).hexdigest()
+    entry = cache_dir("yaml") / f"{digest}.pickle"
     try:
         return load(pickle.loads(entry.read_bytes()))
     except Exception:  # noqa: BLE001 - not cached yet, or damaged: made again
         pass
     data = make()
-    _write(entry, lambda: pickle.dumps(dump(data), protocol=pickle.HIGHEST_PROTOCOL))
+    # A cache that cannot be written only costs time.
+    with contextlib.suppress(OSError, TypeError, ValueError, pickle.PicklingError):
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(entry, pickle.dumps(dump(data), protocol=pickle.HIGHEST_PROTOCOL))
+        _prune(entry.parent)
     return data
 
 
-def _entry(kind: str, text: bytes, suffix: str) -> Path:
-    digest = hashlib.sha256(kind.encode() + b"\0" + text).hexdigest()
-    return cache_dir("yaml") / f"{digest}{suffix}"
-
-
-def _write(entry: Path, encode: Callable[[], bytes]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(entry, encode())
-        _prune(entry.parent, f"*{entry.suffix}")
-    except (OSError, TypeError, ValueError, pickle.PicklingError):
-        pass  # a cache that cannot be written only costs time
-
-
-def _prune(folder: Path, pattern: str) -> None:
-    entries = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+def _prune(folder: Path) -> None:
+    entries = sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
         old.unlink(missing_ok=True)
 
