@@ -84,14 +84,10 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = 0o666,
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    if sync:
-        _sync_directory(path.parent)
-
-
-def _sync_directory(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    if sync:  # the rename, an entry of the folder, on disk too
+        with contextlib.suppress(OSError):
+            fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
