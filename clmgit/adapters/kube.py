@@ -385,8 +385,7 @@ def _ca_file(cluster: Cluster, data: str) -> str:
     except ValueError:
         raise ConfigError(f"cluster {cluster.id}: config item {CA_ITEM} is not base64; correct "
                           "the registry") from None
-    path = Path(tempfile.gettempdir()) / (
-        f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt")
+    path = Path(tempfile.gettempdir()) / f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt"
     if not path.exists():
         write_atomically(path, pem, mode=0o600)
     return str(path)
