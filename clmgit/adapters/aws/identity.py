@@ -18,8 +18,7 @@ from datetime import datetime
 from typing import Any
 
 import boto3
-import botocore.session
-from botocore.credentials import CredentialProvider, CredentialResolver, RefreshableCredentials
+from botocore.credentials import CredentialProvider, RefreshableCredentials
 
 from clmgit.access import NO_ROLES, ROLES_ENV, Roles, check_record
 from clmgit.adapters.aws.session import aws_errors, base_session, make_client
@@ -80,10 +79,7 @@ def assume_role(base: boto3.Session, role: str, *, name: str, external_id: str |
             credentials._time_fetcher = time_fetcher  # a test's clock; botocore reads it
         with _lock:
             credentials = _assumed.setdefault(cache_key, credentials)
-    core = botocore.session.get_session()
-    core.register_component("data_loader", base._session.get_component("data_loader"))
-    core.register_component("credential_provider", CredentialResolver([_Given(credentials)]))
-    return boto3.Session(botocore_session=core, region_name=region)
+    return base_session(region, _Given(credentials))
 
 
 class _Given(CredentialProvider):  # type: ignore[misc] # botocore has no type hints
