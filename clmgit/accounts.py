@@ -3,9 +3,9 @@ node_pools.go), and the values it answers with: `ClmAccount` (VPC, subnets, KMS,
 `Ec2Info` (AMIs, instance types), and `Vpc`, `Subnet`, `Certificate`, `InstanceInfo`.
 
 The port and its values live here, in the model tier, so that a render without AWS (`render`,
-`diff`, `convert --check`) imports no boto3: `clmgit.adapters.aws.clmaccount` and
-`clmgit.adapters.aws.ec2info` implement the port with boto3, `clmgit.config.offline` without
-AWS, and `clmgit_sandbox.clmaccount` in memory.
+`diff`, `convert --check`) imports no boto3: `clmgit.adapters.aws.clmaccount` implements the
+port with boto3, `clmgit.config.offline` without AWS, and `clmgit_sandbox.clmaccount` in
+memory.
 """
 
 from __future__ import annotations

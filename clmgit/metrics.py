@@ -39,7 +39,6 @@ LEASE_EVENTS = ("acquired", "lost", "taken_over")
 RETRY_TARGETS = ("aws", "kubernetes", "registry")
 UPDATE_OUTCOMES = ("applied", "failed", "skipped", "stopped")
 ROUND_RESULTS = ("ok", "failed")
-HEALTH_STATES = STATES
 
 ROUND_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200)
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -90,7 +89,7 @@ class ControllerMetrics:
         _zero(self.step_failures, "step", STEPS)
         _zero(self.leases, "event", LEASE_EVENTS)
         _zero(self.retries, "target", RETRY_TARGETS)
-        _zero(self.health, "state", HEALTH_STATES)
+        _zero(self.health, "state", STATES)
         self._verdicts: dict[str, str] = {}
 
     def hear(self, event: events.Event) -> None:
@@ -108,7 +107,9 @@ class ControllerMetrics:
             self.retries.labels(target=fields["target"]).inc(int(fields.get("count", "1")))
         elif name == events.HEALTH_VERDICT and event.cluster:
             self._verdicts[event.cluster] = fields["state"]
-            self._set(self.health, "state", HEALTH_STATES, Tally(self._verdicts.values()))
+            counts = Tally(self._verdicts.values())
+            for state in {*STATES, *counts}:
+                self.health.labels(state=state).set(counts[state])
 
     def round_started(self) -> None:
         self.started_at.set(time.time())
@@ -126,11 +127,6 @@ class ControllerMetrics:
         self.clusters.clear()
         for (state, channel), count in Tally(states).items():
             self.clusters.labels(state=state, channel=channel).set(count)
-
-    @staticmethod
-    def _set(gauge: Gauge, label: str, known: Iterable[str], counts: Mapping[str, int]) -> None:
-        for value in {*known, *counts}:
-            gauge.labels(**{label: value}).set(counts.get(value, 0))
 
 
 class RegistryMetrics:

@@ -47,7 +47,8 @@ class Target:
     @property
     def shown(self) -> str:
         """The URL as messages show it: its scheme only."""
-        return masked(self.url)
+        scheme, sep, _ = self.url.partition("://")
+        return f"{scheme}://***" if sep and not scheme.startswith("$") else "***"
 
     def wants(self, event: Event) -> bool:
         if event.name not in self.events:
@@ -61,11 +62,6 @@ class Target:
             raise ConfigError(f"the notify target {self.shown} needs the environment variable "
                               f"{missing[0]}, which is not set")
         return _VARIABLE.sub(lambda m: environ[m.group(1)], self.url)
-
-
-def masked(url: str) -> str:
-    scheme, sep, _ = url.partition("://")
-    return f"{scheme}://***" if sep and not scheme.startswith("$") else "***"
 
 
 def parse_notify(raw: Any, where: str) -> tuple[Target, ...]:
@@ -133,16 +129,12 @@ def apprise_send(url: str, event: Event) -> bool:
     notifier = apprise.Apprise()
     if not notifier.add(url):
         raise ConfigError("apprise does not know this URL's service")
-    title = f"clmgit: {event.name}" + (f" ({event.cluster})" if event.cluster else "")
-    body = _masked_text(event.message or event.name)
-    return bool(notifier.notify(body=body, title=title))
-
-
-def _masked_text(text: str) -> str:
-    """`text` with credentials hidden, as in logs: an error's text may quote one."""
     from clmgit.redact import LogRedactor, environment_secrets
 
-    return LogRedactor(environment_secrets()).hide(text)
+    title = f"clmgit: {event.name}" + (f" ({event.cluster})" if event.cluster else "")
+    # Credentials hidden, as in logs: an error's text may quote one.
+    body = LogRedactor(environment_secrets()).hide(event.message or event.name)
+    return bool(notifier.notify(body=body, title=title))
 
 
 class Notifier:

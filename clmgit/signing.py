@@ -9,7 +9,6 @@ counts. Nothing here parses a signature.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -106,12 +105,11 @@ class Verifier:
     def _verify(self, shas: Sequence[str]) -> list[Signature]:
         # git reads the allowed signers from a file: the control branch's blob, written out
         # for the one call. No other git configuration decides what is allowed.
-        with tempfile.TemporaryDirectory(prefix="clmgit-signers-") as tmp:
-            path = os.path.join(tmp, "allowed_signers")
-            with open(path, "wb") as f:
-                f.write(self._allowed)
+        with tempfile.NamedTemporaryFile(prefix="clmgit-signers-") as f:
+            f.write(self._allowed)
+            f.flush()
             out = self._repo.run(
-                "-c", f"gpg.ssh.allowedSignersFile={path}", "log", "--no-walk=unsorted",
+                "-c", f"gpg.ssh.allowedSignersFile={f.name}", "log", "--no-walk=unsorted",
                 "--format=%H%x00%G?%x00%GS%x00%an <%ae>%x00", "--end-of-options", *shas,
                 "--")
         fields = out.split("\0")

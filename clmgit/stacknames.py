@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from clmgit.access import EKS_PROVIDER
 from clmgit.layout import DEFAULT, Layout
 from clmgit.model import Cluster
 
@@ -12,7 +13,6 @@ NODE_POOL_PREFIX = "nodepool-"
 #: CLM's etcd stack: the config item that names it and the name it has otherwise.
 ETCD_STACK_NAME_ITEM = "etcd_stack_name"
 ETCD_STACK_NAME_DEFAULT = "etcd-cluster-etcd"
-EKS_PROVIDER = "zalando-eks"
 
 
 def main_stack_name(cluster: Cluster) -> str:

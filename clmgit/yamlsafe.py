@@ -35,15 +35,11 @@ _ALIAS = re.compile(r"(?:^|[\s\[{,:?-])\*", re.MULTILINE)
 _ALIAS_BYTES = re.compile(rb"(?:^|[\s\[{,:?-])\*", re.MULTILINE)
 
 
-class YamlLimitError(ConfigError):
-    """A YAML file beyond clmgit's limits."""
-
-
 def check_size(text: str | bytes, name: str) -> None:
     """Refuse a file larger than `MAX_BYTES`."""
     size = len(text.encode() if isinstance(text, str) and len(text) * 4 > MAX_BYTES else text)
     if size > MAX_BYTES:
-        raise YamlLimitError(f"{name} is refused: it is {size:,} bytes, more than the "
+        raise ConfigError(f"{name} is refused: it is {size:,} bytes, more than the "
                              f"{MAX_BYTES:,} clmgit reads from a YAML file")
 
 
@@ -75,12 +71,12 @@ def check_node(node: yaml.Node | None, name: str, *, loops: bool = False) -> Non
             if totals:
                 totals[-1] += size
         elif id(child) in open_ and not loops:
-            raise YamlLimitError(f"{name} is refused: a YAML alias refers to a node that "
+            raise ConfigError(f"{name} is refused: a YAML alias refers to a node that "
                                  "contains it (a loop)")
         elif id(child) in sizes or id(child) in open_:
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise YamlLimitError(f"{name} is refused: it uses more than {MAX_ALIASES:,} "
+                raise ConfigError(f"{name} is refused: it uses more than {MAX_ALIASES:,} "
                                      "YAML aliases")
             totals[-1] += sizes.get(id(child), 1)
         else:
@@ -89,7 +85,7 @@ def check_node(node: yaml.Node | None, name: str, *, loops: bool = False) -> Non
             totals.append(1)
     expanded = sizes[id(node)] - len(sizes)
     if expanded > MAX_ALIAS_NODES:
-        raise YamlLimitError(
+        raise ConfigError(
             f"{name} is refused: its YAML aliases expand to {expanded:,} more nodes, more "
             f"than the {MAX_ALIAS_NODES:,} clmgit allows (an alias bomb?)")
 

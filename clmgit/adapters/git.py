@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 import git
 from git.exc import InvalidGitRepositoryError, NoSuchPathError
 
-from clmgit.adapters.gitenv import git_env
-from clmgit.adapters.gitfailure import failure
+from clmgit.adapters.gitenv import failure, git_env
 from clmgit.errors import ClmgitError, GitError, PushRejectedError, RefusedError
 from clmgit.machine import process_is_gone, process_namespace
 from clmgit.redact import redact
@@ -151,18 +150,10 @@ class GitRepo:
 
     def rev(self, ref: str) -> str | None:
         """The commit SHA of a ref or SHA prefix, or None if there is none."""
-        out = self.run("rev-parse", "--verify", "--quiet", "--end-of-options",
-                       f"{ref}^{{commit}}", ok=(0, 1, 128))
-        return out.strip() or None
+        return self.object_id(f"{ref}^{{commit}}")
 
     def branch_sha(self, branch: str) -> str | None:
         return self.rev(f"refs/heads/{branch}")
-
-    def require_branch(self, branch: str) -> str:
-        sha = self.branch_sha(branch)
-        if sha is None:
-            raise GitError(f"branch {branch!r} does not exist in {self.location}")
-        return sha
 
     @property
     def location(self) -> str:
@@ -210,7 +201,6 @@ class GitRepo:
         *,
         paths: Iterable[str] = (),
         limit: int | None = None,
-        first_parent: bool = False,
         no_merges: bool = False,
         grep: str | None = None,
     ) -> list[Commit]:
@@ -221,8 +211,6 @@ class GitRepo:
             args.append(f"--grep={grep}")
         if limit:
             args.append(f"-n{limit}")
-        if first_parent:
-            args.append("--first-parent")
         if no_merges:
             args.append("--no-merges")
         revs = [revs] if isinstance(revs, str) else list(revs)

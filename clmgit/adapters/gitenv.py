@@ -1,6 +1,8 @@
 """The environment every git process clmgit starts runs in (docs/explanation/untrusted-input.md):
 a repository is data, never code — its hooks, monitors, pagers, transports and credential
-helpers are switched off by command-scope configuration that wins over its own `config`."""
+helpers are switched off by command-scope configuration that wins over its own `config`. And
+the one form of a git failure, for every way clmgit runs git (`git.py`'s runner and
+`gitobjects.py`'s object reader)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from clmgit.errors import GitError
+from clmgit.redact import redact
 
 #: Settings every git process runs with. They are given as command-scope configuration, which
 #: wins over every file (the repository's own `config` included), and git passes them on to
@@ -86,3 +89,11 @@ def git_command(args: Sequence[str]) -> str:
 _OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
 
 
+def failure(args: Sequence[str], code: int | None, stderr: bytes | str) -> str:
+    """The one form of a git failure: the command, its exit code and what git said (one line,
+    credentials in URLs hidden)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+    command = git_command(args)
+    exit_code = "killed" if code is None or code < 0 else f"exit {code}"
+    return redact(f"git {command} failed ({exit_code}): {said[:300] or 'no message'}")

@@ -28,6 +28,8 @@ DEFAULT_API_URL = "https://api.github.com"
 #: GitHub refuses a pull request body longer than this many characters.
 BODY_LIMIT = 65536
 ATTEMPTS = 4
+#: Seconds one request may take in all.
+TIMEOUT = 30.0
 #: Never wait longer than this for one retry, whatever Retry-After asks for.
 MAX_WAIT_SECONDS = 60.0
 #: Wait for the primary rate limit's reset only if it comes within this many seconds.
@@ -116,19 +118,16 @@ class GitHub:
         *,
         token: str,
         api_url: str = DEFAULT_API_URL,
-        attempts: int = ATTEMPTS,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        timeout: float = 30.0,
         per_page: int = PER_PAGE,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self._token = token
-        self._attempts = attempts
         self._sleep = sleep
         self._clock = clock
         self._per_page = per_page
-        self._http = urllib3.PoolManager(timeout=urllib3.Timeout(total=timeout), retries=False)
+        self._http = urllib3.PoolManager(timeout=urllib3.Timeout(total=TIMEOUT), retries=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GitHub:
@@ -162,7 +161,7 @@ class GitHub:
         find it and update it instead."""
         fields = {"title": title, "head": head, "base": base, "body": body}
         try:
-            return _pull(self._request("POST", f"/repos/{repo}/pulls", fields))
+            return _pull(self._request("POST", f"/repos/{repo}/pulls", fields)[0])
         except GitHubError as e:
             if e.status != 422 or "already exists" not in e.detail:
                 raise
@@ -173,21 +172,18 @@ class GitHub:
 
     def update_pull(self, repo: str, number: int, *, title: str, body: str) -> PullRequest:
         fields = {"title": title, "body": body}
-        return _pull(self._request("PATCH", f"/repos/{repo}/pulls/{number}", fields))
+        return _pull(self._request("PATCH", f"/repos/{repo}/pulls/{number}", fields)[0])
 
     def _pages(self, path: str) -> Iterator[Any]:
         """Every item of a list answer, following `Link: <…>; rel="next"` page by page."""
         url: str | None = path
         while url is not None:
-            items, headers = self._exchange("GET", url)
+            items, headers = self._request("GET", url)
             yield from items or []
             m = _NEXT_LINK.search(headers.get("Link", ""))
             url = m["url"] if m else None
 
-    def _request(self, method: str, path: str, fields: Mapping[str, Any] | None = None) -> Any:
-        return self._exchange(method, path, fields)[0]
-
-    def _exchange(
+    def _request(
         self, method: str, path: str, fields: Mapping[str, Any] | None = None
     ) -> tuple[Any, Mapping[str, str]]:
         """Send one request (retried, redirects followed); its JSON answer and headers."""
@@ -202,13 +198,13 @@ class GitHub:
             headers["Content-Type"] = "application/json"
         url = path if path.startswith(("http://", "https://")) else self.api_url + path
         resp: urllib3.BaseHTTPResponse | None = None
-        for attempt in range(1, self._attempts + 1):
-            resp = self._send(method, url, body, headers, lost_ok=attempt < self._attempts)
+        for attempt in range(1, ATTEMPTS + 1):
+            resp = self._send(method, url, body, headers, lost_ok=attempt < ATTEMPTS)
             if resp is None:  # the answer was lost: try again
                 self._sleep(min(float(2 ** (attempt - 1)), MAX_WAIT_SECONDS))
                 continue
             wait = retry_delay(resp.status, resp.headers, attempt, now=self._clock())
-            if wait is None or attempt == self._attempts:
+            if wait is None or attempt == ATTEMPTS:
                 break
             self._sleep(wait)
         assert resp is not None  # the last attempt never returns None
@@ -297,9 +293,8 @@ def _rate_limited(status: int, headers: Mapping[str, str]) -> bool:
     return status in (403, 429) and headers.get("X-RateLimit-Remaining") == "0"
 
 
-def retry_delay(
-    status: int, headers: Mapping[str, str], attempt: int, *, now: float | None = None
-) -> float | None:
+def retry_delay(status: int, headers: Mapping[str, str], attempt: int, *, now: float
+                ) -> float | None:
     """Seconds to wait before retrying, or None if the answer is final.
 
     Retried: server errors, 403/429 that carry Retry-After (GitHub's secondary rate limits), and
@@ -309,7 +304,7 @@ def retry_delay(
         reset = headers.get("X-RateLimit-Reset", "")
         if not reset.isdigit():
             return None
-        wait = max(0.0, int(reset) - (time.time() if now is None else now)) + 1.0
+        wait = max(0.0, int(reset) - now) + 1.0
         return wait if wait <= MAX_RATE_LIMIT_WAIT_SECONDS else None
     retry_after = headers.get("Retry-After")
     limited = status in (403, 429) and retry_after is not None

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from clmgit.adapters.gitenv import git_env
-from clmgit.adapters.gitfailure import failure
+from clmgit.adapters.gitenv import failure, git_env
 from clmgit.errors import GitError
 
 #: Requests written before their answers are read. Bounded so that what is written always fits

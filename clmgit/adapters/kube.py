@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import tempfile
 import time
@@ -31,6 +30,7 @@ from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 
 from clmgit import events
+from clmgit.cache import write_atomically
 from clmgit.engine import takeover
 from clmgit.engine.clock import Backoff, Clock, SystemClock
 from clmgit.engine.kube import FIELD_MANAGER, Kind, KubeConflict, Obj, Objs
@@ -338,14 +338,14 @@ def connect(cluster: Cluster, *, token: str | None = None, kubeconfig: str | Non
 
 
 def connect_eks(cluster: Cluster, token: Callable[[], str], *, clock: Clock | None = None,
-                backoff: Backoff = RETRY_BACKOFF, ca_dir: str | None = None) -> KubeAPI:
+                backoff: Backoff = RETRY_BACKOFF) -> KubeAPI:
     """An EKS cluster's API with tokens from `token()` (STS, made again every few minutes): at
     its `eks_endpoint` config item (or `api_server_url`), trusting the CA of its
     `eks_certificate_authority_data` item if it has one, as CLM records them."""
     configuration = _at_api_server(cluster, "--kube-auth eks", ENDPOINT_ITEM)
     ca = cluster.config_items.get(CA_ITEM, "")
     if ca:
-        configuration.ssl_ca_cert = _ca_file(cluster, ca, ca_dir)
+        configuration.ssl_ca_cert = _ca_file(cluster, ca)
     made = [0.0]
 
     def refresh(conf: k8s.Configuration) -> None:
@@ -377,7 +377,7 @@ def _bearer(configuration: k8s.Configuration, token: str) -> None:
     configuration.api_key_prefix = {"BearerToken": "Bearer"}
 
 
-def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
+def _ca_file(cluster: Cluster, data: str) -> str:
     """The CA written to a file (the client reads it from one), named by its hash: a CA is
     public, written once per machine, and never a different one under the same name."""
     try:
@@ -385,12 +385,9 @@ def _ca_file(cluster: Cluster, data: str, directory: str | None) -> str:
     except ValueError:
         raise ConfigError(f"cluster {cluster.id}: config item {CA_ITEM} is not base64; correct "
                           "the registry") from None
-    path = Path(directory or tempfile.gettempdir()) / (
-        f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt")
+    path = Path(tempfile.gettempdir()) / f"clmgit-ca-{hashlib.sha256(pem).hexdigest()[:32]}.crt"
     if not path.exists():
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False) as f:
-            f.write(pem)
-        os.replace(f.name, path)
+        write_atomically(path, pem, mode=0o600)
     return str(path)
 
 
@@ -402,10 +399,8 @@ def _from_kubeconfig(cluster: Cluster, path: str) -> tuple[k8s.ApiClient, str]:
     names = {c["name"] for c in contexts or ()}
     for candidate in (cluster.id, cluster.alias):
         if candidate and candidate in names:
-            configuration = k8s.Configuration()
-            k8s_config.load_kube_config(config_file=path, context=candidate,
-                                        client_configuration=configuration,
-                                        persist_config=False)
-            return k8s.ApiClient(configuration), candidate
+            api = k8s_config.new_client_from_config(config_file=path, context=candidate,
+                                                    persist_config=False)
+            return api, candidate
     raise ConfigError(f"kubeconfig {path} has no context named {cluster.id!r}"
                       + (f" or {cluster.alias!r}" if cluster.alias else ""))

@@ -24,12 +24,13 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import CodeType
 from typing import BinaryIO, NoReturn
 
 import jinja2
 
-from clmgit.cache import cache_dir
+from clmgit.cache import cache_dir, write_atomically
 from clmgit.config.cache import LruCache
 from clmgit.machine import die_with_parent
 
@@ -97,19 +98,11 @@ class _DiskCode:
     def dump(self, bucket: jinja2.bccache.Bucket, fingerprint: str) -> None:
         data = io.BytesIO()
         bucket.write_bytecode(data)
-        path = self._file(bucket, fingerprint)
-        tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
-        try:
+        # Readers in other processes see all of it or nothing; a cache that cannot be written
+        # only costs time.
+        with contextlib.suppress(OSError):
             self.prepare()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, data.getbuffer())
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)  # readers in other processes see all of it or nothing
-        except OSError:  # a cache that cannot be written only costs time
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            write_atomically(Path(self._file(bucket, fingerprint)), data.getvalue(), mode=0o644)
 
     def prepare(self) -> None:
         """Make the directory and prune it, once per process, before the first write."""

@@ -18,8 +18,6 @@ removes the temporary copies a killed write left (no other write can be under wa
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +28,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from clmgit.cache import write_atomically
 from clmgit.errors import RegistryError
 from clmgit.model import Cluster, ClusterStatus, Health, parse_cluster, status_to_dict
 from clmgit.registry.base import LeaseLost, holder_is_dead
@@ -103,7 +102,7 @@ class FileRegistry:
                     text, cluster_id, name=str(self.path), lifecycle_status=lifecycle_status,
                     status=None if status is None else status_to_dict(status),
                 )
-                _replace(self.path, new.encode())
+                write_atomically(self.path, new.encode(), mode=None, sync=True)
             if release:
                 del leases[cluster_id]
                 self._write_leases(leases)
@@ -115,7 +114,7 @@ class FileRegistry:
             status = parse_cluster(record, f"{self.path}: cluster {cluster_id}").status
             new = set_fields(text, cluster_id, name=str(self.path),
                              status=status_to_dict(replace(status, health=health)))
-            _replace(self.path, new.encode())
+            write_atomically(self.path, new.encode(), mode=None, sync=True)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -127,7 +126,7 @@ class FileRegistry:
 
     def _side_files(self) -> list[str]:
         """Names of the files beside the registry that clmgit makes (globs for the temporary
-        ones, as `_replace` names them)."""
+        ones, as `write_atomically` names them)."""
         return [self._lock_path.name, self._leases_path.name,
                 *(f".{p.name}.*.tmp" for p in (self.path, self._leases_path))]
 
@@ -149,28 +148,10 @@ class FileRegistry:
     def _write_leases(self, leases: dict[str, dict[str, Any]]) -> None:
         # An expired lease stays until someone takes it over: until then its holder may finish.
         if leases:
-            _replace(self._leases_path, json.dumps(leases, sort_keys=True).encode())
+            write_atomically(self._leases_path, json.dumps(leases, sort_keys=True).encode(),
+                             mode=None, sync=True)
         else:
             self._leases_path.unlink(missing_ok=True)
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write `data` to a new file beside `path`, sync it, and rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _sync_directory(path.parent)
 
 
 def exclude_from_git(folder: Path, names: list[str]) -> None:
@@ -209,19 +190,6 @@ def _git_dir(folder: Path) -> Path | None:
                 return (gitdir / common.read_text().strip()).resolve()
             return gitdir
     return None
-
-
-def _sync_directory(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def clusters_yaml(records: list[dict[str, Any]]) -> str:

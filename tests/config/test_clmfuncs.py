@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from clmgit.adapters.aws.ec2info import Ec2Info
+from clmgit.adapters.aws.clmaccount import ClmAccount
 from clmgit.config.clmfuncs import NAMES, GoMap, aws_session, clm_functions
 from clmgit.config.computed import ConfigItems
 from clmgit.config.helpers import HelperError
@@ -304,11 +304,11 @@ def test_ec2_functions_need_a_session() -> None:
 
 
 @pytest.fixture
-def ec2(moto_endpoint: str) -> Ec2Info:
-    return Ec2Info(boto3.Session(region_name="eu-central-1"))
+def ec2(moto_endpoint: str) -> ClmAccount:
+    return ClmAccount(boto3.Session(region_name="eu-central-1"))
 
 
-def test_ami_id_and_instance_types_on_moto(ec2: Ec2Info) -> None:
+def test_ami_id_and_instance_types_on_moto(ec2: ClmAccount) -> None:
     client = boto3.Session(region_name="eu-central-1").client("ec2")
     instance = client.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)
     instance_id = instance["Instances"][0]["InstanceId"]
@@ -327,7 +327,7 @@ def test_ami_id_and_instance_types_on_moto(ec2: Ec2Info) -> None:
         assert render("{{ instanceTypeCPUQuantity('c5.2xlarge') }}") == "8"
 
 
-def test_ami_id_finds_the_images_another_account_publishes(ec2: Ec2Info) -> None:
+def test_ami_id_finds_the_images_another_account_publishes(ec2: ClmAccount) -> None:
     public = publish_image("vendor-public-image", "861068367966")
     shared = publish_image("vendor-shared-image", "861068367966", public=False,
                            share_with=(ACCOUNT,))
@@ -340,8 +340,8 @@ def test_ami_id_finds_the_images_another_account_publishes(ec2: Ec2Info) -> None
         ec2.ami_id("vendor-private-image", "861068367966")
 
 
-def test_ec2_answers_are_kept_for_the_session(ec2: Ec2Info) -> None:
+def test_ec2_answers_are_kept_for_the_session(ec2: ClmAccount) -> None:
     first = ec2.instance_info("r5.large")
-    ec2._client = None  # a second call must not need a client at all
+    ec2._clients.clear()  # a second call must not need a client at all
     ec2._session = None
     assert ec2.instance_info("r5.large") is first

@@ -11,6 +11,7 @@ import yaml
 from clmgit_sandbox.configrepo import init_example_repo
 
 from clmgit import yamlsafe
+from clmgit.errors import ConfigError
 from tests.helpers.cli import run_cli
 
 
@@ -86,7 +87,7 @@ def test_a_file_over_the_size_cap_is_refused(repo, monkeypatch) -> None:
 def test_too_many_aliases_are_refused() -> None:
     text = "a: &a 1\nb: [" + ", ".join(["*a"] * (yamlsafe.MAX_ALIASES + 1)) + "]\n"
 
-    with pytest.raises(yamlsafe.YamlLimitError, match=r"^f.yaml is refused: it uses more than"):
+    with pytest.raises(ConfigError, match=r"^f.yaml is refused: it uses more than"):
         yamlsafe.load(text, "f.yaml", yaml.SafeLoader)
 
 

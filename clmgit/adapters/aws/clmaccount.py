@@ -1,9 +1,11 @@
 """What CLM asks a cluster's account before it renders (provisioner/clusterpy.go, node_pools.go):
 the VPC and its subnets, KMS keys (resolve an alias, decrypt `aws:kms:` config items, encrypt
-generated files), ACM certificates, and S3 for the generated files; instance types and AMIs
-through `Ec2Info`.
+generated files), ACM certificates, S3 for the generated files; and what templates may ask EC2
+while rendering (the `Ec2Info` port): an AMI's id by name and owner, an instance type's vCPUs,
+memory, instance storage and architecture.
 
-One `ClmAccount` lives for one render session (one cluster at one SHA) and keeps its answers.
+One `ClmAccount` lives for one render session (one cluster at one SHA) and keeps its answers: a
+function called from many templates asks AWS once.
 Decrypted plaintext is returned, never logged, and never part of an error message.
 """
 
@@ -18,9 +20,11 @@ import boto3
 from botocore.exceptions import ClientError
 
 from clmgit.accounts import Certificate, InstanceInfo, Subnet, Vpc
-from clmgit.adapters.aws.ec2info import Ec2Info
 from clmgit.adapters.aws.session import aws_errors, make_client
 from clmgit.errors import ApplyError
+
+_MEBIBYTE = 1024 * 1024
+_GIGABYTE = 1000 * 1000 * 1000
 
 
 class ClmAccount:
@@ -28,12 +32,13 @@ class ClmAccount:
 
     def __init__(self, session: boto3.Session) -> None:
         self._session = session
-        self._ec2info = Ec2Info(session)
         self._clients: dict[str, Any] = {}
         self._lock = threading.RLock()  # answers kept under it may need a client first
         self._keys: dict[str, str] = {}
         self._certificates: tuple[Certificate, ...] | None = None
         self._buckets: set[str] = set()
+        self._amis: dict[tuple[str, str], str] = {}
+        self._types: dict[str, InstanceInfo] = {}
 
     def _client(self, service: str) -> Any:
         with self._lock:
@@ -46,10 +51,37 @@ class ClmAccount:
         return str(self._session.region_name or "")
 
     def ami_id(self, name: str, owner: str) -> str:
-        return self._ec2info.ami_id(name, owner)
+        """The id of the one image called `name` owned by `owner`; an error if none or several."""
+        key = (name, owner)
+        with self._lock:
+            if key not in self._amis:
+                with aws_errors(f"describing the image {name} of owner {owner}"):
+                    images = self._client("ec2").describe_images(Filters=[
+                        {"Name": "name", "Values": [name]},
+                        {"Name": "owner-id", "Values": [owner]},
+                    ])["Images"]
+                if len(images) != 1:
+                    found = "no image" if not images else "more than one image"
+                    raise ApplyError(f"{found} found with name {name} and owner {owner}")
+                self._amis[key] = images[0]["ImageId"]
+            return self._amis[key]
 
     def instance_info(self, instance_type: str) -> InstanceInfo:
-        return self._ec2info.instance_info(instance_type)
+        """vCPUs, memory, instance storage and architecture (`amd64` or `arm64`) of a type."""
+        with self._lock:
+            if instance_type not in self._types:
+                with aws_errors(f"describing the instance type {instance_type}"):
+                    try:
+                        found = self._client("ec2").describe_instance_types(
+                            InstanceTypes=[instance_type])["InstanceTypes"]
+                    except ClientError as e:
+                        if "InvalidInstanceType" not in str(e):
+                            raise
+                        found = []
+                if not found:
+                    raise ApplyError(f"unknown instance type: {instance_type}")
+                self._types[instance_type] = _instance_info(found[0])
+            return self._types[instance_type]
 
     def default_vpc(self) -> Vpc:
         """The only VPC of the region, else the default one (as CLM finds it)."""
@@ -153,3 +185,26 @@ def _certificate(raw: Mapping[str, Any]) -> Certificate:
     not_after = raw.get("NotAfter") or dt.datetime.max.replace(tzinfo=dt.UTC)
     return Certificate(raw["CertificateArn"], tuple(dict.fromkeys(n for n in names if n)),
                        not_after)
+
+
+def _instance_info(described: Mapping[str, Any]) -> InstanceInfo:
+    disks = described.get("InstanceStorageInfo", {}).get("Disks", [])
+    if len(disks) > 1:  # CLM refuses these too: no instance type has them today
+        raise ApplyError(f"{described['InstanceType']} has {len(disks)} kinds of disks; "
+                         "expected 0 or 1")
+    architectures = described.get("ProcessorInfo", {}).get("SupportedArchitectures", [])
+    if "x86_64" in architectures:
+        architecture = "amd64"
+    elif "arm64" in architectures:
+        architecture = "arm64"
+    else:
+        raise ApplyError(f"{described['InstanceType']} has no supported CPU architecture "
+                         f"({', '.join(architectures)})")
+    return InstanceInfo(
+        instance_type=described["InstanceType"],
+        vcpu=int(described["VCpuInfo"]["DefaultVCpus"]),
+        memory=int(described["MemoryInfo"]["SizeInMiB"]) * _MEBIBYTE,
+        instance_storage_devices=int(disks[0]["Count"]) if disks else 0,
+        instance_storage_device_size=int(disks[0]["SizeInGB"]) * _GIGABYTE if disks else 0,
+        architecture=architecture,
+    )

@@ -116,7 +116,9 @@ class CloudFormationStacks:
             deployed = self._deployed_body(current)
             stack = replace(stack, body=keep_deployed_encodings(stack.body, deployed))
             if stack.body == deployed and dict(current.tags) == dict(stack.tags):
-                return self._unchanged_as_deployed(stack, current, dry_run=dry_run)
+                # A change set could only say "no changes" (clmgit passes no parameters), so
+                # none is made — and a large template is not uploaded for it.
+                return self._no_change(stack, current, dry_run=dry_run)
         if dry_run and not _inline(stack.body):
             return self._compared(stack, current, deployed)
         change_set = self._create_change_set(stack, operation)
@@ -183,11 +185,8 @@ class CloudFormationStacks:
         text = body["TemplateBody"]
         return text if isinstance(text, str) else json.dumps(text)
 
-    def _unchanged_as_deployed(self, stack: StackTemplate, current: _Stack, *,
-                               dry_run: bool) -> StackResult:
-        """The stack runs this very template with these tags: a change set could only say "no
-        changes" (clmgit passes no parameters), so none is made — and a large template is not
-        uploaded for it."""
+    def _no_change(self, stack: StackTemplate, current: _Stack, *, dry_run: bool) -> StackResult:
+        """The stack stays as it is, but for the termination protection the template asks."""
         if stack.termination_protection and not dry_run:
             self._protect(current)
         return StackResult(stack.name, "none", current.outputs, dry_run=dry_run)
@@ -284,9 +283,7 @@ class CloudFormationStacks:
         reason = str(described.get("StatusReason", ""))
         if current is None or not any(text in reason for text in NO_CHANGES):
             raise ApplyError(f"stack {stack.name}: the change set failed: {reason}")
-        if stack.termination_protection and not dry_run:
-            self._protect(current)
-        return StackResult(stack.name, "none", current.outputs, dry_run=dry_run)
+        return self._no_change(stack, current, dry_run=dry_run)
 
     def _discard(self, name: str, change_set: str, operation: Operation) -> None:
         with aws_errors(f"deleting a change set of stack {name}"):

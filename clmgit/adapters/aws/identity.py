@@ -18,8 +18,7 @@ from datetime import datetime
 from typing import Any
 
 import boto3
-import botocore.session
-from botocore.credentials import CredentialProvider, CredentialResolver, RefreshableCredentials
+from botocore.credentials import CredentialProvider, RefreshableCredentials
 
 from clmgit.access import NO_ROLES, ROLES_ENV, Roles, check_record
 from clmgit.adapters.aws.session import aws_errors, base_session, make_client
@@ -75,21 +74,12 @@ def assume_role(base: boto3.Session, role: str, *, name: str, external_id: str |
                     "token": answer["SessionToken"],
                     "expiry_time": answer["Expiration"].isoformat()}
 
-        credentials = _refreshable(fetch(), fetch, time_fetcher)
+        credentials = RefreshableCredentials.create_from_metadata(fetch(), fetch, "assume-role")
+        if time_fetcher is not None:
+            credentials._time_fetcher = time_fetcher  # a test's clock; botocore reads it
         with _lock:
             credentials = _assumed.setdefault(cache_key, credentials)
-    core = botocore.session.get_session()
-    core.register_component("data_loader", base._session.get_component("data_loader"))
-    core.register_component("credential_provider", CredentialResolver([_Given(credentials)]))
-    return boto3.Session(botocore_session=core, region_name=region)
-
-
-def _refreshable(metadata: dict[str, str], fetch: Callable[[], dict[str, str]],
-                 time_fetcher: Callable[[], datetime] | None) -> RefreshableCredentials:
-    credentials = RefreshableCredentials.create_from_metadata(metadata, fetch, "assume-role")
-    if time_fetcher is not None:
-        credentials._time_fetcher = time_fetcher  # a test's clock; botocore reads it
-    return credentials
+    return base_session(region, _Given(credentials))
 
 
 class _Given(CredentialProvider):  # type: ignore[misc] # botocore has no type hints

@@ -11,18 +11,22 @@ import boto3
 import botocore.loaders
 import botocore.session
 from botocore.config import Config
+from botocore.credentials import CredentialProvider, CredentialResolver
 from botocore.exceptions import BotoCoreError, ClientError
 
 from clmgit import events
 from clmgit.errors import ApplyError, ConfigError
 
 
-def base_session(region: str) -> boto3.Session:
-    """A session in `region`, credentials from boto3's standard chain. Sessions share one
-    reader of botocore's service models: each session would otherwise parse the JSON of every
-    service it makes a client for (EC2's alone is 100 ms of CPU), once per cluster."""
+def base_session(region: str, credentials: CredentialProvider | None = None) -> boto3.Session:
+    """A session in `region`, credentials from `credentials` or else boto3's standard chain.
+    Sessions share one reader of botocore's service models: each session would otherwise parse
+    the JSON of every service it makes a client for (EC2's alone is 100 ms of CPU), once per
+    cluster."""
     core = botocore.session.get_session()
     core.register_component("data_loader", _models())
+    if credentials is not None:
+        core.register_component("credential_provider", CredentialResolver([credentials]))
     return boto3.Session(botocore_session=core, region_name=region)
 
 
