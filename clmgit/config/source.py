@@ -245,25 +245,15 @@ class DirectoryConfigSource:
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:
             if self._tree is None:
-                if self.follow_symlinks:
-                    files, links = self._scan()
-                    tree = follow_links(files, links) if links else files
-                else:
-                    tree = dict(self._walk())
+                files, links = self._scan()
+                tree = follow_links(files, links) if links else files
                 self._tree = ConfigTree(str(self.root), dict(sorted(tree.items())))
             return self._tree
 
-    def _walk(self) -> Iterator[tuple[str, bytes]]:
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel = Path(dirpath).relative_to(self.root).as_posix()
-            for name in sorted(filenames):
-                full = Path(dirpath, name)
-                if full.is_file():
-                    yield self._path(rel, name), full.read_bytes()
-
     def _scan(self) -> tuple[dict[str, bytes], dict[str, str]]:
-        """(regular files, links → their targets as written), links not followed."""
+        """(files, links → their targets as written). With `follow_symlinks` every link is
+        kept apart, not followed; without, a link to a file reads as that file and a link to
+        a directory is skipped (`os.walk` does not descend into it)."""
         files: dict[str, bytes] = {}
         links: dict[str, str] = {}
         for dirpath, dirnames, filenames in os.walk(self.root):
@@ -271,7 +261,7 @@ class DirectoryConfigSource:
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in [*dirnames, *filenames]:
                 full = Path(dirpath, name)
-                if full.is_symlink():  # os.walk does not descend into a linked directory
+                if self.follow_symlinks and full.is_symlink():
                     links[self._path(rel, name)] = os.readlink(full)
                 elif name in filenames and full.is_file():
                     files[self._path(rel, name)] = full.read_bytes()
