@@ -95,8 +95,7 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandbo
     # CLM's functions under CLM's names. As globals they take CLM's argument order; as filters
     # only where Jinja has no filter of that name (`join`, `indent`, `list` stay Jinja's).
     clm = clm_functions()
-    env.filters.update({name: f for name, f in clm.items() if name not in env.filters
-                        or name in HELPERS})
+    env.filters.update({name: f for name, f in clm.items() if name not in env.filters})
     env.globals.update(clm)
     # Go's `index`, which `clmgit convert` writes as a call: Go's zero value for a missing key.
     env.globals["index"] = go_index
