@@ -24,13 +24,11 @@ from clmgit.config.clmfuncs import aws_session
 from clmgit.config.defaults import render_defaults
 from clmgit.config.deletions import Deletions
 from clmgit.config.render import (
-    CF_STACKS_DIR,
-    CLM_CF_DELETIONS_PATH,
-    YAML_SUFFIXES,
     ClusterRenderer,
     Component,
     RenderedCluster,
     RenderedStack,
+    cf_stack_paths,
 )
 from clmgit.config.source import ConfigTree, GitConfigSource
 from clmgit.config.templates import template_set
@@ -61,8 +59,7 @@ class ComposedRenderer(ClusterRenderer):
 
     def stack_paths(self) -> list[str]:
         extra = [f"{name}{QUALIFIER}{p}" for name, r in self.others.items()
-                 for p in r.tree.listdir(CF_STACKS_DIR)
-                 if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
+                 for p in cf_stack_paths(r.tree)]
         return [*super().stack_paths(), *extra]
 
     def render_stack(self, path: str,
