@@ -57,16 +57,11 @@ class ConfigTree(Mapping[str, bytes]):
 
     def listdir(self, directory: str) -> list[str]:
         """Paths of the files directly inside `directory`, sorted."""
-        return list(self._listing()[0].get(directory.rstrip("/"), ()))
+        return list(self.derived("listing", _listing)[0].get(directory.rstrip("/"), ()))
 
     def subdirs(self, directory: str) -> list[str]:
         """Names of the directories directly inside `directory`, sorted."""
-        return list(self._listing()[1].get(directory.rstrip("/"), ()))
-
-    def _listing(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-        """(files, subdirectory names) by directory, built once: every cluster rendered from the
-        tree lists each directory again."""
-        return self.derived("listing", _listing)
+        return list(self.derived("listing", _listing)[1].get(directory.rstrip("/"), ()))
 
     def derived(self, key: str, make: Callable[[ConfigTree], T]) -> T:
         """`make(self)`, computed once per tree and shared by every caller (thread-safe)."""
@@ -77,6 +72,8 @@ class ConfigTree(Mapping[str, bytes]):
 
 
 def _listing(tree: ConfigTree) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(files, subdirectory names) by directory, derived once per tree: every cluster rendered
+    from the tree lists each directory again."""
     files: dict[str, list[str]] = {}
     dirs: dict[str, set[str]] = {}
     for path in tree:
@@ -239,8 +236,7 @@ class DirectoryConfigSource:
         self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
         self.follow_symlinks = follow_symlinks
         self._tree: ConfigTree | None = None
-        # Re-entrant: one derived value may be made from another (render order lists directories).
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
 
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:
