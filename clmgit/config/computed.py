@@ -4,9 +4,7 @@ and `NodePool`.
 
 - `Cluster`, `NodePool`: the registry record with CLM's Go field names; the methods templates
   call on a pool (`IsSpot`, `IsMaster`, `IsKarpenter`, `Taints`, `KarpenterRequirements`,
-  `KarpenterInstanceTypeStrategy`) are attributes. `ConfigItems` is a `ConfigItems` mapping: a
-  missing item reads as "" through `index` (Jinja's subscript), as CLM's `index` gives Go's zero
-  value, and fails as a field (`.x`), as CLM's `missingkey=error` does.
+  `KarpenterInstanceTypeStrategy`) are attributes; `ConfigItems` is a `ConfigItems` (a `GoMap`).
 - `Values`: the network (VPC, subnets per zone and role, IPv6 CIDRs), the hosted zone, the load
   balancer certificate, the etcd KMS key and files, `ClusterStackOutputs`; per node pool
   `InstanceInfo`, `supports_t2_unlimited`, the pool's zone restriction, `S3GeneratedFilesPath`

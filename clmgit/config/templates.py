@@ -66,8 +66,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        """`x[key]`; a CLM config item that is missing reads as "", as CLM's `index` gives Go's
-        zero value (read as a field, `x.key`, it fails, as with CLM's `missingkey=error`)."""
+        """`x[key]`; a key a `GoMap` lacks reads as its `ZERO`, as CLM's `index` gives it."""
         if type(obj) in _GO_MAPS and isinstance(argument, str):
             return obj.get(argument, obj.ZERO)
         return super().getitem(obj, argument)
