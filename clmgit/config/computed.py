@@ -44,7 +44,7 @@ from clmgit import yamlsafe
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64, NilSlice
-from clmgit.config.helpers import HelperError
+from clmgit.config.helpers import ALL_ZONES, HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
     PlaceholderOutputs,
@@ -57,7 +57,6 @@ from clmgit.redact import Masker
 from clmgit.urls import url_host
 
 KMS_PREFIX = "aws:kms:"
-ALL_ZONES = "*"
 NODE_POOLS_DIR = "cluster/node-pools"
 ETCD_DIR = "cluster/etcd"
 ETCD_KMS_ALIAS = "alias/etcd-cluster"

@@ -28,7 +28,7 @@ from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import NO_POOL, ClmSession, PlaceholderAccount
+from clmgit.config.computed import NO_POOL, NODE_POOLS_DIR, ClmSession, PlaceholderAccount
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -52,7 +52,6 @@ CLM_CF_DELETIONS_PATH = "cluster/cf-manifests/cf-deletions.yaml"
 KARPENTER_FILE = "provisioners.yaml"
 ZALANDO_AWS = "zalando-aws"
 CF_STACKS_DIR = "cluster/cf-manifests"
-NODE_POOLS_DIR = "cluster/node-pools"
 MANIFESTS_DIR = "cluster/manifests"
 YAML_SUFFIXES = (".yaml", ".yml")
 
