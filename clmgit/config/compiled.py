@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import pickle
 import signal
@@ -95,17 +94,12 @@ class _DiskCode:
             bucket.reset()  # missing or damaged: compiled again, and written anew
 
     def dump(self, bucket: jinja2.bccache.Bucket, fingerprint: str) -> None:
-        data = io.BytesIO()
-        bucket.write_bytecode(data)
         path = self._file(bucket, fingerprint)
         tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
         try:
             self.prepare()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, data.getbuffer())
-            finally:
-                os.close(fd)
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "wb") as f:
+                bucket.write_bytecode(f)
             os.replace(tmp, path)  # readers in other processes see all of it or nothing
         except OSError:  # a cache that cannot be written only costs time
             with contextlib.suppress(OSError):
