@@ -78,7 +78,7 @@ class Budget:
             return None
         left = self.cluster_seconds - self.spent
         if left <= 0:
-            raise RenderStopped(self._cluster_time())
+            raise RenderStopped(self.time_limit(per_template=False))
         slot.depth = 1
         slot.started = time.monotonic()
         slot.budget = self
@@ -114,14 +114,11 @@ class Budget:
             parts.append(text)
         return "".join(parts)
 
-    def time_limit(self, per_template: bool) -> str:
+    def time_limit(self, *, per_template: bool) -> str:
         """Which time limit a render ran past, as the sentence ends."""
         if per_template:
             return (f"took longer than {self.template_seconds:g} s, the limit per template "
                     f"({LIMITS['template_seconds'][0]})")
-        return self._cluster_time()
-
-    def _cluster_time(self) -> str:
         return (f"ran past {self.cluster_seconds:g} s, the limit for the templates of one "
                 f"cluster ({LIMITS['cluster_seconds'][0]})")
 
@@ -202,20 +199,16 @@ class _Watchdog:
         self._wake_at = 0.0
 
     def slot(self) -> _Slot:
-        try:
-            slot: _Slot = self._local.slot  # set by _new_slot in this thread
-            return slot
-        except AttributeError:
-            return self._new_slot()
-
-    def _new_slot(self) -> _Slot:
-        slot = self._local.slot = _Slot()
-        with self._cond:
-            if not self._started:
-                self._started = True
-                threading.Thread(target=self._watch, args=(self._cond, self._slots),
-                                 name="clmgit-render-watchdog", daemon=True).start()
-            self._slots.add(slot)
+        """This thread's slot; the first one made starts the watchdog's thread."""
+        slot: _Slot | None = getattr(self._local, "slot", None)
+        if slot is None:
+            slot = self._local.slot = _Slot()
+            with self._cond:
+                if not self._started:
+                    self._started = True
+                    threading.Thread(target=self._watch, args=(self._cond, self._slots),
+                                     name="clmgit-render-watchdog", daemon=True).start()
+                self._slots.add(slot)
         return slot
 
     def arm(self, slot: _Slot, deadline: float) -> None:
@@ -249,7 +242,7 @@ class _Watchdog:
         with slot.lock:
             if slot.deadline <= now and not slot.fired:
                 slot.fired = True
-                why = slot.budget.time_limit(slot.per_template) if slot.budget else ""
+                why = slot.budget.time_limit(per_template=slot.per_template) if slot.budget else ""
                 _send(slot.thread, RenderStopped(why))
 
 

@@ -20,13 +20,6 @@ class LruCache(Generic[K, V]):
         self._lock = threading.Lock()
         self._loading: dict[K, threading.Lock] = {}
 
-    def __contains__(self, key: object) -> bool:
-        with self._lock:
-            return key in self._data
-
-    def __len__(self) -> int:
-        return len(self._data)
-
     def get(self, key: K) -> V | None:
         with self._lock:
             if key not in self._data:

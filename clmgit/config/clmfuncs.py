@@ -253,23 +253,22 @@ def _atoi(text: str, what: str, whole: str) -> int:
     return int(text)
 
 
-def _valid_ports(from_port: int, to_port: int) -> bool:
-    return 0 <= from_port <= to_port <= 65535
+def _ports(ports: str, ends_allowed: tuple[int, ...], function: str,
+           whole: str) -> tuple[int, int]:
+    """`from-to` (or a single port, where `ends_allowed` has 1) as a valid port range."""
+    ends = ports.split("-")
+    if len(ends) not in ends_allowed:
+        raise HelperError(f"invalid input for {function}: {whole}")
+    low, high = _atoi(ends[0], "start port", whole), _atoi(ends[-1], "end port", whole)
+    if not 0 <= low <= high <= 65535:
+        raise HelperError(f"port range {low}-{high} is invalid")
+    return low, high
 
 
 def port_ranges(ranges: Any) -> list[PortRange]:
     """`from-to,from-to,...` as port ranges."""
     text = _string(ranges, "portRanges")
-    result = []
-    for part in text.split(","):
-        ends = part.split("-")
-        if len(ends) != 2:
-            raise HelperError(f"invalid input for portRange: {text}")
-        low, high = _atoi(ends[0], "start port", text), _atoi(ends[1], "end port", text)
-        if not _valid_ports(low, high):
-            raise HelperError(f"port range {low}-{high} is invalid")
-        result.append(PortRange(low, high))
-    return result
+    return [PortRange(*_ports(part, (2,), "portRange", text)) for part in text.split(",")]
 
 
 def sg_ingress_ranges(ranges: Any) -> list[SGIngressRange]:
@@ -289,13 +288,7 @@ def sg_ingress_ranges(ranges: Any) -> list[SGIngressRange]:
         else:
             raise HelperError(f"invalid input for sgIngressRanges: {text}")
         network = _network(cidr, "sgIngressRanges")
-        ends = ports.split("-")
-        if len(ends) not in (1, 2):
-            raise HelperError(f"invalid input for sgIngressRanges: {text}")
-        low = _atoi(ends[0], "start port", text)
-        high = _atoi(ends[-1], "end port", text)
-        if not _valid_ports(low, high):
-            raise HelperError(f"port range {low}-{high} is invalid")
+        low, high = _ports(ports, (1, 2), "sgIngressRanges", text)
         result.append(SGIngressRange(str(network), low, high, protocol))
     return result
 

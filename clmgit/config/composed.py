@@ -24,13 +24,11 @@ from clmgit.config.clmfuncs import aws_session
 from clmgit.config.defaults import render_defaults
 from clmgit.config.deletions import Deletions
 from clmgit.config.render import (
-    CF_STACKS_DIR,
-    CLM_CF_DELETIONS_PATH,
-    YAML_SUFFIXES,
     ClusterRenderer,
     Component,
     RenderedCluster,
     RenderedStack,
+    cf_stack_paths,
 )
 from clmgit.config.source import ConfigTree, GitConfigSource
 from clmgit.config.templates import template_set
@@ -61,8 +59,7 @@ class ComposedRenderer(ClusterRenderer):
 
     def stack_paths(self) -> list[str]:
         extra = [f"{name}{QUALIFIER}{p}" for name, r in self.others.items()
-                 for p in r.tree.listdir(CF_STACKS_DIR)
-                 if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
+                 for p in cf_stack_paths(r.tree)]
         return [*super().stack_paths(), *extra]
 
     def render_stack(self, path: str,
@@ -84,7 +81,7 @@ class ComposedRenderer(ClusterRenderer):
                          values: Mapping[str, Any] | None = None) -> tuple[Deletions, Deletions]:
         found = [ClusterRenderer.render_deletions(self, values) if r is self
                  else r.render_deletions(values) for _, r in self._renderers()]
-        return _concat(d for d, _ in found), _concat(cf for _, cf in found)
+        return _concat([d for d, _ in found]), _concat([cf for _, cf in found])
 
     def render_all(self, values: Mapping[str, Any] | None = None) -> RenderedCluster:
         rendered = super().render_all(values)
@@ -94,14 +91,11 @@ class ComposedRenderer(ClusterRenderer):
     def _renderers(self) -> list[tuple[str, ClusterRenderer]]:
         return [(self.main_name, self), *self.others.items()]
 
-    def _source_of(self, path: str) -> str:
-        name, sep, _ = path.partition(QUALIFIER)
-        return name if sep and name in self.others else self.main_name
-
     def _check_stacks(self, rendered: RenderedCluster) -> None:
         seen: dict[str, str] = {}
         for stack in (*rendered.stacks, *rendered.node_pool_stacks):
-            source = self._source_of(stack.path)
+            name, sep, _ = stack.path.partition(QUALIFIER)
+            source = name if sep and name in self.others else self.main_name
             self._refuse_twice(seen, f"stack/{stack.name}", source)
 
     def _check_objects(self, components: Sequence[Component]) -> None:
@@ -121,13 +115,9 @@ class ComposedRenderer(ClusterRenderer):
                 "if that is meant")
 
 
-def _concat(parts: Iterable[Deletions]) -> Deletions:
-    pre: list[Any] = []
-    post: list[Any] = []
-    for d in parts:
-        pre += d.pre_apply
-        post += d.post_apply
-    return Deletions(tuple(pre), tuple(post))
+def _concat(parts: Sequence[Deletions]) -> Deletions:
+    return Deletions(tuple(d for p in parts for d in p.pre_apply),
+                     tuple(d for p in parts for d in p.post_apply))
 
 
 class ComposedConfigSource:

@@ -4,9 +4,7 @@ and `NodePool`.
 
 - `Cluster`, `NodePool`: the registry record with CLM's Go field names; the methods templates
   call on a pool (`IsSpot`, `IsMaster`, `IsKarpenter`, `Taints`, `KarpenterRequirements`,
-  `KarpenterInstanceTypeStrategy`) are attributes. `ConfigItems` is a `ConfigItems` mapping: a
-  missing item reads as "" through `index` (Jinja's subscript), as CLM's `index` gives Go's zero
-  value, and fails as a field (`.x`), as CLM's `missingkey=error` does.
+  `KarpenterInstanceTypeStrategy`) are attributes; `ConfigItems` is a `ConfigItems` (a `GoMap`).
 - `Values`: the network (VPC, subnets per zone and role, IPv6 CIDRs), the hosted zone, the load
   balancer certificate, the etcd KMS key and files, `ClusterStackOutputs`; per node pool
   `InstanceInfo`, `supports_t2_unlimited`, the pool's zone restriction, `S3GeneratedFilesPath`
@@ -46,7 +44,7 @@ from clmgit import yamlsafe
 from clmgit.accounts import Certificate, ClmAccount, InstanceInfo, Subnet, Vpc
 from clmgit.config.clmfuncs import OFFLINE_HINT, GoMap
 from clmgit.config.gofmt import GoPointer, GoStruct, InstanceType, Int32, Int64, NilSlice
-from clmgit.config.helpers import HelperError
+from clmgit.config.helpers import ALL_ZONES, HelperError
 from clmgit.config.values import (
     STACK_OUTPUTS,
     PlaceholderOutputs,
@@ -59,7 +57,6 @@ from clmgit.redact import Masker
 from clmgit.urls import url_host
 
 KMS_PREFIX = "aws:kms:"
-ALL_ZONES = "*"
 NODE_POOLS_DIR = "cluster/node-pools"
 ETCD_DIR = "cluster/etcd"
 ETCD_KMS_ALIAS = "alias/etcd-cluster"
@@ -292,15 +289,20 @@ class ZoneSubnets:
         return sorted(self.subnets)
 
     def by_zone(self) -> dict[str, str]:
-        """Subnet id by zone, and under `*` every zone's, comma-separated (absent if none)."""
-        found = {z: self.subnets[z].id for z in self.zones()}
-        if found:
-            found[ALL_ZONES] = ",".join(found.values())
-        return found
+        return by_zone({z: s.id for z, s in self.subnets.items()})
 
     def ipv6_cidrs(self) -> list[str]:
         # CLM walks a Go map (any order); zone order keeps the output stable.
         return [c for z in self.zones() for c in self.subnets[z].ipv6_cidrs]
+
+
+def by_zone(ids: Mapping[str, str]) -> dict[str, str]:
+    """Subnet id by zone in zone order, and under `*` every zone's, comma-separated (absent if
+    none)."""
+    found = {z: ids[z] for z in sorted(ids)}
+    if found:
+        found[ALL_ZONES] = ",".join(found.values())
+    return found
 
 
 def select_subnets(subnets: Sequence[Subnet], tag: str) -> ZoneSubnets:
@@ -404,10 +406,7 @@ class PlaceholderAccount:
                    subnets: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
         """A pool's subnets by zone (and `*`) and zones, those of `zones` among `subnets`."""
         wanted = [z for z in zones if z in subnets]
-        by_zone = {z: subnets[z] for z in sorted(wanted)}
-        if by_zone:
-            by_zone[ALL_ZONES] = ",".join(by_zone.values())
-        return by_zone, sorted(wanted)
+        return by_zone({z: subnets[z] for z in wanted}), sorted(wanted)
 
     def uploads(self) -> ClmAccount:
         raise ConfigError("generated files can only be uploaded with an AWS account")
@@ -587,7 +586,10 @@ class ClmSession:
         `S3GeneratedFilesPath` (its `files.yaml`) and `UserData` (its `userdata.yaml`, gzipped
         and base64 except for Karpenter pools, which take it as text)."""
         outputs = values.get(STACK_OUTPUTS, PlaceholderOutputs())
-        key = (pool.name, _outputs_key(outputs))
+        placeholders = isinstance(outputs, PlaceholderOutputs)
+        # The values depend on every stack output, on none of the placeholders.
+        key = (pool.name, None if placeholders
+               else tuple(sorted((str(k), str(v)) for k, v in outputs.items())))
         with self._lock:
             if key in self._pools:
                 return self._pools[key]
@@ -606,7 +608,6 @@ class ClmSession:
                 "NodePool": self.pool_data(pool)}
         if f"{directory}/files.yaml" in tree:
             kind = "master" if is_master(pool.profile) else "worker"
-            placeholders = isinstance(outputs, PlaceholderOutputs)
             kms_key = "" if placeholders else str(outputs.get(FILES_KEY_OUTPUTS[kind], ""))
             text = render(f"{directory}/files.yaml", data)
             self.rendered[f"{directory}/files.yaml", pool.name] = text
@@ -732,14 +733,6 @@ def archive_holds(archive: bytes, text: str, account: ClmAccount) -> bool:
     return all(
         (account.decrypt(data, what=f.path) if f.encrypted else data) == f.data
         for (_, _, data), f in zip(found, wanted, strict=True))
-
-
-def _outputs_key(outputs: Mapping[str, Any]) -> tuple[tuple[str, str], ...] | None:
-    """What a pool's values depend on among the stack outputs: all of them, or None for the
-    placeholders."""
-    if isinstance(outputs, PlaceholderOutputs):
-        return None
-    return tuple(sorted((str(k), str(v)) for k, v in outputs.items()))
 
 
 def _discover(account: ClmAccount, items: Mapping[str, str]) -> _Network:

@@ -163,11 +163,12 @@ def _protected_namespace(d: Deletion) -> str:
     label can exclude it."""
     if d.kind != "Namespace":
         return ""
+    terms = [*(f"{k}={v}" for k, v in d.labels.items()), *_selector_terms(d.selector or "")]
     for namespace in PROTECTED_NAMESPACES:
         if d.name is not None:
             if d.name == namespace:
                 return f"Namespace {namespace}"
-        elif all(_may_hold(term, namespace) for term in _label_terms(d)):
+        elif all(_may_hold(term, namespace) for term in terms):
             how = f"selector {d.selector!r} does" if d.selector else "its labels do"
             return f"Namespace {namespace} ({how} not exclude it)"
     return ""
@@ -175,10 +176,6 @@ def _protected_namespace(d: Deletion) -> str:
 
 _SET_TERM = re.compile(r"^(\S+)\s+(in|notin)\s*\((.*)\)$")
 _EQUALITY_TERM = re.compile(r"^([^=!\s]+)\s*(==|=|!=)\s*(.*)$")
-
-
-def _label_terms(d: Deletion) -> list[str]:
-    return [*(f"{k}={v}" for k, v in d.labels.items()), *_selector_terms(d.selector or "")]
 
 
 def _may_hold(term: str, namespace: str) -> bool:

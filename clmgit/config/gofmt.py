@@ -178,7 +178,7 @@ def sprintln(args: list[Any]) -> str:
 
 def check_format(form: str) -> str | None:
     """Why `printf form ...` cannot be printed exactly as Go prints it, or None if it can."""
-    for flags, width, precision, verb in _directives(form):
+    for flags, width, precision, verb in (p for p in _pieces(form) if isinstance(p, tuple)):
         spec = f"%{flags}{width or ''}{'.' + precision if precision is not None else ''}{verb}"
         if not verb:
             return "a % with no verb"
@@ -189,12 +189,6 @@ def check_format(form: str) -> str | None:
         if precision is not None and (verb not in "sf" or precision == ""):
             return f"the directive {spec}"
     return None
-
-
-@lru_cache(maxsize=256)
-def _directives(form: str) -> tuple[tuple[str, str | None, str | None, str], ...]:
-    return tuple((m.group(1), m.group(2), m.group(3), m.group(4) or "")
-                 for m in _VERB_RE.finditer(form))
 
 
 @lru_cache(maxsize=256)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64 as b64
 import binascii
 import dataclasses
-import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -44,11 +43,6 @@ def _whole(value: Any, helper: str, what: str) -> int:
     return value
 
 
-def base64(value: str) -> str:
-    """Standard base64 of the UTF-8 bytes of `value`."""
-    return b64.b64encode(_text(value, "base64").encode()).decode()
-
-
 def base64decode(value: str) -> str:
     """The text whose standard base64 is `value` (line breaks ignored, padding required)."""
     data = _text(value, "base64decode").replace("\r", "").replace("\n", "")
@@ -56,11 +50,6 @@ def base64decode(value: str) -> str:
         return b64.b64decode(data, validate=True).decode()
     except (binascii.Error, ValueError) as e:
         raise HelperError(f"base64decode: not valid base64 of UTF-8 text ({e})") from None
-
-
-def sha256(value: str) -> str:
-    """Hex SHA-256 of the UTF-8 bytes of `value`."""
-    return hashlib.sha256(_text(value, "sha256").encode()).hexdigest()
 
 
 def account_id(account: str) -> str:
@@ -147,17 +136,7 @@ def plain(value: Any) -> Any:
     raise HelperError(f"cannot convert a {type(value).__name__} to YAML or JSON")
 
 
-HELPERS: dict[str, Callable[..., Any]] = {
-    "base64": base64,
-    "base64decode": base64decode,
-    "sha256": sha256,
-    "account_id": account_id,
-    "az_id": az_id,
-    "az_count": az_count,
-    "asg_size": asg_size,
-    "parse_int64": parse_int64,
-    "sum_quantities": sum_quantities,
-    "scale_quantity": scale_quantity,
-    "to_yaml": to_yaml,
-    "to_json": to_json,
-}
+#: By their own names. `base64` and `sha256` are CLM's (`clmfuncs`), which keep raw bytes.
+HELPERS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (
+    base64decode, account_id, az_id, az_count, asg_size, parse_int64,
+    sum_quantities, scale_quantity, to_yaml, to_json)}

@@ -20,7 +20,7 @@ NANO = 10**9
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _DECIMAL_SUFFIX = {exp: suffix for suffix, exp in _DECIMAL.items()}
-_BINARY_SUFFIX = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+_BINARY_SUFFIX = ["", *_BINARY]
 _QUANTITY_RE = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([A-Za-z]*(?:[+-]?[0-9]+)?)")
 _EXPONENT_RE = re.compile(r"[eE]([+-]?[0-9]+)")
 

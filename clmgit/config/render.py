@@ -28,7 +28,7 @@ from clmgit.accounts import ClmAccount
 from clmgit.config import yamlfiles
 from clmgit.config.budget import Budget
 from clmgit.config.clmfuncs import aws_session
-from clmgit.config.computed import NO_POOL, ClmSession, PlaceholderAccount
+from clmgit.config.computed import NO_POOL, NODE_POOLS_DIR, ClmSession, PlaceholderAccount
 from clmgit.config.defaults import DEFAULTS_PATH, render_defaults, with_defaults
 from clmgit.config.deletions import CF_DELETIONS_PATH, DELETIONS_PATH, Deletions, parse_deletions
 from clmgit.config.source import ConfigSource, ConfigTree
@@ -52,7 +52,6 @@ CLM_CF_DELETIONS_PATH = "cluster/cf-manifests/cf-deletions.yaml"
 KARPENTER_FILE = "provisioners.yaml"
 ZALANDO_AWS = "zalando-aws"
 CF_STACKS_DIR = "cluster/cf-manifests"
-NODE_POOLS_DIR = "cluster/node-pools"
 MANIFESTS_DIR = "cluster/manifests"
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -154,9 +153,7 @@ class ClusterRenderer:
         main = CLM_MAIN_STACK_PATH if self.layout.clm else MAIN_STACK_PATH
         if main not in self.tree:
             raise ConfigError(f"{main} is missing at {self.tree.ref}")
-        extra = [p for p in self.tree.listdir(CF_STACKS_DIR)
-                 if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
-        return [main, *extra]
+        return [main, *cf_stack_paths(self.tree)]
 
     def etcd_stack_path(self) -> str | None:
         """CLM's etcd stack template, where CLM would apply it: layout `clm`, provider
@@ -270,6 +267,12 @@ class ClusterRenderer:
     def _render_clm(self, path: str, data: Mapping[str, Any]) -> str:
         """A file CLM renders to compute a value (`files.yaml`, `userdata.yaml`)."""
         return self._render(path, {"cluster": self._context, **data})
+
+
+def cf_stack_paths(tree: ConfigTree) -> list[str]:
+    """The templates of `cf-manifests/` stacks in a tree, in name order."""
+    return [p for p in tree.listdir(CF_STACKS_DIR)
+            if p.endswith(YAML_SUFFIXES) and p != CLM_CF_DELETIONS_PATH]
 
 
 def render_order(tree: ConfigTree) -> list[str]:

@@ -57,16 +57,11 @@ class ConfigTree(Mapping[str, bytes]):
 
     def listdir(self, directory: str) -> list[str]:
         """Paths of the files directly inside `directory`, sorted."""
-        return list(self._listing()[0].get(directory.rstrip("/"), ()))
+        return list(self.derived("listing", _listing)[0].get(directory.rstrip("/"), ()))
 
     def subdirs(self, directory: str) -> list[str]:
         """Names of the directories directly inside `directory`, sorted."""
-        return list(self._listing()[1].get(directory.rstrip("/"), ()))
-
-    def _listing(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-        """(files, subdirectory names) by directory, built once: every cluster rendered from the
-        tree lists each directory again."""
-        return self.derived("listing", _listing)
+        return list(self.derived("listing", _listing)[1].get(directory.rstrip("/"), ()))
 
     def derived(self, key: str, make: Callable[[ConfigTree], T]) -> T:
         """`make(self)`, computed once per tree and shared by every caller (thread-safe)."""
@@ -77,6 +72,8 @@ class ConfigTree(Mapping[str, bytes]):
 
 
 def _listing(tree: ConfigTree) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(files, subdirectory names) by directory, derived once per tree: every cluster rendered
+    from the tree lists each directory again."""
     files: dict[str, list[str]] = {}
     dirs: dict[str, set[str]] = {}
     for path in tree:
@@ -239,31 +236,20 @@ class DirectoryConfigSource:
         self.root = path / CONFIG_DIR if (path / CONFIG_DIR).is_dir() else path
         self.follow_symlinks = follow_symlinks
         self._tree: ConfigTree | None = None
-        # Re-entrant: one derived value may be made from another (render order lists directories).
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
 
     def files(self, sha: str = "") -> ConfigTree:
         with self._lock:
             if self._tree is None:
-                if self.follow_symlinks:
-                    files, links = self._scan()
-                    tree = follow_links(files, links) if links else files
-                else:
-                    tree = dict(self._walk())
+                files, links = self._scan()
+                tree = follow_links(files, links) if links else files
                 self._tree = ConfigTree(str(self.root), dict(sorted(tree.items())))
             return self._tree
 
-    def _walk(self) -> Iterator[tuple[str, bytes]]:
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel = Path(dirpath).relative_to(self.root).as_posix()
-            for name in sorted(filenames):
-                full = Path(dirpath, name)
-                if full.is_file():
-                    yield self._path(rel, name), full.read_bytes()
-
     def _scan(self) -> tuple[dict[str, bytes], dict[str, str]]:
-        """(regular files, links → their targets as written), links not followed."""
+        """(files, links → their targets as written). With `follow_symlinks` every link is
+        kept apart, not followed; without, a link to a file reads as that file and a link to
+        a directory is skipped (`os.walk` does not descend into it)."""
         files: dict[str, bytes] = {}
         links: dict[str, str] = {}
         for dirpath, dirnames, filenames in os.walk(self.root):
@@ -271,7 +257,7 @@ class DirectoryConfigSource:
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in [*dirnames, *filenames]:
                 full = Path(dirpath, name)
-                if full.is_symlink():  # os.walk does not descend into a linked directory
+                if self.follow_symlinks and full.is_symlink():
                     links[self._path(rel, name)] = os.readlink(full)
                 elif name in filenames and full.is_file():
                     files[self._path(rel, name)] = full.read_bytes()

@@ -66,8 +66,7 @@ class _Environment(ImmutableSandboxedEnvironment):
         return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        """`x[key]`; a CLM config item that is missing reads as "", as CLM's `index` gives Go's
-        zero value (read as a field, `x.key`, it fails, as with CLM's `missingkey=error`)."""
+        """`x[key]`; a key a `GoMap` lacks reads as its `ZERO`, as CLM's `index` gives it."""
         if type(obj) in _GO_MAPS and isinstance(argument, str):
             return obj.get(argument, obj.ZERO)
         return super().getitem(obj, argument)
@@ -95,8 +94,7 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> ImmutableSandbo
     # CLM's functions under CLM's names. As globals they take CLM's argument order; as filters
     # only where Jinja has no filter of that name (`join`, `indent`, `list` stay Jinja's).
     clm = clm_functions()
-    env.filters.update({name: f for name, f in clm.items() if name not in env.filters
-                        or name in HELPERS})
+    env.filters.update({name: f for name, f in clm.items() if name not in env.filters})
     env.globals.update(clm)
     # Go's `index`, which `clmgit convert` writes as a call: Go's zero value for a missing key.
     env.globals["index"] = go_index

@@ -49,17 +49,9 @@ def placeholder_values(cluster: Cluster) -> dict[str, Any]:
     region = cluster.region or "region"
     zones = [f"{region}{letter}" for letter in "abc"]
     subnets = {zone: f"subnet-placeholder-{zone}" for zone in zones}
-    subnets[ALL_ZONES] = ",".join(subnets[z] for z in zones)
-    return {
-        "availability_zones": zones,
-        "subnets": subnets,
-        "hosted_zone": hosted_zone(cluster.api_server_url),
-        "vpc_ipv4_cidr": "10.0.0.0/16",
-        "load_balancer_certificate": "<load balancer certificate>",
-        "node_labels": "lifecycle-status=ready",
-        "apiserver_count": "1",
-        STACK_OUTPUTS: PlaceholderOutputs(),
-    }
+    return {**cloud_values(cluster, zones=zones, subnets=subnets, vpc_cidr="10.0.0.0/16"),
+            "load_balancer_certificate": "<load balancer certificate>",
+            STACK_OUTPUTS: PlaceholderOutputs()}
 
 
 def cloud_values(cluster: Cluster, *, zones: Sequence[str], subnets: Mapping[str, str],
