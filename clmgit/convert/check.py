@@ -164,7 +164,11 @@ class Checker:
         if defaults_go is None:
             return  # nothing else renders as CLM would without the defaults
         for paths, data, suffix in self._groups(cluster, defaults_go):
-            self._compare_all(cluster, paths, data, result, suffix=suffix)
+            go_done: dict[str, str] = {}
+            jinja_done: dict[str, str] = {}
+            for path in paths:
+                self._compare(cluster, path, data, result, suffix=suffix, go_done=go_done,
+                              jinja_done=jinja_done)
 
     def reach(self, cluster: Cluster, wanted: Collection[str]) -> Reached:
         """Which of `wanted` render content for `cluster`, and which fail, from the Go original
@@ -233,14 +237,6 @@ class Checker:
             return self.render_go(path, data, {})
         except Exception:  # noqa: BLE001 - reported when the file itself is compared
             return ""
-
-    def _compare_all(self, cluster: Cluster, paths: list[str], data: dict[str, Any],
-                     result: CheckResult, *, suffix: str) -> None:
-        go_done: dict[str, str] = {}
-        jinja_done: dict[str, str] = {}
-        for path in paths:
-            self._compare(cluster, path, data, result, suffix=suffix, go_done=go_done,
-                          jinja_done=jinja_done)
 
     def _compare(self, cluster: Cluster, path: str, data: dict[str, Any], result: CheckResult,
                  *, suffix: str = "", go_done: dict[str, str] | None = None,

@@ -155,12 +155,14 @@ def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *
     from clmgit.convert.check import Checker, check_covering
     from clmgit.convert.clmdata import tree_profiles, variant_pools
 
-    original = {}
-    for path, data in source.files.items():
-        if path in conversion.files:
-            original[path] = data.decode()
-    checker = Checker(original, conversion.files, ec2=ec2, parsed=conversion.parsed)
+    checker = Checker(originals(source, conversion), conversion.files, ec2=ec2,
+                      parsed=conversion.parsed)
     return check_covering(checker, clusters, variant_pools(tree_profiles(conversion.files)))
+
+
+def originals(source: Source, conversion: Conversion) -> dict[str, str]:
+    """The Go texts of the files converted."""
+    return {p: data.decode() for p, data in source.files.items() if p in conversion.files}
 
 
 # -- writing ------------------------------------------------------------------------------------
