@@ -201,33 +201,31 @@ class _State:
         extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
         if isinstance(head, go.Literal) and head.value is None and not extra:
             raise self.fail("nil is not a command")
-        if isinstance(head, go.Field):
-            return self.fields(dot, head.names, extra, dot)
-        if isinstance(head, go.Variable):
-            return self.fields(self.var(head.name), head.names, extra, dot)
-        if isinstance(head, go.Chain):
-            return self.fields(self.operand(head.operand, dot), head.names, extra, dot)
+        if isinstance(head, go.Field | go.Variable | go.Chain):
+            return self.fields(self.receiver(head, dot), head.names, extra, dot)
         if extra:
             raise self.fail("can't give argument to non-function")
         return self.operand(head, dot)
 
     def operand(self, op: go.Operand | _Value, dot: Any) -> Any:
-        if isinstance(op, _Value):
-            return op.value
-        if isinstance(op, go.Literal):
+        if isinstance(op, _Value | go.Literal):
             return op.value
         if isinstance(op, go.Dot):
             return dot
-        if isinstance(op, go.Field):
-            return self.fields(dot, op.names, [], dot)
-        if isinstance(op, go.Variable):
-            return self.fields(self.var(op.name), op.names, [], dot)
-        if isinstance(op, go.Chain):
-            return self.fields(self.operand(op.operand, dot), op.names, [], dot)
+        if isinstance(op, go.Field | go.Variable | go.Chain):
+            return self.fields(self.receiver(op, dot), op.names, [], dot)
         if isinstance(op, go.SubPipe):
             return self.pipe(op.pipe, dot)
         assert isinstance(op, go.Identifier)
         return self.call(op.name, [], dot, _NOT_PIPED)
+
+    def receiver(self, op: go.Field | go.Variable | go.Chain, dot: Any) -> Any:
+        """What the field names of `op` are read from: the dot, a variable, an operand."""
+        if isinstance(op, go.Field):
+            return dot
+        if isinstance(op, go.Variable):
+            return self.var(op.name)
+        return self.operand(op.operand, dot)
 
     def fields(self, value: Any, names: tuple[str, ...], args: list[Any], dot: Any) -> Any:
         for i, name in enumerate(names):
