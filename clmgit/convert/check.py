@@ -268,8 +268,7 @@ class Checker:
         if path in done:
             return done[path]
         functions = {**self.functions, "manifestHash": self._manifest_hash(path, data, done)}
-        done[path] = text = evaluator.render(self.tree(path), data, functions,
-                                             missing_key="error")
+        done[path] = text = evaluator.render(self.tree(path), data, functions)
         return text
 
     def tree(self, path: str) -> Parsed:
