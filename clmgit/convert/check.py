@@ -35,7 +35,6 @@ from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
 from clmgit.convert.nodes import Parsed
-from clmgit.convert.parser import parse
 from clmgit.convert.variants import Reached, covering_variants
 from clmgit.model import Cluster, NodePool
 
@@ -138,13 +137,12 @@ class Checker:
     """One converted tree against its original: parsed and compiled once, any number of
     clusters rendered."""
 
-    def __init__(self, original: Mapping[str, str], converted: Mapping[str, str], *,
-                 ec2: Ec2Info, parsed: Mapping[str, Parsed] | None = None) -> None:
-        """`parsed`: syntax trees of the originals already made (by the conversion)."""
+    def __init__(self, parsed: Mapping[str, Parsed], converted: Mapping[str, str], *,
+                 ec2: Ec2Info) -> None:
+        """`parsed`: the syntax trees of the originals, as the conversion made them."""
         self.ec2 = ec2
-        self.paths = sorted(p for p in original if p.endswith(TEMPLATE_SUFFIXES))
-        self._sources = original
-        self._parsed: dict[str, Parsed] = dict(parsed or {})
+        self.paths = sorted(p for p in parsed if p.endswith(TEMPLATE_SUFFIXES))
+        self._parsed = parsed
         self.templates = TemplateSet(ConfigTree("converted", {
             p: text.encode() for p, text in converted.items()}))
         self.functions = clm_functions(ec2=ec2)
@@ -272,17 +270,14 @@ class Checker:
         return text
 
     def tree(self, path: str) -> Parsed:
-        """The syntax tree of an original, parsed once."""
-        parsed = self._parsed.get(path)
-        if parsed is None:
-            parsed = self._parsed[path] = parse(self._sources[path], path)
-        return parsed
+        """The syntax tree of an original."""
+        return self._parsed[path]
 
     def _manifest_hash(self, path: str, data: Any,
                        done: dict[str, str]) -> Callable[[str], str]:
         def manifest_hash(name: str) -> str:
             sibling = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            if sibling not in self._sources:
+            if sibling not in self._parsed:
                 raise ValueError(f"manifestHash: there is no file {sibling}")
             return hashlib.sha256(self.render_go(sibling, data, done).encode()).hexdigest()
         return manifest_hash

@@ -147,22 +147,15 @@ def convert(source: Source) -> Conversion:
     return conversion
 
 
-def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *,
-          ec2: Any) -> CheckResult:
+def check(conversion: Conversion, clusters: Sequence[Cluster], *, ec2: Any) -> CheckResult:
     """Every cluster rendered from the original and from the conversion, then variants of the
     first that reach the templates the clusters leave at comments (see `check`)."""
     # the renderer, CLM's functions, boto3: only here
     from clmgit.convert.check import Checker, check_covering
     from clmgit.convert.clmdata import tree_profiles, variant_pools
 
-    checker = Checker(originals(source, conversion), conversion.files, ec2=ec2,
-                      parsed=conversion.parsed)
+    checker = Checker(conversion.parsed, conversion.files, ec2=ec2)
     return check_covering(checker, clusters, variant_pools(tree_profiles(conversion.files)))
-
-
-def originals(source: Source, conversion: Conversion) -> dict[str, str]:
-    """The Go texts of the files converted."""
-    return {p: data.decode() for p, data in source.files.items() if p in conversion.files}
 
 
 # -- writing ------------------------------------------------------------------------------------

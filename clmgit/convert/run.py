@@ -171,7 +171,7 @@ def _check_each(migrations: list[Migration], options: Options) -> None:
             m.check_sample = describe_sample(clusters)
         else:
             clusters = listed
-        m.check = migrate.check(m.source, m.conversion, clusters, ec2=answers)
+        m.check = migrate.check(m.conversion, clusters, ec2=answers)
 
 
 def _check_composed(per_source: list[tuple[GitRepo, list[Migration]]], refs: Sequence[str],
@@ -190,4 +190,4 @@ def _check_composed(per_source: list[tuple[GitRepo, list[Migration]]], refs: Seq
         composed = composed_clusters(at_ref, clusters, ec2=answers)
         for m in at_ref:
             m.check_sample = None if listed is not None else describe_sample(clusters)
-            m.check = migrate.check(m.source, m.conversion, composed, ec2=answers)
+            m.check = migrate.check(m.conversion, composed, ec2=answers)

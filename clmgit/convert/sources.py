@@ -18,15 +18,14 @@ from typing import Any
 from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
 from clmgit.convert.check import DEFAULTS, Checker
-from clmgit.convert.migrate import Migration, originals
+from clmgit.convert.migrate import Migration
 from clmgit.model import Cluster
 
 
 def composed_clusters(migrations: Sequence[Migration], clusters: Sequence[Cluster], *,
                       ec2: Any) -> list[Cluster]:
     """The clusters with every source's defaults (in source order) merged under their items."""
-    checkers = [Checker(originals(m.source, m.conversion), m.conversion.files, ec2=ec2,
-                        parsed=m.conversion.parsed) for m in migrations]
+    checkers = [Checker(m.conversion.parsed, m.conversion.files, ec2=ec2) for m in migrations]
     out = []
     for cluster in clusters:
         merged: dict[str, str] = {}
