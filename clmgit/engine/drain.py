@@ -82,15 +82,11 @@ class DrainSettings:
                        timeout=NODE_READY_TIMEOUT)
 
 
-def _items(cluster: Cluster, pool_name: str) -> dict[str, str]:
-    """Cluster items, overridden by the pool's own (a removed pool has only the cluster's)."""
-    pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
-    return {**cluster.config_items, **(pool.config_items if pool else {})}
-
-
 def drain_settings(cluster: Cluster, pool_name: str) -> DrainSettings:
     """The drain SLA and surge of a pool; production defaults when `environment` is production."""
-    items = _items(cluster, pool_name)
+    # Cluster items, overridden by the pool's own (a removed pool has only the cluster's).
+    pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
+    items = {**cluster.config_items, **(pool.config_items if pool else {})}
     column = 0 if cluster.environment == "production" else 1
     durations = {
         key.removeprefix("drain_"): parse_duration(items.get(key, defaults[column]),
