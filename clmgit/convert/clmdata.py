@@ -54,8 +54,7 @@ _REQUIREMENTS = ("- key: karpenter.k8s.aws/instance-generation\n  operator: Gt\n
                  "- key: topology.kubernetes.io/zone\n  operator: In\n"
                  "  values: [eu-central-1a, eu-central-1b]\n")
 VARIANT_POOLS = (
-    NodePool("default-master", "master-default", ("m5.large",), "none", 1, 2, {}),
-    NodePool("default-worker", "worker-splitaz", ("m5.large",), "none", 3, 6, {}),
+    *SAMPLE_POOLS[:2],  # the master and the on-demand workers
     NodePool("dedicated-arm", "worker-splitaz", ("m6g.large", "m6gd.xlarge"), "spot", 0, 4, {
         "taints": "dedicated=skipper-ingress:NoSchedule",
         "labels": "dedicated=skipper-ingress,team=infra",
