@@ -118,13 +118,10 @@ def _read_directory(directory: Path) -> Source:
     if not root.is_dir():
         raise ConfigError(f"{directory} has no {CLUSTER_DIR}/ directory, so it is not a CLM "
                           "repository")
-    files = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            full = Path(dirpath, name)
-            if full.is_file():
-                files[full.relative_to(directory).as_posix()] = full.read_bytes()
+    # Hidden folders (`.git`, an editor's) are left out; hidden files are not.
+    files = {path.relative_to(directory).as_posix(): path.read_bytes()
+             for path in sorted(root.rglob("*")) if path.is_file()
+             and not any(part.startswith(".") for part in path.relative_to(root).parent.parts)}
     return _clm(Source(str(directory), files))
 
 
