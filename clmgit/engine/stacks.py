@@ -113,7 +113,8 @@ class StackBackend(Protocol):
 
 @dataclass(frozen=True)
 class RenderedStack:
-    """A stack to apply; `template` is its text, or a function of the outputs of earlier stacks."""
+    """A stack to apply (by default one of `cf-manifests/`); `template` is its text, or a
+    function of the outputs of earlier stacks."""
 
     name: str
     template: str | Renderer
@@ -132,16 +133,6 @@ class RenderedStack:
 
 def main_stack(cluster: Cluster, template: str | Renderer) -> RenderedStack:
     return RenderedStack(main_stack_name(cluster), template, ROLE_MAIN)
-
-
-def extra_stack(name: str, template: str | Renderer) -> RenderedStack:
-    """A stack of `cf-manifests/`."""
-    return RenderedStack(name, template, ROLE_EXTRA)
-
-
-def clm_extra_stack(path: str, template: str | Renderer) -> RenderedStack:
-    """A stack of `cf-manifests/` in CLM's layout, named by its rendered template."""
-    return RenderedStack(path, template, ROLE_EXTRA, named_in_template=True)
 
 
 def etcd_stack(name: str, template: str | Renderer) -> RenderedStack:
