@@ -203,9 +203,7 @@ class _Parser:
             return Template(tag, name, pipe)
         if word in ("define", "block"):
             return self.define(tag, tokens[1:], word)
-        if not tokens:
-            raise self.fail(tag.line, "missing value for command")
-        return Action(tag, self.pipe(tokens, tag.line, decl_ok=True))
+        return Action(tag, self.pipe(tokens, tag.line, decl_ok=True))  # `pipe` refuses {{ }}
 
     def branch(self, kind: str, tag: Tag, tokens: list[_Token], *,
                chained: bool = False) -> Branch:
