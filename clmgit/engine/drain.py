@@ -269,9 +269,8 @@ def drain_node(kube: KubeClient, node: Node, settings: DrainSettings, *, clock: 
         now = clock.now()
         on_node = kube.list(PODS, field_selector=f"spec.nodeName={node.name}")
         pods = [p for p in cast(list[k.Pod], on_node) if evictable(p)]
-        waiting = [p for p in pods if p["metadata"].get("deletionTimestamp")]
         todo = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-        waiting = [p for p in waiting if _terminating(p, now)]
+        waiting = [p for p in pods if _terminating(p, now)]
         if not todo and not waiting:
             return
         deadline = deadline or now + settings.budget(len(pods))
