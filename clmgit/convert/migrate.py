@@ -160,9 +160,7 @@ def check(conversion: Conversion, clusters: Sequence[Cluster], *, ec2: Any) -> C
 def branch_for(ref: str) -> str:
     """The default branch a ref converts onto: `dev`, `refs/heads/dev`, `origin/dev` →
     `dev-jinja`."""
-    name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
-    if name.startswith("origin/"):
-        name = name.removeprefix("origin/")
+    name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/").removeprefix("origin/")
     return name + BRANCH_SUFFIX
 
 
