@@ -63,7 +63,6 @@ class LabelSelector(TypedDict, total=False):
 class Metadata(TypedDict, total=False):
     """Any object, read for its identity and metadata only; each kind below is one."""
 
-    apiVersion: str
     kind: str
     metadata: ObjectMeta
 
