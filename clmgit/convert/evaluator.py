@@ -33,6 +33,8 @@ def render(parsed: go.Parsed, data: Any, functions: Mapping[str, Callable[..., A
 
 
 class _State:
+    """One render. An error ends it, so a scope of variables is left only at its end."""
+
     def __init__(self, parsed: go.Parsed, functions: Mapping[str, Callable[..., Any]],
                  variables: list[tuple[str, Any]]) -> None:
         self.parsed = parsed
@@ -53,10 +55,8 @@ class _State:
     def block(self, nodes: list[go.Node], dot: Any) -> None:
         """A list with its own variable scope."""
         mark = len(self.vars)
-        try:
-            self.walk(nodes, dot)
-        finally:
-            del self.vars[mark:]
+        self.walk(nodes, dot)
+        del self.vars[mark:]
 
     def node(self, node: go.Node, dot: Any) -> None:
         if isinstance(node, go.Text):
@@ -90,30 +90,26 @@ class _State:
 
     def if_or_with(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
-        try:
-            value = self.pipe(node.pipe, dot)
-            if truth(value):
-                self.block(node.body, value if node.kind == "with" else dot)
-            else:
-                self.block(node.orelse, dot)
-        finally:
-            del self.vars[mark:]
+        value = self.pipe(node.pipe, dot)
+        if truth(value):
+            self.block(node.body, value if node.kind == "with" else dot)
+        else:
+            self.block(node.orelse, dot)
+        del self.vars[mark:]
 
     def range_(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
-        try:
-            value = self.pipe(node.pipe, dot)
-            items = self.range_items(value, len(node.pipe.decl))
-            for key, elem in items:
-                if node.pipe.decl:
-                    self.vars[-1] = (self.vars[-1][0], elem)
-                    if len(node.pipe.decl) == 2:
-                        self.vars[-2] = (self.vars[-2][0], key)
-                self.block(node.body, elem)
-            if not items:
-                self.block(node.orelse, dot)
-        finally:
-            del self.vars[mark:]
+        value = self.pipe(node.pipe, dot)
+        items = self.range_items(value, len(node.pipe.decl))
+        for key, elem in items:
+            if node.pipe.decl:
+                self.vars[-1] = (self.vars[-1][0], elem)
+                if len(node.pipe.decl) == 2:
+                    self.vars[-2] = (self.vars[-2][0], key)
+            self.block(node.body, elem)
+        if not items:
+            self.block(node.orelse, dot)
+        del self.vars[mark:]
 
     def range_items(self, value: Any, decls: int) -> list[tuple[Any, Any]]:
         try:
@@ -129,10 +125,8 @@ class _State:
             raise self.fail(f'template "{name}" not defined')
         saved = self.vars
         self.vars = [("$", dot)]
-        try:
-            self.walk(define.body, dot)
-        finally:
-            self.vars = saved
+        self.walk(define.body, dot)
+        self.vars = saved
 
     # pipelines
 
