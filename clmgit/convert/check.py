@@ -124,7 +124,7 @@ def check_covering(checker: Checker, clusters: Sequence[Cluster],
     the clusters left at comments (`clmgit.convert.variants`), checked alike."""
     result = checker.check(clusters)
     if clusters:
-        trees = {path: checker.tree(path) for path in checker.paths}
+        trees = {path: checker.parsed[path] for path in checker.paths}
         cover = covering_variants(clusters[0], pools, result.uncovered, trees, checker.reach,
                                   items=checker.items_with_defaults(clusters[0]))
         result.variants = {v.cluster.id: v.settings for v in cover.variants}
@@ -142,7 +142,7 @@ class Checker:
         """`parsed`: the syntax trees of the originals, as the conversion made them."""
         self.ec2 = ec2
         self.paths = sorted(p for p in parsed if p.endswith(TEMPLATE_SUFFIXES))
-        self._parsed = parsed
+        self.parsed = parsed
         self.templates = TemplateSet(ConfigTree("converted", {
             p: text.encode() for p, text in converted.items()}))
         self.functions = clm_functions(ec2=ec2)
@@ -266,18 +266,14 @@ class Checker:
         if path in done:
             return done[path]
         functions = {**self.functions, "manifestHash": self._manifest_hash(path, data, done)}
-        done[path] = text = evaluator.render(self.tree(path), data, functions)
+        done[path] = text = evaluator.render(self.parsed[path], data, functions)
         return text
-
-    def tree(self, path: str) -> Parsed:
-        """The syntax tree of an original."""
-        return self._parsed[path]
 
     def _manifest_hash(self, path: str, data: Any,
                        done: dict[str, str]) -> Callable[[str], str]:
         def manifest_hash(name: str) -> str:
             sibling = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            if sibling not in self._parsed:
+            if sibling not in self.parsed:
                 raise ValueError(f"manifestHash: there is no file {sibling}")
             return hashlib.sha256(self.render_go(sibling, data, done).encode()).hexdigest()
         return manifest_hash
