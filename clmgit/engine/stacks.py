@@ -176,7 +176,7 @@ def apply_stacks(
     node_pools: Sequence[RenderedStack] = (),
     deletions_pre: Sequence[str] = (),
     deletions_post: Sequence[str] = (),
-    on_pool_removed: Callable[[str], None] | None = None,
+    on_pool_removed: Callable[[str], None] = lambda pool: None,
     dry_run: bool = False,
     layout: Layout = DEFAULT,
     etcd: RenderedStack | None = None,
@@ -203,8 +203,7 @@ def apply_stacks(
     keep = {stack.node_pool for stack in node_pools} | set(keep_pools)
     for info, pool in _node_pool_stacks(backend, cluster, layout):
         if pool not in keep:
-            if on_pool_removed is not None:
-                on_pool_removed(pool)
+            on_pool_removed(pool)
             # CLM protects every stack it makes and lifts that for a removed pool's stack.
             results.append(backend.delete_stack(info.name, lift_protection=layout.clm,
                                                 dry_run=dry_run))
