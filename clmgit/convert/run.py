@@ -61,9 +61,10 @@ def convert_refs(repo_path: str, refs: Sequence[str], options: Options) -> Outco
             m.out = str(options.out / m.source.label) if len(refs) > 1 else str(options.out)
     if options.check:
         _check_each(migrations, options)
-    if _passed(migrations, options) and not options.dry_run:
+    why = refusal(migrations, allow_uncovered=options.allow_uncovered)
+    if why is None and not options.dry_run:
         write(repo, migrations)
-    return Outcome(migrations, refusal(migrations, allow_uncovered=options.allow_uncovered))
+    return Outcome(migrations, why)
 
 
 def convert_sources(ws: Workspace, refs: Sequence[str], options: Options) -> Outcome:
@@ -92,10 +93,11 @@ def convert_sources(ws: Workspace, refs: Sequence[str], options: Options) -> Out
     if options.check:
         _check_composed(per_source, refs, options)
     everything = [m for _, ms in per_source for m in ms]
-    if not options.dry_run and _passed(everything, options):
+    why = refusal(everything, allow_uncovered=options.allow_uncovered)
+    if why is None and not options.dry_run:
         for repo, migrations in per_source:
             write(None if out is not None else repo, migrations)
-    return Outcome(everything, refusal(everything, allow_uncovered=options.allow_uncovered))
+    return Outcome(everything, why)
 
 
 def convert_all(sources: list[Source]) -> list[Migration]:
@@ -144,11 +146,6 @@ def write(repo: GitRepo | None, migrations: list[Migration]) -> None:
     migrate.create_branches(repo, commits)
     for m in migrations:
         m.written = True
-
-
-def _passed(migrations: list[Migration], options: Options) -> bool:
-    return all(m.check is None or m.check.passes(allow_uncovered=options.allow_uncovered)
-               for m in migrations)
 
 
 def _listed(registry: str | None) -> list[Cluster] | None:
