@@ -35,7 +35,6 @@ from clmgit.config.source import ConfigTree
 from clmgit.config.templates import TemplateSet
 from clmgit.convert import evaluator
 from clmgit.convert.nodes import Parsed
-from clmgit.convert.parser import parse
 from clmgit.convert.variants import Reached, covering_variants
 from clmgit.model import Cluster, NodePool
 
@@ -125,7 +124,7 @@ def check_covering(checker: Checker, clusters: Sequence[Cluster],
     the clusters left at comments (`clmgit.convert.variants`), checked alike."""
     result = checker.check(clusters)
     if clusters:
-        trees = {path: checker.tree(path) for path in checker.paths}
+        trees = {path: checker.parsed[path] for path in checker.paths}
         cover = covering_variants(clusters[0], pools, result.uncovered, trees, checker.reach,
                                   items=checker.items_with_defaults(clusters[0]))
         result.variants = {v.cluster.id: v.settings for v in cover.variants}
@@ -138,13 +137,12 @@ class Checker:
     """One converted tree against its original: parsed and compiled once, any number of
     clusters rendered."""
 
-    def __init__(self, original: Mapping[str, str], converted: Mapping[str, str], *,
-                 ec2: Ec2Info, parsed: Mapping[str, Parsed] | None = None) -> None:
-        """`parsed`: syntax trees of the originals already made (by the conversion)."""
+    def __init__(self, parsed: Mapping[str, Parsed], converted: Mapping[str, str], *,
+                 ec2: Ec2Info) -> None:
+        """`parsed`: the syntax trees of the originals, as the conversion made them."""
         self.ec2 = ec2
-        self.paths = sorted(p for p in original if p.endswith(TEMPLATE_SUFFIXES))
-        self._sources = original
-        self._parsed: dict[str, Parsed] = dict(parsed or {})
+        self.paths = sorted(p for p in parsed if p.endswith(TEMPLATE_SUFFIXES))
+        self.parsed = parsed
         self.templates = TemplateSet(ConfigTree("converted", {
             p: text.encode() for p, text in converted.items()}))
         self.functions = clm_functions(ec2=ec2)
@@ -164,7 +162,11 @@ class Checker:
         if defaults_go is None:
             return  # nothing else renders as CLM would without the defaults
         for paths, data, suffix in self._groups(cluster, defaults_go):
-            self._compare_all(cluster, paths, data, result, suffix=suffix)
+            go_done: dict[str, str] = {}
+            jinja_done: dict[str, str] = {}
+            for path in paths:
+                self._compare(cluster, path, data, result, suffix=suffix, go_done=go_done,
+                              jinja_done=jinja_done)
 
     def reach(self, cluster: Cluster, wanted: Collection[str]) -> Reached:
         """Which of `wanted` render content for `cluster`, and which fail, from the Go original
@@ -234,14 +236,6 @@ class Checker:
         except Exception:  # noqa: BLE001 - reported when the file itself is compared
             return ""
 
-    def _compare_all(self, cluster: Cluster, paths: list[str], data: dict[str, Any],
-                     result: CheckResult, *, suffix: str) -> None:
-        go_done: dict[str, str] = {}
-        jinja_done: dict[str, str] = {}
-        for path in paths:
-            self._compare(cluster, path, data, result, suffix=suffix, go_done=go_done,
-                          jinja_done=jinja_done)
-
     def _compare(self, cluster: Cluster, path: str, data: dict[str, Any], result: CheckResult,
                  *, suffix: str = "", go_done: dict[str, str] | None = None,
                  jinja_done: dict[str, str] | None = None) -> str | None:
@@ -272,22 +266,14 @@ class Checker:
         if path in done:
             return done[path]
         functions = {**self.functions, "manifestHash": self._manifest_hash(path, data, done)}
-        done[path] = text = evaluator.render(self.tree(path), data, functions,
-                                             missing_key="error")
+        done[path] = text = evaluator.render(self.parsed[path], data, functions)
         return text
-
-    def tree(self, path: str) -> Parsed:
-        """The syntax tree of an original, parsed once."""
-        parsed = self._parsed.get(path)
-        if parsed is None:
-            parsed = self._parsed[path] = parse(self._sources[path], path)
-        return parsed
 
     def _manifest_hash(self, path: str, data: Any,
                        done: dict[str, str]) -> Callable[[str], str]:
         def manifest_hash(name: str) -> str:
             sibling = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
-            if sibling not in self._sources:
+            if sibling not in self.parsed:
                 raise ValueError(f"manifestHash: there is no file {sibling}")
             return hashlib.sha256(self.render_go(sibling, data, done).encode()).hexdigest()
         return manifest_hash

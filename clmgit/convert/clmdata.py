@@ -9,6 +9,7 @@ import base64
 import datetime as dt
 import functools
 from collections.abc import Iterable
+from dataclasses import replace
 
 from clmgit.model import Cluster, NodePool, is_karpenter, is_master
 
@@ -34,8 +35,7 @@ def sample_clusters(channel: str = "dev", profiles: frozenset[str] | None = None
     workers = [p for p in pools if not is_master(p.profile, prefix=True)
                and not is_karpenter(p.profile)]
     if workers and not any(p.discount_strategy == "spot" for p in pools):
-        pools.append(NodePool("spot", workers[0].profile, ("m5.xlarge", "m6g.large"), "spot",
-                              0, 3, {}))
+        pools.append(replace(SAMPLE_POOLS[2], profile=workers[0].profile))
     return [Cluster(id=f"aws:123456789012:eu-central-1:kube-{env}", alias=f"kube-{env}",
                     infrastructure_account="aws:123456789012", region="eu-central-1",
                     local_id=f"kube-{env}", api_server_url=f"https://kube-{env}.example.org",
@@ -54,8 +54,7 @@ _REQUIREMENTS = ("- key: karpenter.k8s.aws/instance-generation\n  operator: Gt\n
                  "- key: topology.kubernetes.io/zone\n  operator: In\n"
                  "  values: [eu-central-1a, eu-central-1b]\n")
 VARIANT_POOLS = (
-    NodePool("default-master", "master-default", ("m5.large",), "none", 1, 2, {}),
-    NodePool("default-worker", "worker-splitaz", ("m5.large",), "none", 3, 6, {}),
+    *SAMPLE_POOLS[:2],  # the master and the on-demand workers
     NodePool("dedicated-arm", "worker-splitaz", ("m6g.large", "m6gd.xlarge"), "spot", 0, 4, {
         "taints": "dedicated=skipper-ingress:NoSchedule",
         "labels": "dedicated=skipper-ingress,team=infra",

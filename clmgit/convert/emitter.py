@@ -270,7 +270,10 @@ class _Emitter:
                 self.scopes[-1].names[pipe.decl[0]] = name
                 self.scopes[-1].dot = name
                 dot = name
-            self.out.append(self._with_tag(node.tag, word, dot, value))
+            # `with` is never chained here: `orelse` refuses `{{else with}}`.
+            self.out.append(self._tag("{%", node.tag.trim_left, f"set {dot} = {value}", "%}",
+                                      False)
+                            + self._tag("{%", False, f"if {dot}", "%}", node.tag.trim_right))
         else:
             self.push()
             if pipe.decl:
@@ -284,12 +287,6 @@ class _Emitter:
         self.nodes(node.body)
         self.scopes.pop()
         self.orelse(node)
-
-    def _with_tag(self, tag: go.Tag, word: str, dot: str, value: str) -> str:
-        if word == "elif":
-            raise self.refuse(tag.line, "{{else with}}")
-        return (self._tag("{%", tag.trim_left, f"set {dot} = {value}", "%}", False)
-                + self._tag("{%", False, f"if {dot}", "%}", tag.trim_right))
 
     def orelse(self, node: go.Branch) -> None:
         if node.else_tag is None:
@@ -367,8 +364,8 @@ class _Emitter:
         if isinstance(head, go.Literal) and head.value is None and not args and piped is None:
             raise self.refuse(line, "nil as a command (Go fails on it)")
         if args or piped is not None:
-            if isinstance(head, go.Field | go.Chain | go.Variable) and _names(head):
-                values = self.arguments(_names(head)[-1], args, piped, line)
+            if isinstance(head, go.Field | go.Chain | go.Variable) and head.names:
+                values = self.arguments(head.names[-1], args, piped, line)
                 self.usage.constructs["method call"] += 1
                 return f"{self.operand(head, line)}({', '.join(values)})"
             raise self.refuse(line, "a value with arguments")
@@ -428,7 +425,7 @@ class _Emitter:
         form = values[0] if values else ""
         if self.kinds.get(form) != STRING or not form.startswith('"'):
             raise self.refuse(line, "printf with a format that is not a string constant")
-        reason = check_format(_unstring(form))
+        reason = check_format(str(ast.literal_eval(form)))  # the text `_string` wrote
         if reason is not None:
             raise self.refuse(line, f"printf with {reason}")
 
@@ -474,15 +471,6 @@ def _fields(base: str, names: tuple[str, ...]) -> str:
     for name in names:
         base = f'go_field({base}, "{name}")' if name in _PY_ATTRIBUTES else f"{base}.{name}"
     return base
-
-
-def _unstring(literal: str) -> str:
-    """The text of a string constant as `_string` writes it."""
-    return str(ast.literal_eval(literal))
-
-
-def _names(op: go.Operand) -> tuple[str, ...]:
-    return op.names if isinstance(op, go.Field | go.Chain | go.Variable) else ()
 
 
 def _macro_name(name: str) -> str:

@@ -4,18 +4,17 @@ the emitter turns into Jinja, evaluated as Go evaluates it.
 - Truth: false, 0, nil, empty string/list/map are false; everything else true.
 - `range` over a map visits its keys in sorted order; over a list, in order; over an int n,
   0..n-1; over nil, nothing (its `else` runs).
-- Missing map keys: `missing_key="error"` (CLM's `missingkey=error`) fails naming the key;
-  `"default"` prints `<no value>`. `index` gives the zero value (`""` in a map of strings).
+- A missing map key fails naming the key (CLM's `missingkey=error`); `index` gives the zero
+  value (`""` in a map of strings).
 - Printing as Go's fmt prints: `true`/`false`, `<no value>`, floats in Go's shortest form.
 - Functions: a table of name → plain Python callable (CLM's library), arguments in Go's order,
-  a piped value last. Builtins: and or not eq ne lt le gt ge index len print printf println
-  slice html js urlquery call.
+  a piped value last. Builtins: and or not eq ne lt le gt ge index len print printf println.
+  What convert refuses (`break`, `continue`, the builtins html js urlquery call slice) is never
+  in a tree the check renders, so it fails here too.
 """
 
 from __future__ import annotations
 
-import html as html_lib
-import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,46 +24,21 @@ from clmgit.config.helpers import HelperError
 from clmgit.convert import nodes as go
 from clmgit.convert.parser import GoTemplateError
 
-MISSING_KEY_OPTIONS = ("error", "default")
 
-
-class _NoValue:
-    """Go's invalid reflect.Value: what a missing key gives without missingkey=error."""
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "<no value>"
-
-
-NO_VALUE = _NoValue()
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-def render(parsed: go.Parsed, data: Any, functions: Mapping[str, Callable[..., Any]], *,
-           missing_key: str = "error") -> str:
+def render(parsed: go.Parsed, data: Any, functions: Mapping[str, Callable[..., Any]]) -> str:
     """`parsed` executed with `data` as the dot, the way Go's text/template executes it."""
-    if missing_key not in MISSING_KEY_OPTIONS:
-        raise ValueError(f"missing_key must be one of {MISSING_KEY_OPTIONS}")
-    state = _State(parsed, functions, missing_key, [("$", data)])
+    state = _State(parsed, functions, [("$", data)])
     state.walk(parsed.nodes, data)
     return "".join(state.out)
 
 
 class _State:
+    """One render. An error ends it, so a scope of variables is left only at its end."""
+
     def __init__(self, parsed: go.Parsed, functions: Mapping[str, Callable[..., Any]],
-                 missing_key: str, variables: list[tuple[str, Any]]) -> None:
+                 variables: list[tuple[str, Any]]) -> None:
         self.parsed = parsed
         self.functions = functions
-        self.missing_key = missing_key
         self.vars = variables
         self.out: list[str] = []
         self.line = 0
@@ -81,10 +55,8 @@ class _State:
     def block(self, nodes: list[go.Node], dot: Any) -> None:
         """A list with its own variable scope."""
         mark = len(self.vars)
-        try:
-            self.walk(nodes, dot)
-        finally:
-            del self.vars[mark:]
+        self.walk(nodes, dot)
+        del self.vars[mark:]
 
     def node(self, node: go.Node, dot: Any) -> None:
         if isinstance(node, go.Text):
@@ -94,7 +66,7 @@ class _State:
             value = self.pipe(node.pipe, dot)
             if not node.pipe.decl:
                 try:
-                    self.out.append(print_value(value))
+                    self.out.append(gofmt.output_value(value))
                 except HelperError as e:
                     raise self.fail(str(e)) from None
         elif isinstance(node, go.Branch):
@@ -112,47 +84,38 @@ class _State:
                 arg = None if node.block_pipe is None else self.pipe(node.block_pipe, dot)
                 self.template(node.name, arg)
         elif isinstance(node, go.LoopControl):
-            raise _Break() if node.word == "break" else _Continue()
+            raise self.fail(f"{{{{{node.word}}}}} is not rendered: convert refuses it")
         else:
             assert isinstance(node, go.Comment)
 
     def if_or_with(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
-        try:
-            value = self.pipe(node.pipe, dot)
-            if truth(value):
-                self.block(node.body, value if node.kind == "with" else dot)
-            else:
-                self.block(node.orelse, dot)
-        finally:
-            del self.vars[mark:]
+        value = self.pipe(node.pipe, dot)
+        if truth(value):
+            self.block(node.body, value if node.kind == "with" else dot)
+        else:
+            self.block(node.orelse, dot)
+        del self.vars[mark:]
 
     def range_(self, node: go.Branch, dot: Any) -> None:
         mark = len(self.vars)
-        try:
-            value = self.pipe(node.pipe, dot)
-            items = self.range_items(value, len(node.pipe.decl))
-            for key, elem in items:
-                if node.pipe.decl:
-                    self.vars[-1] = (self.vars[-1][0], elem)
-                    if len(node.pipe.decl) == 2:
-                        self.vars[-2] = (self.vars[-2][0], key)
-                try:
-                    self.block(node.body, elem)
-                except _Continue:
-                    continue
-                except _Break:
-                    break
-            if not items:
-                self.block(node.orelse, dot)
-        finally:
-            del self.vars[mark:]
+        value = self.pipe(node.pipe, dot)
+        items = self.range_items(value, len(node.pipe.decl))
+        for key, elem in items:
+            if node.pipe.decl:
+                self.vars[-1] = (self.vars[-1][0], elem)
+                if len(node.pipe.decl) == 2:
+                    self.vars[-2] = (self.vars[-2][0], key)
+            self.block(node.body, elem)
+        if not items:
+            self.block(node.orelse, dot)
+        del self.vars[mark:]
 
     def range_items(self, value: Any, decls: int) -> list[tuple[Any, Any]]:
         try:
             if decls > 1:
-                return gocompat.go_range2(None if value is NO_VALUE else value)
-            return gocompat.range_pairs(None if value is NO_VALUE else value)
+                return gocompat.go_range2(value)
+            return gocompat.range_pairs(value)
         except HelperError as e:
             raise self.fail(str(e)) from None
 
@@ -162,10 +125,8 @@ class _State:
             raise self.fail(f'template "{name}" not defined')
         saved = self.vars
         self.vars = [("$", dot)]
-        try:
-            self.walk(define.body, dot)
-        finally:
-            self.vars = saved
+        self.walk(define.body, dot)
+        self.vars = saved
 
     # pipelines
 
@@ -201,33 +162,31 @@ class _State:
         extra = args + ([] if piped is _NOT_PIPED else [_Value(piped)])
         if isinstance(head, go.Literal) and head.value is None and not extra:
             raise self.fail("nil is not a command")
-        if isinstance(head, go.Field):
-            return self.fields(dot, head.names, extra, dot)
-        if isinstance(head, go.Variable):
-            return self.fields(self.var(head.name), head.names, extra, dot)
-        if isinstance(head, go.Chain):
-            return self.fields(self.operand(head.operand, dot), head.names, extra, dot)
+        if isinstance(head, go.Field | go.Variable | go.Chain):
+            return self.fields(self.receiver(head, dot), head.names, extra, dot)
         if extra:
             raise self.fail("can't give argument to non-function")
         return self.operand(head, dot)
 
     def operand(self, op: go.Operand | _Value, dot: Any) -> Any:
-        if isinstance(op, _Value):
-            return op.value
-        if isinstance(op, go.Literal):
+        if isinstance(op, _Value | go.Literal):
             return op.value
         if isinstance(op, go.Dot):
             return dot
-        if isinstance(op, go.Field):
-            return self.fields(dot, op.names, [], dot)
-        if isinstance(op, go.Variable):
-            return self.fields(self.var(op.name), op.names, [], dot)
-        if isinstance(op, go.Chain):
-            return self.fields(self.operand(op.operand, dot), op.names, [], dot)
+        if isinstance(op, go.Field | go.Variable | go.Chain):
+            return self.fields(self.receiver(op, dot), op.names, [], dot)
         if isinstance(op, go.SubPipe):
             return self.pipe(op.pipe, dot)
         assert isinstance(op, go.Identifier)
         return self.call(op.name, [], dot, _NOT_PIPED)
+
+    def receiver(self, op: go.Field | go.Variable | go.Chain, dot: Any) -> Any:
+        """What the field names of `op` are read from: the dot, a variable, an operand."""
+        if isinstance(op, go.Field):
+            return dot
+        if isinstance(op, go.Variable):
+            return self.var(op.name)
+        return self.operand(op.operand, dot)
 
     def fields(self, value: Any, names: tuple[str, ...], args: list[Any], dot: Any) -> Any:
         for i, name in enumerate(names):
@@ -238,16 +197,14 @@ class _State:
         return value
 
     def field(self, receiver: Any, name: str, args: list[Any], dot: Any) -> Any:
-        if receiver is None or receiver is NO_VALUE:
+        if receiver is None:
             raise self.fail(f"nil pointer evaluating interface {{}}.{name}")
         if isinstance(receiver, Mapping):
             if args:
                 raise self.fail(f"{name} is not a method but has arguments")
-            if name in receiver:
-                return receiver[name]
-            if self.missing_key == "error":
+            if name not in receiver:
                 raise self.fail(f'map has no entry for key "{name}"')
-            return NO_VALUE
+            return receiver[name]
         attribute = getattr(receiver, name, _MISSING)
         if attribute is _MISSING or name.startswith("_") or isinstance(receiver, _BASIC):
             raise self.fail(f"can't evaluate field {name} in type {type(receiver).__name__}")
@@ -278,7 +235,7 @@ class _State:
         if builtin is not None:
             try:
                 return builtin(*values)
-            except (_BuiltinError, HelperError) as e:
+            except HelperError as e:
                 raise self.fail(f"error calling {name}: {e}") from None
             except TypeError:
                 raise self.fail(f"wrong number of args for {name}: got {len(values)}") from None
@@ -318,71 +275,16 @@ _NOT_PIPED = object()
 _MISSING = object()
 
 
-class _BuiltinError(Exception):
-    pass
-
-
 def truth(value: Any) -> bool:
-    """Go's truth: zero values and empty containers are false."""
-    if value is None or value is NO_VALUE:
-        return False
+    """Go's truth: zero values (nil too) and empty containers are false."""
     try:
         return bool(value)
     except Exception:  # noqa: BLE001 - an object without a notion of empty is a struct: true
         return True
 
 
-def print_value(value: Any) -> str:
-    """What `{{ value }}` writes."""
-    return gofmt.output_value(None if value is NO_VALUE else value)
-
-
 #: Go values with no fields or methods a template can read.
 _BASIC = (str, bytes, int, float, list, tuple)
-
-
-def _slice(item: Any, *indexes: Any) -> Any:
-    """`slice x 1 2` is x[1:2]; a third index (capacity) does not change the elements."""
-    if len(indexes) > 3 or (isinstance(item, str) and len(indexes) > 2):
-        raise _BuiltinError("too many slice indexes")
-    start = indexes[0] if indexes else None
-    bounds = slice(start, indexes[1] if len(indexes) > 1 else None)
-    if isinstance(item, str):
-        data = item.encode("utf-8", "surrogateescape")
-        return data[bounds].decode("utf-8", "surrogateescape")
-    if isinstance(item, list | tuple):
-        return item[bounds]
-    raise _BuiltinError(f"can't slice item of type {type(item).__name__}")
-
-
-def _text_of(args: tuple[Any, ...]) -> str:
-    if len(args) == 1 and isinstance(args[0], str):
-        return args[0]
-    return gofmt.sprint(list(args))
-
-
-def _html(*args: Any) -> str:
-    text = _text_of(args).replace("\0", "\ufffd")
-    return html_lib.escape(text, quote=False).replace('"', "&#34;").replace("'", "&#39;")
-
-
-_JS = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E", "&": "\\u0026",
-       "=": "\\u003D"}
-
-
-def _js(*args: Any) -> str:
-    return "".join(_JS.get(c) or (f"\\u{ord(c):04X}" if ord(c) < 32 else c)
-                   for c in _text_of(args))
-
-
-def _urlquery(*args: Any) -> str:
-    return urllib.parse.quote_plus(_text_of(args), safe="")
-
-
-def _call(function: Any, *args: Any) -> Any:
-    if not callable(function):
-        raise _BuiltinError(f"non-function of type {type(function).__name__}")
-    return function(*args)
 
 
 _BUILTINS: dict[str, Callable[..., Any]] = {
@@ -395,12 +297,7 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "ge": gocompat.go_ge,
     "index": go_index,
     "len": gocompat.go_len,
-    "slice": _slice,
     "print": gocompat.go_print,
     "println": gocompat.go_println,
     "printf": gocompat.go_printf,
-    "html": _html,
-    "js": _js,
-    "urlquery": _urlquery,
-    "call": _call,
 }

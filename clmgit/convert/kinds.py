@@ -9,7 +9,7 @@ only an optimisation of the render hot path: an unknown kind is always correct.
 
 from __future__ import annotations
 
-STRING, INT, BOOL, FLOAT = "string", "int", "bool", "float"
+STRING, INT, BOOL = "string", "int", "bool"
 ITEMS = "items"  # CLM's config items: a map of strings
 #: Kinds whose Python value prints as Go prints it.
 PLAIN = frozenset({STRING, INT, BOOL})
@@ -48,8 +48,6 @@ def literal_kind(value: object) -> str | None:
         return BOOL
     if isinstance(value, int):
         return INT
-    if isinstance(value, float):
-        return FLOAT
     return STRING if isinstance(value, str) else None
 
 

@@ -118,13 +118,10 @@ def _read_directory(directory: Path) -> Source:
     if not root.is_dir():
         raise ConfigError(f"{directory} has no {CLUSTER_DIR}/ directory, so it is not a CLM "
                           "repository")
-    files = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            full = Path(dirpath, name)
-            if full.is_file():
-                files[full.relative_to(directory).as_posix()] = full.read_bytes()
+    # Hidden folders (`.git`, an editor's) are left out; hidden files are not.
+    files = {path.relative_to(directory).as_posix(): path.read_bytes()
+             for path in sorted(root.rglob("*")) if path.is_file()
+             and not any(part.startswith(".") for part in path.relative_to(root).parent.parts)}
     return _clm(Source(str(directory), files))
 
 
@@ -147,19 +144,14 @@ def convert(source: Source) -> Conversion:
     return conversion
 
 
-def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *,
-          ec2: Any) -> CheckResult:
+def check(conversion: Conversion, clusters: Sequence[Cluster], *, ec2: Any) -> CheckResult:
     """Every cluster rendered from the original and from the conversion, then variants of the
     first that reach the templates the clusters leave at comments (see `check`)."""
     # the renderer, CLM's functions, boto3: only here
     from clmgit.convert.check import Checker, check_covering
     from clmgit.convert.clmdata import tree_profiles, variant_pools
 
-    original = {}
-    for path, data in source.files.items():
-        if path in conversion.files:
-            original[path] = data.decode()
-    checker = Checker(original, conversion.files, ec2=ec2, parsed=conversion.parsed)
+    checker = Checker(conversion.parsed, conversion.files, ec2=ec2)
     return check_covering(checker, clusters, variant_pools(tree_profiles(conversion.files)))
 
 
@@ -168,9 +160,7 @@ def check(source: Source, conversion: Conversion, clusters: Sequence[Cluster], *
 def branch_for(ref: str) -> str:
     """The default branch a ref converts onto: `dev`, `refs/heads/dev`, `origin/dev` →
     `dev-jinja`."""
-    name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
-    if name.startswith("origin/"):
-        name = name.removeprefix("origin/")
+    name = ref.removeprefix("refs/heads/").removeprefix("refs/remotes/").removeprefix("origin/")
     return name + BRANCH_SUFFIX
 
 

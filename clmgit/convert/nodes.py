@@ -53,7 +53,6 @@ class Identifier:
 @dataclass(frozen=True)
 class Literal:
     value: object  # str, int, float, bool, None (nil)
-    source: str
 
 
 @dataclass(frozen=True)

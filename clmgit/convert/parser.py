@@ -203,9 +203,7 @@ class _Parser:
             return Template(tag, name, pipe)
         if word in ("define", "block"):
             return self.define(tag, tokens[1:], word)
-        if not tokens:
-            raise self.fail(tag.line, "missing value for command")
-        return Action(tag, self.pipe(tokens, tag.line, decl_ok=True))
+        return Action(tag, self.pipe(tokens, tag.line, decl_ok=True))  # `pipe` refuses {{ }}
 
     def branch(self, kind: str, tag: Tag, tokens: list[_Token], *,
                chained: bool = False) -> Branch:
@@ -326,9 +324,9 @@ class _Parser:
             term = Dot()
         elif tok.kind == "word":
             if tok.text in ("true", "false"):
-                term = Literal(tok.text == "true", tok.text)
+                term = Literal(tok.text == "true")
             elif tok.text == "nil":
-                term = Literal(None, "nil")
+                term = Literal(None)
             elif tok.text in KEYWORDS:
                 raise self.fail(line, f"unexpected {tok.text!r} in command")
             else:
@@ -394,16 +392,16 @@ def _unquote(body: str, name: str, line: int) -> str:
 def _literal(tok: _Token, name: str, line: int) -> Literal:
     text = tok.text
     if tok.kind == "raw":
-        return Literal(text[1:-1].replace("\r", ""), text)
+        return Literal(text[1:-1].replace("\r", ""))
     if tok.kind == "string":
-        return Literal(_unquote(text[1:-1], name, line), text)
+        return Literal(_unquote(text[1:-1], name, line))
     if tok.kind == "char":
         value = _unquote(text[1:-1], name, line)
         if len(value) != 1:
             raise GoTemplateError(f"{name}:{line}: bad character constant {text}")
-        return Literal(ord(value), text)
+        return Literal(ord(value))
     try:
-        return Literal(go_number(text), text)
+        return Literal(go_number(text))
     except ValueError as e:
         raise GoTemplateError(f"{name}:{line}: {e}") from None
 

@@ -61,9 +61,10 @@ def convert_refs(repo_path: str, refs: Sequence[str], options: Options) -> Outco
             m.out = str(options.out / m.source.label) if len(refs) > 1 else str(options.out)
     if options.check:
         _check_each(migrations, options)
-    if _passed(migrations, options) and not options.dry_run:
+    why = refusal(migrations, allow_uncovered=options.allow_uncovered)
+    if why is None and not options.dry_run:
         write(repo, migrations)
-    return Outcome(migrations, refusal(migrations, allow_uncovered=options.allow_uncovered))
+    return Outcome(migrations, why)
 
 
 def convert_sources(ws: Workspace, refs: Sequence[str], options: Options) -> Outcome:
@@ -92,10 +93,11 @@ def convert_sources(ws: Workspace, refs: Sequence[str], options: Options) -> Out
     if options.check:
         _check_composed(per_source, refs, options)
     everything = [m for _, ms in per_source for m in ms]
-    if not options.dry_run and _passed(everything, options):
+    why = refusal(everything, allow_uncovered=options.allow_uncovered)
+    if why is None and not options.dry_run:
         for repo, migrations in per_source:
             write(None if out is not None else repo, migrations)
-    return Outcome(everything, refusal(everything, allow_uncovered=options.allow_uncovered))
+    return Outcome(everything, why)
 
 
 def convert_all(sources: list[Source]) -> list[Migration]:
@@ -146,11 +148,6 @@ def write(repo: GitRepo | None, migrations: list[Migration]) -> None:
         m.written = True
 
 
-def _passed(migrations: list[Migration], options: Options) -> bool:
-    return all(m.check is None or m.check.passes(allow_uncovered=options.allow_uncovered)
-               for m in migrations)
-
-
 def _listed(registry: str | None) -> list[Cluster] | None:
     """The registry's clusters to check with; None: sample clusters."""
     if not registry:
@@ -171,7 +168,7 @@ def _check_each(migrations: list[Migration], options: Options) -> None:
             m.check_sample = describe_sample(clusters)
         else:
             clusters = listed
-        m.check = migrate.check(m.source, m.conversion, clusters, ec2=answers)
+        m.check = migrate.check(m.conversion, clusters, ec2=answers)
 
 
 def _check_composed(per_source: list[tuple[GitRepo, list[Migration]]], refs: Sequence[str],
@@ -190,4 +187,4 @@ def _check_composed(per_source: list[tuple[GitRepo, list[Migration]]], refs: Seq
         composed = composed_clusters(at_ref, clusters, ec2=answers)
         for m in at_ref:
             m.check_sample = None if listed is not None else describe_sample(clusters)
-            m.check = migrate.check(m.source, m.conversion, composed, ec2=answers)
+            m.check = migrate.check(m.conversion, composed, ec2=answers)

@@ -17,19 +17,15 @@ from typing import Any
 
 from clmgit.config.computed import defaults_data
 from clmgit.config.defaults import parse_defaults
+from clmgit.convert.check import DEFAULTS, Checker
 from clmgit.convert.migrate import Migration
 from clmgit.model import Cluster
-
-DEFAULTS = "cluster/config-defaults.yaml"
 
 
 def composed_clusters(migrations: Sequence[Migration], clusters: Sequence[Cluster], *,
                       ec2: Any) -> list[Cluster]:
     """The clusters with every source's defaults (in source order) merged under their items."""
-    from clmgit.convert.check import Checker
-
-    checkers = [Checker(_originals(m), m.conversion.files, ec2=ec2, parsed=m.conversion.parsed)
-                for m in migrations]
+    checkers = [Checker(m.conversion.parsed, m.conversion.files, ec2=ec2) for m in migrations]
     out = []
     for cluster in clusters:
         merged: dict[str, str] = {}
@@ -43,7 +39,3 @@ def composed_clusters(migrations: Sequence[Migration], clusters: Sequence[Cluste
             merged.update(parse_defaults(text, DEFAULTS))
         out.append(replace(cluster, config_items={**merged, **cluster.config_items}))
     return out
-
-
-def _originals(m: Migration) -> dict[str, str]:
-    return {p: data.decode() for p, data in m.source.files.items() if p in m.conversion.files}

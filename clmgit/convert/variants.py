@@ -175,18 +175,14 @@ def variant(base: Cluster, items: Mapping[Item, str], number: int) -> Cluster:
     named `<local id>-v<number>` (0: a probe, which keeps the name)."""
     cluster_items = {i.key: v for i, v in items.items() if i.scope == "Cluster"}
     pool_items = {i.key: v for i, v in items.items() if i.scope == "NodePool"}
+    made = replace(base, config_items={**base.config_items, **cluster_items},
+                   node_pools=tuple(replace(p, config_items={**p.config_items, **pool_items})
+                                    for p in base.node_pools))
     if not number:
-        return replace(base, config_items={**base.config_items, **cluster_items},
-                       node_pools=_pools_with(base.node_pools, pool_items))
+        return made
     name = f"{base.local_id}-v{number}"
-    return replace(
-        base, id=base.id.rsplit(":", 1)[0] + ":" + name if ":" in base.id else name,
-        alias=name, local_id=name, config_items={**base.config_items, **cluster_items},
-        node_pools=_pools_with(base.node_pools, pool_items))
-
-
-def _pools_with(pools: Sequence[NodePool], items: Mapping[str, str]) -> tuple[NodePool, ...]:
-    return tuple(replace(p, config_items={**p.config_items, **items}) for p in pools)
+    return replace(made, id=base.id.rsplit(":", 1)[0] + ":" + name if ":" in base.id else name,
+                   alias=name, local_id=name)
 
 
 def _pick(search: _Search, remaining: set[str]) -> list[_Pick]:

@@ -37,15 +37,14 @@ from clmgit.engine.manifests import ObjectChange, apply_deletions, apply_manifes
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.rolling import drain_node_pool, roll_node_pool
 from clmgit.engine.stacks import (
+    RenderedStack,
     ResourceChange,
     StackBackend,
     StackResult,
     apply_stacks,
-    clm_extra_stack,
     decommission_stacks,
     deletion_stack_names,
     etcd_stack,
-    extra_stack,
     main_stack,
     node_pool_stack,
 )
@@ -254,8 +253,9 @@ class _Run:
             self.to.stacks,
             cluster=cluster,
             main=main_stack(cluster, stack_text(main_path)),
-            extra=[clm_extra_stack(p, stack_text(p)) if layout.clm
-                   else extra_stack(stack_name(cluster, p), stack_text(p)) for p in extra_paths],
+            extra=[RenderedStack(p, stack_text(p), named_in_template=True) if layout.clm
+                   else RenderedStack(stack_name(cluster, p), stack_text(p))
+                   for p in extra_paths],
             node_pools=[node_pool_stack(cluster, p.name, pool_text(p.name), profile=p.profile,
                                         layout=layout) for p in pools],
             deletions_pre=deletion_stack_names(self.to.stacks, cf_deletions.pre_apply,

@@ -82,15 +82,11 @@ class DrainSettings:
                        timeout=NODE_READY_TIMEOUT)
 
 
-def _items(cluster: Cluster, pool_name: str) -> dict[str, str]:
-    """Cluster items, overridden by the pool's own (a removed pool has only the cluster's)."""
-    pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
-    return {**cluster.config_items, **(pool.config_items if pool else {})}
-
-
 def drain_settings(cluster: Cluster, pool_name: str) -> DrainSettings:
     """The drain SLA and surge of a pool; production defaults when `environment` is production."""
-    items = _items(cluster, pool_name)
+    # Cluster items, overridden by the pool's own (a removed pool has only the cluster's).
+    pool = next((p for p in cluster.node_pools if p.name == pool_name), None)
+    items = {**cluster.config_items, **(pool.config_items if pool else {})}
     column = 0 if cluster.environment == "production" else 1
     durations = {
         key.removeprefix("drain_"): parse_duration(items.get(key, defaults[column]),
@@ -273,9 +269,8 @@ def drain_node(kube: KubeClient, node: Node, settings: DrainSettings, *, clock: 
         now = clock.now()
         on_node = kube.list(PODS, field_selector=f"spec.nodeName={node.name}")
         pods = [p for p in cast(list[k.Pod], on_node) if evictable(p)]
-        waiting = [p for p in pods if p["metadata"].get("deletionTimestamp")]
         todo = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-        waiting = [p for p in waiting if _terminating(p, now)]
+        waiting = [p for p in pods if _terminating(p, now)]
         if not todo and not waiting:
             return
         deadline = deadline or now + settings.budget(len(pods))

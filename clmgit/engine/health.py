@@ -22,7 +22,7 @@ from typing import cast
 
 from clmgit.engine import kubeobjects as k
 from clmgit.engine import rollout
-from clmgit.engine.drain import LIFECYCLE_LABEL, TAINT
+from clmgit.engine.drain import READY, TAINT, Node
 from clmgit.engine.kube import FIELD_MANAGER, NODES, PODS, Kind, KubeClient
 from clmgit.engine.nodepools import NodePoolBackend
 from clmgit.engine.probes import Fetch, Finding, http_fetch, run_check
@@ -122,15 +122,16 @@ def stack_findings(stacks: StackBackend, cluster: Cluster, layout: Layout) -> li
 
 def node_findings(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster) -> list[Finding]:
     findings = []
-    for node in cast(list[k.Node], kube.list(NODES)):
-        name = node["metadata"]["name"]
-        if not _ready(node):
-            findings.append(Finding(UNHEALTHY, f"node {name} is NotReady"))
-        if (node.get("spec") or {}).get("unschedulable"):
-            if _replaced_by_clmgit(node):
-                findings.append(Finding(PENDING, f"node {name} is being replaced"))
+    for node in map(Node.from_api, cast(list[k.Node], kube.list(NODES))):
+        if not node.ready:
+            findings.append(Finding(UNHEALTHY, f"node {node.name} is NotReady"))
+        if node.cordoned:
+            if node.lifecycle not in ("", READY) or any(t.get("key") == TAINT["key"]
+                                                        for t in node.taints):
+                findings.append(Finding(PENDING, f"node {node.name} is being replaced"))
             else:
-                findings.append(Finding(UNHEALTHY, f"node {name} is cordoned (not by clmgit)"))
+                findings.append(Finding(UNHEALTHY,
+                                        f"node {node.name} is cordoned (not by clmgit)"))
     for pool in cluster.node_pools:
         state = pools.pool_state(cluster, pool.name)
         if state.outdated:
@@ -138,18 +139,6 @@ def node_findings(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster) ->
                 f"node pool {pool.name}: {len(state.outdated)} of {len(state.instances)} "
                 "instance(s) outdated (launch template or instance type)")))
     return findings
-
-
-def _ready(node: k.Node) -> bool:
-    conditions = (node.get("status") or {}).get("conditions") or ()
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-def _replaced_by_clmgit(node: k.Node) -> bool:
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    taints = (node.get("spec") or {}).get("taints") or ()
-    return (labels.get(LIFECYCLE_LABEL, "ready") != "ready"
-            or any(t.get("key") == TAINT["key"] for t in taints))
 
 
 def workload_findings(kube: KubeClient, namespaces: Sequence[str]) -> list[Finding]:

@@ -30,10 +30,6 @@ class Kind:
     namespaced: bool
     plural: str = ""
 
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
-
 
 NODES = Kind("v1", "Node", False, "nodes")
 PODS = Kind("v1", "Pod", True, "pods")

@@ -16,19 +16,13 @@ from clmgit.engine.fieldsv1 import FieldsV1
 
 
 class OwnerReference(TypedDict, total=False):
-    apiVersion: str
     kind: str
-    name: str
     uid: str
-    controller: bool
 
 
 class ManagedFieldsEntry(TypedDict, total=False):
     manager: str
     operation: str  # "Apply" or "Update"
-    apiVersion: str
-    time: str
-    fieldsType: str
     fieldsV1: FieldsV1
     subresource: str
 
@@ -69,7 +63,6 @@ class LabelSelector(TypedDict, total=False):
 class Metadata(TypedDict, total=False):
     """Any object, read for its identity and metadata only; each kind below is one."""
 
-    apiVersion: str
     kind: str
     metadata: ObjectMeta
 
@@ -104,7 +97,6 @@ class Node(Metadata, total=False):
 
 class ContainerStateWaiting(TypedDict, total=False):
     reason: str
-    message: str
 
 
 class ContainerState(TypedDict, total=False):
@@ -118,7 +110,6 @@ class ContainerStatus(TypedDict, total=False):
 
 
 class PodSpec(TypedDict, total=False):
-    nodeName: str
     terminationGracePeriodSeconds: int
 
 
@@ -156,7 +147,6 @@ class UpdateStrategy(TypedDict, total=False):
 
 class WorkloadSpec(TypedDict, total=False):
     replicas: int
-    selector: LabelSelector
     updateStrategy: UpdateStrategy  # StatefulSet, DaemonSet
 
 

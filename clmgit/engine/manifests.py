@@ -139,9 +139,9 @@ def _kind_for(kube: KubeClient, m: ManifestObject, *, pending: set[tuple[str, st
     if dry_run:
         return None
     # Applied, not yet served: a real API server establishes a new CRD within seconds.
-    wait_until(lambda: kube.resolve(m.kind, api_version), lambda k: k is not None, clock=clock,
-               backoff=CRD_BACKOFF, what=f"the API server to serve {m.kind} in {api_version}")
-    return kube.resolve(m.kind, api_version)
+    return wait_until(lambda: kube.resolve(m.kind, api_version), lambda k: k is not None,
+                      clock=clock, backoff=CRD_BACKOFF,
+                      what=f"the API server to serve {m.kind} in {api_version}")
 
 
 def _apply_one(kube: KubeClient, kind: Kind, m: ManifestObject, component: str, *,

@@ -59,10 +59,8 @@ _TELL_EVERY = 30.0  # seconds between progress reports of an unchanged wait
 
 @dataclass(frozen=True)
 class RollResult:
-    pool: str
     replaced: tuple[str, ...] = ()  # instance ids, in the order they went
     waves: int = 0
-    dry_run: bool = False
 
 
 def _group(pools: NodePoolBackend, cluster: Cluster, pool: str,
@@ -208,7 +206,7 @@ def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, p
         waves = sum(math.ceil(sum(1 for i in outdated if i.asg == g.name)
                               / min(settings.surge, max(g.max_size, 1)))
                     for g in state.asgs)
-        return RollResult(pool, tuple(i.id for i in outdated), waves, dry_run=True)
+        return RollResult(tuple(i.id for i in outdated), waves)
     _release_current(kube, state.instances, nodes_by_instance(kube))
     replaced: list[str] = []
     waves = 0
@@ -217,7 +215,7 @@ def roll_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, p
                              before_wave)
         replaced += ids
         waves += n
-    return RollResult(pool, tuple(replaced), waves)
+    return RollResult(tuple(replaced), waves)
 
 
 def drain_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, pool: str, *,
@@ -228,7 +226,7 @@ def drain_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, 
     instances = [i for i in pools.pool_state(cluster, pool).instances
                  if not i.lifecycle_state.startswith("Terminat")]
     if dry_run or not instances:
-        return RollResult(pool, tuple(i.id for i in instances), int(bool(instances)), dry_run)
+        return RollResult(tuple(i.id for i in instances), int(bool(instances)))
     nodes = nodes_by_instance(kube)
     for instance in instances:
         if instance.id in nodes:
@@ -238,4 +236,4 @@ def drain_node_pool(kube: KubeClient, pools: NodePoolBackend, cluster: Cluster, 
         if instance.id in nodes:
             drain_node(kube, _fresh(kube, nodes[instance.id]), settings, clock=clock)
         pools.terminate_instance(instance.id, decrement_capacity=True)
-    return RollResult(pool, tuple(i.id for i in instances), 1)
+    return RollResult(tuple(i.id for i in instances), 1)

@@ -113,7 +113,8 @@ class StackBackend(Protocol):
 
 @dataclass(frozen=True)
 class RenderedStack:
-    """A stack to apply; `template` is its text, or a function of the outputs of earlier stacks."""
+    """A stack to apply (by default one of `cf-manifests/`); `template` is its text, or a
+    function of the outputs of earlier stacks."""
 
     name: str
     template: str | Renderer
@@ -132,16 +133,6 @@ class RenderedStack:
 
 def main_stack(cluster: Cluster, template: str | Renderer) -> RenderedStack:
     return RenderedStack(main_stack_name(cluster), template, ROLE_MAIN)
-
-
-def extra_stack(name: str, template: str | Renderer) -> RenderedStack:
-    """A stack of `cf-manifests/`."""
-    return RenderedStack(name, template, ROLE_EXTRA)
-
-
-def clm_extra_stack(path: str, template: str | Renderer) -> RenderedStack:
-    """A stack of `cf-manifests/` in CLM's layout, named by its rendered template."""
-    return RenderedStack(path, template, ROLE_EXTRA, named_in_template=True)
 
 
 def etcd_stack(name: str, template: str | Renderer) -> RenderedStack:
@@ -185,7 +176,7 @@ def apply_stacks(
     node_pools: Sequence[RenderedStack] = (),
     deletions_pre: Sequence[str] = (),
     deletions_post: Sequence[str] = (),
-    on_pool_removed: Callable[[str], None] | None = None,
+    on_pool_removed: Callable[[str], None] = lambda pool: None,
     dry_run: bool = False,
     layout: Layout = DEFAULT,
     etcd: RenderedStack | None = None,
@@ -212,8 +203,7 @@ def apply_stacks(
     keep = {stack.node_pool for stack in node_pools} | set(keep_pools)
     for info, pool in _node_pool_stacks(backend, cluster, layout):
         if pool not in keep:
-            if on_pool_removed is not None:
-                on_pool_removed(pool)
+            on_pool_removed(pool)
             # CLM protects every stack it makes and lifts that for a removed pool's stack.
             results.append(backend.delete_stack(info.name, lift_protection=layout.clm,
                                                 dry_run=dry_run))

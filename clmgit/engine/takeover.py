@@ -84,8 +84,8 @@ def plan(live: Mapping[str, Any], manager: str) -> Takeover | None:
         {"op": "replace", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
     ]
     if LAST_APPLIED in annotations:
-        patch.append({"op": "remove",
-                      "path": "/metadata/annotations/" + _pointer_token(LAST_APPLIED)})
+        token = LAST_APPLIED.replace("~", "~0").replace("/", "~1")  # JSON Pointer, RFC 6901
+        patch.append({"op": "remove", "path": f"/metadata/annotations/{token}"})
     return Takeover(tuple(sorted({str(e["manager"]) for e in taken})), patch, frozenset(fields))
 
 
@@ -147,8 +147,3 @@ def _child(node: Any, element: str) -> Any:
 
 def _fields(entry: ManagedFieldsEntry) -> set[FieldPath]:
     return paths(entry.get("fieldsV1"))
-
-
-def _pointer_token(key: str) -> str:
-    """A key as one JSON Pointer token (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")

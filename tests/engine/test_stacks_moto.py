@@ -22,7 +22,6 @@ from clmgit.engine.stacks import (
     apply_stacks,
     decommission_stacks,
     deletion_stack_names,
-    extra_stack,
     main_stack,
     node_pool_stack,
     node_pool_stack_name,
@@ -105,7 +104,7 @@ def test_every_stack_is_tagged_and_only_the_main_stack_is_protected(
     stacks: CloudFormationStacks, cluster: Cluster, aws: Any
 ) -> None:
     apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
-                 extra=[extra_stack(f"extra-{cluster.local_id}", t.MAIN)],
+                 extra=[RenderedStack(f"extra-{cluster.local_id}", t.MAIN)],
                  node_pools=[pool(cluster)])
 
     main = describe(aws, cluster.local_id)
@@ -351,7 +350,7 @@ def test_decommission_deletes_every_stack_main_last_and_can_run_again(
     stacks: CloudFormationStacks, cluster: Cluster, aws: Any, calls: Any
 ) -> None:
     apply_stacks(stacks, cluster=cluster, main=main_stack(cluster, t.MAIN),
-                 extra=[extra_stack(f"extra-{cluster.local_id}", t.MAIN)],
+                 extra=[RenderedStack(f"extra-{cluster.local_id}", t.MAIN)],
                  node_pools=[pool(cluster)])
     calls.made.clear()
 
@@ -376,7 +375,7 @@ def test_a_labels_deletion_deletes_only_the_clusters_own_stacks(
     other = replace(cluster, id=cluster.id + "-other", local_id=cluster.local_id + "-other")
     for c in (cluster, other):
         apply_stacks(stacks, cluster=c, main=main_stack(c, t.MAIN),
-                     extra=[extra_stack(f"logs-{c.local_id}", t.MAIN)])
+                     extra=[RenderedStack(f"logs-{c.local_id}", t.MAIN)])
     entry = Deletion("Stack", labels={TAG_ROLE: "cf-manifest"}, where="cf-deletions.yaml: e")
 
     names = deletion_stack_names(stacks, [entry], cluster=cluster)
@@ -392,7 +391,7 @@ def test_a_name_deletion_of_another_clusters_stack_is_refused(
 ) -> None:
     other = replace(cluster, id=cluster.id + "-other", local_id=cluster.local_id + "-other")
     apply_stacks(stacks, cluster=other, main=main_stack(other, t.MAIN),
-                 extra=[extra_stack(f"logs-{other.local_id}", t.MAIN)])
+                 extra=[RenderedStack(f"logs-{other.local_id}", t.MAIN)])
     entry = Deletion("Stack", name=f"logs-{other.local_id}",
                      where="cluster/cf-deletions.yaml: post_apply[0]")
 

@@ -14,13 +14,13 @@ from clmgit.engine.stacks import (
     TAG_NODE_POOL,
     TAG_ROLE,
     Outputs,
+    RenderedStack,
     Renderer,
     ResourceChange,
     apply_stacks,
     decommission_stacks,
     deletion_stack_names,
     diff_resources,
-    extra_stack,
     main_stack,
     node_pool_stack,
 )
@@ -37,7 +37,7 @@ def fleet(fake: FakeStacks, *pools: str, **kwargs: Any) -> list[str]:
     """Apply a main stack, two cf-manifests stacks given out of order, and `pools`."""
     results = apply_stacks(
         fake, cluster=CLUSTER, main=main_stack(CLUSTER, QUEUE),
-        extra=[extra_stack("zz-extra", QUEUE), extra_stack("aa-extra", QUEUE)],
+        extra=[RenderedStack("zz-extra", QUEUE), RenderedStack("aa-extra", QUEUE)],
         node_pools=[node_pool_stack(CLUSTER, p, QUEUE) for p in pools], **kwargs,
     )
     return [f"{r.operation} {r.name}" for r in results]
@@ -74,7 +74,7 @@ def test_later_templates_are_rendered_with_the_outputs_of_earlier_stacks() -> No
         return template
 
     apply_stacks(fake, cluster=CLUSTER, main=main_stack(CLUSTER, render("main")),
-                 extra=[extra_stack("aa-extra", render("extra"))],
+                 extra=[RenderedStack("aa-extra", render("extra"))],
                  node_pools=[node_pool_stack(CLUSTER, "workers", render("pool"))])
 
     assert seen == {"main": {}, "extra": {"Vpc": "vpc-1"},
@@ -201,7 +201,7 @@ def test_a_labels_deletion_finds_only_the_clusters_stacks() -> None:
     fake = FakeStacks()
     fleet(fake)
     apply_stacks(fake, cluster=OTHER, main=main_stack(OTHER, QUEUE),
-                 extra=[extra_stack("logs-kube-2", QUEUE)])
+                 extra=[RenderedStack("logs-kube-2", QUEUE)])
 
     names = deletion_stack_names(fake, [by_labels(**{TAG_ROLE: "cf-manifest"})], cluster=CLUSTER)
 
