@@ -25,10 +25,10 @@ def ec2_answers(choice: Ec2Source) -> Ec2Info:
         return OfflineEc2()
     import boto3
 
-    from clmgit.adapters.aws.ec2info import Ec2Info as AwsEc2Info
+    from clmgit.adapters.aws.clmaccount import ClmAccount
 
     session = boto3.Session()
     configured = session.get_credentials() is not None and session.region_name
     if choice is Ec2Source.aws or configured:
-        return AwsEc2Info(session)
+        return ClmAccount(session)
     return OfflineEc2()
