@@ -11,6 +11,7 @@ a kill before which can leave a state of its own.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers.cli import Result
+from tests.helpers.processes import read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # a wait for the other side of the barrier, not a guess at timing
@@ -55,6 +57,72 @@ exec "{git}" "$@"
 """
 
 
+#: A Python that has imported clmgit (the modules named in its argv) and, for each JSON line on
+#: its stdin, forks a process that is `python -m clmgit ARGS` with that environment and those
+#: output files, waits for it and prints its exit code (-9: killed). The fork skips the start
+#: and the imports, two thirds of a short command's CPU; the killed process is as real.
+ZYGOTE = """
+import atexit, importlib, json, os, sys, traceback
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+for line in sys.stdin:
+    run = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        os.environ.clear()
+        os.environ.update(run["env"])
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        sys.stdin = open(os.devnull)
+        for fd, path in ((1, run["out"]), (2, run["err"])):
+            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+        sys.argv = ["clmgit", *run["args"]]
+        code = 0
+        try:
+            from clmgit.cli import main
+            main()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            if not isinstance(e.code, (int, type(None))):
+                print(e.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+#: What a promotion command imports: the zygote's preload.
+PROMOTION = ("clmgit.cli.main", "clmgit.promotion.promote", "clmgit.promotion.write")
+
+
+class Zygote:
+    """`clmgit` runs forked from one process that imported it already (`ZYGOTE`)."""
+
+    def __init__(self, preload: tuple[str, ...] = PROMOTION) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", ZYGOTE, *preload],
+                                     env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def run(self, repo: Path, args: tuple[str, ...], script: str, tmp: Path) -> Result:
+        """`clmgit --repo REPO ARGS` with `git` the shell `script`, to its end or its kill."""
+        assert self.proc.stdin is not None
+        out, err = tmp / "stdout", tmp / "stderr"
+        request = {"env": _environment(script, tmp), "out": str(out), "err": str(err),
+                   "args": ["--repo", str(repo), *args]}
+        self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+        self.proc.stdin.flush()
+        code = int(read_until(self.proc, "\n", timeout=WAIT))
+        return Result(code, out.read_text(), err.read_text())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=WAIT)
+
+
 @dataclass
 class Blocked:
     proc: subprocess.Popen[str]
@@ -66,16 +134,21 @@ class Blocked:
         return Result(self.proc.returncode, out, err)
 
 
-def _spawn(repo: Path, args: tuple[str, ...], script: str, tmp: Path) -> subprocess.Popen[str]:
+def _environment(script: str, tmp: Path) -> dict[str, str]:
+    """This process's environment with `git` on PATH the shell `script` (written in `tmp`)."""
     bindir = tmp / "bin"
     bindir.mkdir()
     wrapper = bindir / "git"
     wrapper.write_text(script)
     wrapper.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(ROOT)}
+
+
+def _spawn(repo: Path, args: tuple[str, ...], script: str, tmp: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "clmgit", "--repo", str(repo), *args],
-                            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=_environment(script, tmp), text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
 
 
 def _real_git() -> str:
@@ -92,16 +165,15 @@ def run_killed(repo: Path, args: tuple[str, ...], *, at: str, tmp: Path) -> Resu
     return Result(proc.returncode, out, err)
 
 
-def run_killed_at_call(repo: Path, args: tuple[str, ...], *, n: int,
-                       tmp: Path) -> tuple[Result, list[tuple[str, ...]]]:
+def run_killed_at_call(repo: Path, args: tuple[str, ...], *, n: int, tmp: Path,
+                       zygote: Zygote) -> tuple[Result, list[tuple[str, ...]]]:
     """`clmgit --repo REPO ARGS`, killed (SIGKILL) at its `n`th git call of any kind (before
     that call runs), and the arguments of the calls it made, the `n`th included; a run with
     fewer calls ends by itself (its code is then not -9)."""
     log = tmp / "git-calls"
-    proc = _spawn(repo, args, KILLER_AT_CALL.format(log=log, n=n, git=_real_git()), tmp)
-    out, err = proc.communicate(timeout=WAIT)
+    result = zygote.run(repo, args, KILLER_AT_CALL.format(log=log, n=n, git=_real_git()), tmp)
     calls = [tuple(line.split("\037")[:-1]) for line in log.read_text().splitlines()]
-    return Result(proc.returncode, out, err), calls
+    return result, calls
 
 
 @dataclass(frozen=True)
@@ -117,17 +189,16 @@ class GitCall:
         return git_command(self.argv)
 
 
-def run_recorded(repo: Path, args: tuple[str, ...], *, watched: tuple[Path, ...],
-                 tmp: Path) -> tuple[Result, list[GitCall]]:
+def run_recorded(repo: Path, args: tuple[str, ...], *, watched: tuple[Path, ...], tmp: Path,
+                 zygote: Zygote) -> tuple[Result, list[GitCall]]:
     """`clmgit --repo REPO ARGS` to its end, with every git call it made (`RECORDER`)."""
     log = tmp / "git-calls"
     script = RECORDER.format(watched=" ".join(shlex.quote(str(p)) for p in watched), log=log,
                              git=_real_git())
-    proc = _spawn(repo, args, script, tmp)
-    out, err = proc.communicate(timeout=WAIT)
+    result = zygote.run(repo, args, script, tmp)
     calls = [GitCall(state, tuple(argv)) for state, *argv in
              (line.split("\037") for line in log.read_text().splitlines())]
-    return Result(proc.returncode, out, err), calls
+    return result, calls
 
 
 #: git's own options that take a value as the next argument.

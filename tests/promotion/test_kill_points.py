@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.helpers.barrier import (
+    Zygote,
     git_command,
     kill_points,
     run_killed,
@@ -25,6 +27,14 @@ from tests.helpers.fleet import Fleet, copy_fleet, default_records
 from tests.helpers.promotion import applied, pins
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[Zygote]:
+    """The kill runs' clmgit processes, forked from one that imported clmgit once."""
+    forks = Zygote()
+    yield forks
+    forks.close()
 
 
 def status(fleet: Fleet) -> str:
@@ -119,7 +129,8 @@ def outcome(fleet: Fleet) -> tuple[dict[str, str | None], str, bool]:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_a_run_killed_at_any_git_call_is_finished_by_a_rerun(fleet: Fleet, tmp_path: Path,
-                                                             scenario: str) -> None:
+                                                             scenario: str,
+                                                             zygote: Zygote) -> None:
     """The scenario is set up once; the reference run and each kill start from a copy of it.
     The reference run records its git calls; a kill goes before each call where the state can
     differ from the last one killed at (`kill_points`), and the killed run must have made the
@@ -128,7 +139,7 @@ def test_a_run_killed_at_any_git_call_is_finished_by_a_rerun(fleet: Fleet, tmp_p
     reference = copy_fleet(fleet, tmp_path / "reference" / "config")
     (tmp_path / "reference-bin").mkdir()
     done, calls = run_recorded(reference.path, args, watched=(reference.path, reference.origin),
-                               tmp=tmp_path / "reference-bin")
+                               tmp=tmp_path / "reference-bin", zygote=zygote)
     assert done.code == 0, done.err
     expected = outcome(reference)
     points = kill_points(calls)
@@ -136,7 +147,8 @@ def test_a_run_killed_at_any_git_call_is_finished_by_a_rerun(fleet: Fleet, tmp_p
     for n in points:
         copy = copy_fleet(fleet, tmp_path / f"k{n}" / "config")
         (tmp_path / f"k{n}-bin").mkdir()
-        killed, made = run_killed_at_call(copy.path, args, n=n, tmp=tmp_path / f"k{n}-bin")
+        killed, made = run_killed_at_call(copy.path, args, n=n, tmp=tmp_path / f"k{n}-bin",
+                                          zygote=zygote)
         where = f"killed at git call {n} ({' '.join(calls[n - 1].argv)})"
         assert killed.code == -9, (where, killed.err)
         assert [git_command(c) for c in made] == [c.command for c in calls[:n]], where
