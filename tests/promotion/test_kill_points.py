@@ -2,22 +2,39 @@
 each of its git calls: the same command run again finishes the work, and the checkout ends at
 its branch — nothing staged, no file behind, local branches where origin's are. And the index
 is refreshed before git compares it: a touched file or a copied checkout is no local change.
-Kills are placed with a git wrapper (tests/helpers/barrier.py), one run per git call."""
+Kills are placed with a git wrapper (tests/helpers/barrier.py), one run per git call where a
+kill can leave a state of its own."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers.barrier import run_killed, run_killed_at_call
-from tests.helpers.fleet import Fleet, default_records, make_fleet
+from tests.helpers.barrier import (
+    Zygote,
+    git_command,
+    kill_points,
+    run_killed,
+    run_killed_at_call,
+    run_recorded,
+)
+from tests.helpers.fleet import Fleet, copy_fleet, default_records
 from tests.helpers.promotion import applied, pins
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[Zygote]:
+    """The kill runs' clmgit processes, forked from one that imported clmgit once."""
+    forks = Zygote()
+    yield forks
+    forks.close()
 
 
 def status(fleet: Fleet) -> str:
@@ -111,31 +128,38 @@ def outcome(fleet: Fleet) -> tuple[dict[str, str | None], str, bool]:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_a_run_killed_at_any_git_call_is_finished_by_a_rerun(tmp_path: Path,
-                                                             scenario: str) -> None:
-    reference = make_fleet(tmp_path / "reference")
-    args = SCENARIOS[scenario](reference)
-    done = reference.cli(*args)
+def test_a_run_killed_at_any_git_call_is_finished_by_a_rerun(fleet: Fleet, tmp_path: Path,
+                                                             scenario: str,
+                                                             zygote: Zygote) -> None:
+    """The scenario is set up once; the reference run and each kill start from a copy of it.
+    The reference run records its git calls; a kill goes before each call where the state can
+    differ from the last one killed at (`kill_points`), and the killed run must have made the
+    reference's calls up to there."""
+    args = SCENARIOS[scenario](fleet)
+    reference = copy_fleet(fleet, tmp_path / "reference" / "config")
+    (tmp_path / "reference-bin").mkdir()
+    done, calls = run_recorded(reference.path, args, watched=(reference.path, reference.origin),
+                               tmp=tmp_path / "reference-bin", zygote=zygote)
     assert done.code == 0, done.err
     expected = outcome(reference)
-    n = 0
-    while True:
-        n += 1
-        fleet = make_fleet(tmp_path / f"k{n}")
-        args = SCENARIOS[scenario](fleet)
+    points = kill_points(calls)
+    killed_at = []
+    for n in points:
+        copy = copy_fleet(fleet, tmp_path / f"k{n}" / "config")
         (tmp_path / f"k{n}-bin").mkdir()
-        killed = run_killed_at_call(fleet.path, args, n=n, tmp=tmp_path / f"k{n}-bin")
-        if killed.code != -9:  # fewer git calls than n: every point was tried
-            assert killed.code == 0, killed.err
-            break
-        again = fleet.cli(*args)
-        assert again.code == 0, (n, again.err)
-        where = f"killed at git call {n}"
-        assert status(fleet) == "", where
-        assert not (fleet.path / ".git/index.lock").exists(), where
-        assert outcome(fleet) == expected, where
+        killed, made = run_killed_at_call(copy.path, args, n=n, tmp=tmp_path / f"k{n}-bin",
+                                          zygote=zygote)
+        where = f"killed at git call {n} ({' '.join(calls[n - 1].argv)})"
+        assert killed.code == -9, (where, killed.err)
+        assert [git_command(c) for c in made] == [c.command for c in calls[:n]], where
+        killed_at.append(n)
+        again = copy.cli(*args)
+        assert again.code == 0, (where, again.err)
+        assert status(copy) == "", where
+        assert not (copy.path / ".git/index.lock").exists(), where
+        assert outcome(copy) == expected, where
         if "--push" in args:
             for branch in ("main", "alpha"):
-                origin = fleet.builder.git("--git-dir", str(fleet.origin), "rev-parse", branch)
-                assert fleet.branch(branch) == origin, (where, branch)
-    assert n > 5
+                origin = copy.builder.git("--git-dir", str(copy.origin), "rev-parse", branch)
+                assert copy.branch(branch) == origin, (where, branch)
+    assert killed_at == points and len(calls) > 5

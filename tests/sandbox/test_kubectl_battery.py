@@ -25,6 +25,7 @@ from clmgit_sandbox.kubelet import Kubelet
 
 from clmgit.engine.nodepools import ASG
 from clmgit.model import Cluster, NodePool
+from tests.helpers.processes import read_until
 
 pytestmark = pytest.mark.slow
 
@@ -374,19 +375,26 @@ def test_everyday_kubectl_operations(kubectl_binary: Path, world: tuple[KubeAPIS
     k.check("uncordon after drain", "uncordon", node)
 
     # --- watch ---
+    lists = server.stats.count("list", "configmaps")
     watcher = subprocess.Popen([str(kubectl_binary), "get", "cm", "--watch-only", "-o", "name"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=k.env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=k.env)
+    seen = ""
     try:
-        time.sleep(2)
+        # kubectl lists, then watches from the list's resourceVersion, from which the emulator
+        # replays what changed: once the list is served, the create is the watch's to see.
+        # (The emulator counts a watch when it ends; the wait is bounded by the 2 s it was.)
+        _eventually(lambda: server.stats.count("list", "configmaps") > lists, timeout=2)
         k.run("create", "configmap", "watched", "--from-literal=w=1")
-        time.sleep(2)
+        seen = read_until(watcher, "configmap/watched", timeout=10)
+    except AssertionError:
+        pass  # not seen in time: counted below
     finally:
         watcher.terminate()
-        out, err = watcher.communicate(timeout=10)
+        rest, err = watcher.communicate(timeout=10)
+    out = seen + rest.decode()
     k.operations += 1
     if "configmap/watched" not in out:
-        k.failures.append(f"get --watch saw no configmap/watched: {out!r} {err!r}")
+        k.failures.append(f"get --watch saw no configmap/watched: {out!r} {err.decode()!r}")
 
     # --- prune and cascading deletes ---
     pruned = k.file("pruned.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p1\n"
