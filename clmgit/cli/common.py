@@ -3,6 +3,10 @@ context), the output format, and the option types used by more than one command.
 
 from __future__ import annotations
 
+import contextlib
+import shlex
+import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -56,3 +60,46 @@ Groups = Annotated[list[str], typer.Option("--group", "-g", metavar="NAME",
 OutputOpt = Annotated[Format, typer.Option(
     "--output", "-o", callback=choose_format,
     help="table (cut to the terminal's width), wide (the table, nothing cut), json or yaml.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
+Push = Annotated[bool, typer.Option("--push", help="Push to origin in one atomic push.")]
+Sign = Annotated[bool, typer.Option(
+    "--sign", help="Sign the commit (git's gpg.format and user.signingKey); without it, "
+    "clmgit signs when git's commit.gpgSign is true.")]
+
+
+def writing_workspace(ctx: typer.Context, *, push: bool, pr: bool = False,
+                      sign: bool = False) -> Workspace:
+    """With --push or --pr the plan is made against the remote, where the change will land
+    (see clmgit/promotion/remote.py). Its commits are signed with --sign or as git is set."""
+    from clmgit.signing import wants_signing
+
+    ws = _workspace(ctx, push=push, pr=pr)
+    ws.repo.sign = sign or wants_signing(ws.repo)
+    return ws
+
+
+def _workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
+    if push and pr:
+        raise typer.BadParameter(
+            "--push and --pr exclude each other: --push lands the change, --pr proposes it",
+            param_hint="'--pr'",
+        )
+    ws = settings(ctx).ws
+    if not (push or pr):
+        return ws
+    from clmgit.promotion.remote import remote_workspace
+
+    return remote_workspace(ws, carry_local=push)
+
+
+@contextlib.contextmanager
+def retry_hint() -> Iterator[None]:
+    """A rejected push names the command that finishes the job: this one again, which fetches
+    and plans on what the remote has now."""
+    from clmgit.errors import PushRejectedError
+
+    try:
+        yield
+    except PushRejectedError as e:
+        again = shlex.join(["clmgit", *sys.argv[1:]])
+        raise PushRejectedError(f"{e}: {again}") from None

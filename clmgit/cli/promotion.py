@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import shlex
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +12,17 @@ import typer
 
 from clmgit import events
 from clmgit.cli import output
-from clmgit.cli.common import Format, Groups, OutputOpt, settings
+from clmgit.cli.common import (
+    DryRun,
+    Format,
+    Groups,
+    OutputOpt,
+    Push,
+    Sign,
+    retry_hint,
+    settings,
+    writing_workspace,
+)
 from clmgit.model import short_version
 
 if TYPE_CHECKING:
@@ -22,11 +30,6 @@ if TYPE_CHECKING:
     from clmgit.workspace import Workspace
 
 PrOpt = Annotated[bool, typer.Option("--pr", help="Open a pull request instead (GITHUB_TOKEN).")]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the plan; write nothing.")]
-Push = Annotated[bool, typer.Option("--push", help="Push to origin in one atomic push.")]
-Sign = Annotated[bool, typer.Option(
-    "--sign", help="Sign the commit (git's gpg.format and user.signingKey); without it, "
-    "clmgit signs when git's commit.gpgSign is true.")]
 
 
 def promote(
@@ -78,10 +81,10 @@ def promote(
     decision about time."""
     from clmgit.promotion.promote import plan_promotion
 
-    ws = _plan_workspace(ctx, push=push, pr=pr, sign=sign)
+    ws = writing_workspace(ctx, push=push, pr=pr, sign=sign)
     plan = plan_promotion(ws, source=source, target=target, groups=group, sha=sha, force=force,
                           ignore_freeze=ignore_freeze, from_any=from_any)
-    with _retry_hint():
+    with retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out)
 
 
@@ -105,48 +108,10 @@ def rollback(
     channel's windows, as a promotion."""
     from clmgit.promotion.promote import plan_rollback
 
-    ws = _plan_workspace(ctx, push=push, pr=pr, sign=sign)
+    ws = writing_workspace(ctx, push=push, pr=pr, sign=sign)
     plan = plan_rollback(ws, channel=channel, groups=group, to=to, force=force)
-    with _retry_hint():
+    with retry_hint():
         _finish_plan(ws, plan, dry_run=dry_run, push=push, pr=pr, out=out)
-
-
-def _plan_workspace(ctx: typer.Context, *, push: bool, pr: bool = False,
-                    sign: bool = False) -> Workspace:
-    """With --push or --pr the plan is made against the remote, where the change will land
-    (see clmgit/promotion/remote.py). Its commits are signed with --sign or as git is set."""
-    ws = _workspace(ctx, push=push, pr=pr)
-    from clmgit.signing import wants_signing
-
-    ws.repo.sign = sign or wants_signing(ws.repo)
-    return ws
-
-
-def _workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
-    if push and pr:
-        raise typer.BadParameter(
-            "--push and --pr exclude each other: --push lands the change, --pr proposes it",
-            param_hint="'--pr'",
-        )
-    ws = settings(ctx).ws
-    if not (push or pr):
-        return ws
-    from clmgit.promotion.remote import remote_workspace
-
-    return remote_workspace(ws, carry_local=push)
-
-
-@contextlib.contextmanager
-def _retry_hint() -> Iterator[None]:
-    """A rejected push names the command that finishes the job: this one again, which fetches
-    and plans on what the remote has now."""
-    from clmgit.errors import PushRejectedError
-
-    try:
-        yield
-    except PushRejectedError as e:
-        again = shlex.join(["clmgit", *sys.argv[1:]])
-        raise PushRejectedError(f"{e}: {again}") from None
 
 
 def _finish_plan(ws: Workspace, plan: Plan, *, dry_run: bool, push: bool, pr: bool,
@@ -362,8 +327,8 @@ def _set_frozen(ctx: typer.Context, channel: str, *, frozen: bool, reason: str,
     from clmgit.cli import views
     from clmgit.promotion.freeze import set_frozen
 
-    ws = _plan_workspace(ctx, push=push, sign=sign)
-    with _retry_hint():
+    ws = writing_workspace(ctx, push=push, sign=sign)
+    with retry_hint():
         result = set_frozen(ws, channel, frozen=frozen, reason=reason, push=push,
                             dry_run=dry_run)
     views.freeze(result, fmt=out)
@@ -385,8 +350,8 @@ def sync_branches(
     from clmgit.cli.results import SourcedMove
     from clmgit.promotion.sync import sync_branches as sync
 
-    ws = _plan_workspace(ctx, push=push)
-    with _retry_hint():
+    ws = writing_workspace(ctx, push=push)
+    with retry_hint():
         several = len(ws.versions.names) > 1
         moved = [SourcedMove.of((m.source or None) if several else None, m.move)
                  for m in sync(ws, push=push, dry_run=dry_run, force=force)]

@@ -8,9 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from clmgit.cli import output
-from clmgit.cli.common import Format, OutputOpt
+from clmgit.cli.common import (
+    DryRun,
+    Format,
+    OutputOpt,
+    Push,
+    Sign,
+    retry_hint,
+    writing_workspace,
+)
 from clmgit.cli.helpstyle import CONTEXT_SETTINGS, Command, Group
-from clmgit.cli.promotion import DryRun, Push, Sign, _plan_workspace, _retry_hint
 from clmgit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -59,8 +66,8 @@ def add(
         if not sep or not channel or not name_of_branch:
             raise ConfigError(f"--branch {value}: give CHANNEL=BRANCH")
         branches[channel] = name_of_branch
-    ws = _plan_workspace(ctx, push=push, sign=sign)
-    with _retry_hint():
+    ws = writing_workspace(ctx, push=push, sign=sign)
+    with retry_hint():
         result = add_source(ws, name=name, repo=repo, branches=branches,
                             ignore_freeze=ignore_freeze, push=push, dry_run=dry_run)
     _show(result, out)

@@ -42,11 +42,6 @@ HEALTHY_IN_SOURCE = "healthy_in_source"
 WINDOW = "window"
 SIGNED = "signed_source"
 
-#: The gates that judge a change where it ran before, in the source channel. A hotfix (a
-#: commit of the target's own branch) has run in no channel before: they do not apply to it,
-#: and the groups of the target itself (`groups_before`, the canary first) are its proof.
-UPSTREAM = frozenset({SOURCE, APPLIED, SOAK, HEALTHY_IN_SOURCE})
-
 #: `promoted_from` of a group pinned by a hotfix (`sync-branches` merges it upstream).
 HOTFIX = "hotfix"
 

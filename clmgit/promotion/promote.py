@@ -41,6 +41,10 @@ GATES: tuple[Callable[[gates.Promotion], list[gates.GateResult]], ...] = (
     health.check_groups_healthy, gates.check_applied, health.check_healthy, gates.check_soak,
     gates.check_forward, gates.check_signed,
 )
+#: The gates that judge a change where it ran before, in the source channel. A hotfix (a
+#: commit of the target's own branch) has run in no channel before: they are not run for it,
+#: and the groups of the target itself (`groups_before`, the canary first) are its proof.
+UPSTREAM = (gates.check_source, gates.check_applied, health.check_healthy, gates.check_soak)
 
 
 @dataclass(frozen=True)
@@ -212,8 +216,8 @@ def plan_promotion(
         return Plan("promote", dst.name, src.name, version, (), unchanged)
 
     promotion = gates.Promotion(ws, src, dst, new, olds, tuple(olds) if dst.groups else (), now)
-    results = [r for gate in GATES for r in gate(promotion)
-               if not (hotfix and r.gate in gates.UPSTREAM)]
+    results = [r for gate in GATES if not (hotfix and gate in UPSTREAM)
+               for r in gate(promotion)]
     if hotfix:
         notes += (hotfix_note(dst),)
     moves, refused = _branch_moves(ws, dst, {**_pins(dst), **{g: new for g in olds}}, new,

@@ -6,12 +6,14 @@ repositories with bare origins."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from clmgit_sandbox.github import GitHubStandIn
 
+from clmgit.promotion import gates, promote
 from tests.helpers.cli import Result, run_cli
 from tests.helpers.fleet import Fleet, default_records
 from tests.helpers.github import REPOSITORY, TOKEN
@@ -19,6 +21,7 @@ from tests.helpers.promotion import applied, last_message, pins
 from tests.helpers.signing import keygen, needs_ssh_keygen, signed_commit
 from tests.helpers.sources import two_sources
 
+Gate = Callable[[gates.Promotion], list[gates.GateResult]]
 FIXED_POOL = {"cluster/node-pools/worker-default/stack.yaml": "Resources: {Fixed: 1}\n"}
 
 
@@ -64,6 +67,29 @@ def test_a_hotfix_dry_run_and_json_say_what_it_is(fleet: Fleet) -> None:
     assert plan["message"].startswith("hotfix(beta): ")
     assert any("a hotfix has run in no channel before 'beta'" in n for n in plan["notes"])
     assert fleet.branch("main") == before
+
+
+def test_a_hotfix_runs_none_of_the_upstream_gates(fleet: Fleet,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """They are chosen out before the gates run, not run and their answers dropped."""
+    ran: list[str] = []
+
+    def recorded(gate: Gate) -> Gate:
+        def run(p: gates.Promotion) -> list[gates.GateResult]:
+            ran.append(gate.__name__)
+            return gate(p)
+        return run
+
+    upstream = {gate.__name__ for gate in promote.UPSTREAM}
+    wrapped = {gate: recorded(gate) for gate in promote.GATES}
+    monkeypatch.setattr(promote, "GATES", tuple(wrapped.values()))
+    monkeypatch.setattr(promote, "UPSTREAM", tuple(wrapped[g] for g in promote.UPSTREAM))
+    fix = beta_with_fix(fleet)
+    assert fleet.cli("promote", "alpha", "beta", "--dry-run").code == 0
+    assert upstream <= set(ran)
+    ran.clear()
+    assert fleet.cli("promote", "beta", "beta", "--sha", fix, "--dry-run").code == 0
+    assert ran and not upstream & set(ran)
 
 
 def test_a_frozen_channel_refuses_a_hotfix(fleet: Fleet) -> None:
