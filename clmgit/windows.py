@@ -98,16 +98,6 @@ class Window:
                 return candidate
         return None
 
-    def next_closing(self, when: datetime) -> datetime | None:
-        """The first instant after `when` at which the window is closed (`when` if it is
-        closed already); None if it stays open (within `HORIZON_DAYS`)."""
-        if not self.is_open(when):
-            return when
-        for candidate in self._boundaries(when):
-            if candidate > when and not self.is_open(candidate):
-                return candidate
-        return None
-
     def _boundaries(self, when: datetime) -> Iterator[datetime]:
         """Every instant from the day of `when` on at which an entry may begin or end, in order:
         local midnights and the entries' start and end times, each at both folds (a time the
@@ -180,12 +170,9 @@ def parse_line(text: str, where: str) -> Window:
     rest = " ".join(words)
     if not rest:
         raise ConfigError(f"{where}: {text!r} names no time; write {ENTRY_FORMS}")
-    return Window(zone, tuple(parse_entry(part, where) for part in _split_entries(rest)))
-
-
-def _split_entries(text: str) -> list[str]:
-    """`Mon,Wed 02:00-03:00, Sat` → the two entries: a comma followed by a space ends one."""
-    return [p.strip() for p in re.split(r",\s+", text) if p.strip()]
+    # `Mon,Wed 02:00-03:00, Sat` is two entries: a comma followed by a space ends one.
+    return Window(zone, tuple(parse_entry(part, where) for part in re.split(r",\s+", rest)
+                              if part.strip()))
 
 
 def _entries(raw: Any, where: str) -> tuple[Entry, ...]:

@@ -59,7 +59,6 @@ def test_the_next_opening_across_the_spring_change() -> None:
     opening = nightly.next_opening(before)
     assert opening == at("2026-03-29T03:00:00+02:00")  # 02:00 does not exist that night
     assert format_instant(opening, "Europe/Berlin") == "2026-03-29T03:00+02:00"
-    assert nightly.next_closing(opening) == at("2026-03-29T05:00:00+02:00")
     # The week before, the same slot opened at 02:00 winter time.
     assert nightly.next_opening(at("2026-03-21T12:00:00+01:00")) == at(
         "2026-03-22T02:00:00+01:00")
