@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from clmgit.reconcile.health import HealthRow
 
 
-def _short(sha: str | None) -> str:
-    return short_version(sha)
-
-
 def _clusters(n: int) -> str:
     return f"{n} cluster{'' if n == 1 else 's'}"
 
@@ -36,20 +32,20 @@ def plan(o: PlanOutcome, *, fmt: Format) -> None:
     head = "would " if o.branch is None else ""
     for c in o.changes:
         line(f"{head}{o.verb} {o.target}/{c.group}{o.shown_source}: "
-             f"{_short(c.old)} -> {_short(c.new)} "
+             f"{short_version(c.old)} -> {short_version(c.new)} "
              f"({_clusters(c.clusters)})")
     for name in o.unchanged:
-        line(f"  {o.target}/{name} already at {_short(o.sha)}")
+        line(f"  {o.target}/{name} already at {short_version(o.sha)}")
     for override in o.overrides:
         note(f"override {override}")
     for n in o.notes:
         line(f"note: {n}")
     if m := o.branch_move:
-        line(f"{head}move branch {m.branch}: {_short(m.old)} -> {_short(m.new)} "
+        line(f"{head}move branch {m.branch}: {short_version(m.old)} -> {short_version(m.new)} "
              f"({m.kind.value})")
     for sm in o.source_moves:  # branches of other config sources
         line(f"{head}move branch {sm.move.branch} of source {sm.source}: "
-             f"{_short(sm.move.old)} -> {_short(sm.move.new)} ({sm.move.kind.value})")
+             f"{short_version(sm.move.old)} -> {short_version(sm.move.new)} ({sm.move.kind.value})")
     if o.commits:
         line(f"brings {len(o.commits)} change(s) to cluster/:")
         for entry in o.commits:
@@ -58,14 +54,14 @@ def plan(o: PlanOutcome, *, fmt: Format) -> None:
         line("dry run: nothing written" + (" (the plan is refused)" if o.refusals else ""))
     else:
         where = f"{o.branch} and pushed" if o.pushed else o.branch
-        line(f"committed {_short(o.commit)} on {where}")
+        line(f"committed {short_version(o.commit)} on {where}")
 
 
 def nothing_to_do(o: NothingToDo, *, fmt: Format) -> None:
     if fmt is not Format.table:
         emit(o, fmt, kind="Plan")
         return
-    line(f"{o.target} already at {_short(o.sha)}")
+    line(f"{o.target} already at {short_version(o.sha)}")
 
 
 def pull_request(o: PullRequestOutcome, *, fmt: Format) -> None:
@@ -75,16 +71,17 @@ def pull_request(o: PullRequestOutcome, *, fmt: Format) -> None:
         return
     dry_run = o.pull_request is None
     for c in o.changes:
-        line(f"proposes to {o.verb} {o.target}/{c.group}: {_short(c.old)} -> {_short(c.new)}")
+        line(f"proposes to {o.verb} {o.target}/{c.group}: {short_version(c.old)} -> "
+             f"{short_version(c.new)}")
     for override in o.overrides:
         note(f"override {override}")
-    on = f"on top of {o.base} at {_short(o.base_sha)}"
+    on = f"on top of {o.base} at {short_version(o.base_sha)}"
     if dry_run:
         line(f"would push {o.branch} {on} and open or update its pull request in {o.repository}:")
         line(f"  {o.title}")
     else:
         pushed = f"pushed {o.branch}" if o.pushed else f"{o.branch} already holds this change"
-        line(f"{pushed} ({_short(o.commit)} {on})")
+        line(f"{pushed} ({short_version(o.commit)} {on})")
         assert o.pull_request is not None
         opened = "opened" if o.created else "updated"
         line(f"{opened} pull request #{o.pull_request.number}: {o.pull_request.url}")
@@ -93,7 +90,7 @@ def pull_request(o: PullRequestOutcome, *, fmt: Format) -> None:
     if m := o.branch_move_after_merge:
         line(
             f"after the merge, `clmgit sync-branches --push` fast-forwards branch "
-            f"{m.branch} to {_short(m.new)}"
+            f"{m.branch} to {short_version(m.new)}"
         )
     if dry_run:
         line("dry run: nothing pushed, GitHub not called")
@@ -143,7 +140,7 @@ def states(items: Sequence[ClusterState], *, frozen: Sequence[tuple[str, str]] =
         return
     rows: list[list[Any]] = [
         [s.id, s.alias, s.environment, s.channel, s.group or "-", s.lifecycle,
-         _short(s.pinned_sha), _short(s.applied_sha),
+         short_version(s.pinned_sha), short_version(s.applied_sha),
          s.state + (f" ({s.reason})" if s.reason else ""), _health_cell(s)]
         for s in items
     ]
@@ -182,7 +179,7 @@ def health_rows(rows: Sequence[HealthRow], *, fmt: Format) -> None:
              summary={"clusters": len(rows), "states": dict(Counter(r.state for r in rows))})
         return
     table(("id", "alias", "channel", "version", "health"),
-          [[r.id, r.alias, r.channel, _short(r.version), _health_text(r.state, r.since,
+          [[r.id, r.alias, r.channel, short_version(r.version), _health_text(r.state, r.since,
                                                                       "; ".join(r.reasons))]
            for r in rows])
     counts = Counter(r.state for r in rows)
@@ -214,11 +211,11 @@ def group_rows(rows: Sequence[GroupRow], *, fmt: Format) -> None:
         return
     table(
         ("channel", "group", "pin", "clusters", "states", "frozen", "next", "gate"),
-        [[r.channel, r.group, _short(r.pinned_sha), r.clusters,
+        [[r.channel, r.group, short_version(r.pinned_sha), r.clusters,
           ", ".join(f"{n} {state}" for state, n in r.states.items()) or "-",
           ((f"yes: {r.freeze_reason}" if r.freeze_reason else "yes") if r.frozen else "no")
           + (f", {r.window}" if r.window else ""),
-          _short(r.next_sha), _gate_cell(r)]
+          short_version(r.next_sha), _gate_cell(r)]
          for r in rows],
         shrink=("frozen", "gate"),
     )
@@ -250,7 +247,7 @@ def freeze(r: FreezeResult, *, fmt: Format) -> None:
         line("dry run: nothing written")
     else:
         pushed = " and pushed" if r.pushed else ""
-        line(f"{r.channel} {word} in {_short(r.commit)}{pushed}")
+        line(f"{r.channel} {word} in {short_version(r.commit)}{pushed}")
 
 
 def _utc(date: str) -> str:
@@ -271,7 +268,7 @@ if TYPE_CHECKING:
 
 def _result_row(r: Result) -> list[str]:
     sha = r.version.partition("#")[0]
-    return [r.alias or r.id, r.action, r.outcome, _short(sha),
+    return [r.alias or r.id, r.action, r.outcome, short_version(sha),
             f"{r.seconds:.1f}s" if r.seconds else "", r.detail]
 
 
