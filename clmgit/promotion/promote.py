@@ -12,7 +12,6 @@ plan into its sentence; `land_plan` writes an allowed one. A dry run is a plan t
 
 from __future__ import annotations
 
-import enum
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -55,12 +54,6 @@ class GroupChange:
     clusters: int = 0  # how many running clusters the change moves
 
 
-class PlanKind(enum.Enum):
-    NOTHING_TO_DO = "nothing-to-do"  # every selected group is at the version already
-    PIN = "pin"  # groups get new pins
-    REFUSED = "refused"  # a gate refuses; the plan is shown (dry run) but never landed
-
-
 @dataclass(frozen=True)
 class Plan:
     action: str  # "promote", "hotfix" (a commit of the target's own branch) or "rollback"
@@ -82,19 +75,9 @@ class Plan:
     records: tuple[str, ...] = ()
 
     @property
-    def verb(self) -> str:
-        """How output names the action: promote, hotfix, roll back."""
-        return "roll back" if self.action == "rollback" else self.action
-
-    @property
-    def kind(self) -> PlanKind:
-        if self.refusals:
-            return PlanKind.REFUSED
-        return PlanKind.PIN if self.changes else PlanKind.NOTHING_TO_DO
-
-    @property
     def nothing_to_do(self) -> bool:
-        return self.kind is PlanKind.NOTHING_TO_DO
+        """Every selected group is at the version already (and no gate refuses)."""
+        return not self.refusals and not self.changes
 
 
 def check(plan: Plan) -> Plan:
