@@ -99,10 +99,6 @@ class _Judge:
         return row
 
 
-def cluster_state(ws: Workspace, cluster: Cluster, now: datetime | None = None) -> ClusterState:
-    return _Judge(ws, now or timestamps.now()).state(cluster)
-
-
 def _group(ws: Workspace, cluster: Cluster, name: str) -> Group | None:
     """The group a pinned cluster is in, by the name its pin came with (a channel without
     groups: none)."""
