@@ -25,7 +25,7 @@ from clmgit.promotion.preview import (
     format_report,
     preview,
 )
-from clmgit.promotion.promote import Plan
+from clmgit.promotion.promote import GroupChange, Plan
 from clmgit.workspace import Workspace
 
 #: What of the group names a branch name holds; longer lists are cut and told apart by a digest.
@@ -156,32 +156,25 @@ def _report(ws: Workspace, plan: Plan) -> str:
     """`clmgit diff` of a promotion; for a rollback, the commits it takes back."""
     groups = [c.group for c in plan.changes]
     if plan.action == "hotfix":  # no source channel to diff against: what the fix brings
-        return format_report([_brought(ws, c.group, c.old, c.new) for c in plan.changes],
+        return format_report([_commits(ws, c, forward=True) for c in plan.changes],
                              markdown=True)
     if plan.source is not None:
         pins = ws.versions.pins(plan.sha) or {}
         items = preview(ws, source=plan.source, target=plan.target, groups=groups,
                         sha=[f"{n}={s}" for n, s in pins.items()])
         return format_report(items, markdown=True)
-    return format_report(
-        [_taken_back(ws, c.group, c.old, c.new) for c in plan.changes], markdown=True
-    )
+    return format_report([_commits(ws, c, forward=False) for c in plan.changes],
+                         markdown=True)
 
 
-def _taken_back(ws: Workspace, group: str, old: str | None, new: str) -> GroupPreview:
+def _commits(ws: Workspace, change: GroupChange, *, forward: bool) -> GroupPreview:
+    """The commits a hotfix brings to the group (`forward`), or a rollback takes back."""
     v = ws.versions
-    was, back = v.pins(old), v.pins(new)
-    log = v.log(was, [back] if back else [], limit=PREVIEW_LIMIT) if was else None
-    return GroupPreview(group, old, new, log.commits if log else (), log.total if log else 0,
-                        forward=False)
-
-
-def _brought(ws: Workspace, group: str, old: str | None, new: str) -> GroupPreview:
-    """The commits a hotfix brings to the group."""
-    v = ws.versions
-    was = v.pins(old)
-    log = v.log(v.pins(new) or {}, [was] if was else [], limit=PREVIEW_LIMIT)
-    return GroupPreview(group, old, new, log.commits, log.total, forward=True)
+    was, now = v.pins(change.old), v.pins(change.new)
+    head, base = (now, was) if forward else (was, now)
+    log = v.log(head, [base] if base else [], limit=PREVIEW_LIMIT) if head else None
+    return GroupPreview(change.group, change.old, change.new, log.commits if log else (),
+                        log.total if log else 0, forward=forward)
 
 
 def cut_body(intro: str, report: str, after: str, *, limit: int = BODY_LIMIT) -> str:
