@@ -18,17 +18,14 @@ from clmgit.cli.params import use_plain_coercion
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
-def _choice(value: Any) -> str:
-    return str(value.value if isinstance(value, enum.Enum) else value)
-
-
 def _name_value(param: _click.Parameter) -> None:
     """Give an option that takes a value, and has no metavar of its own, an upper-case one."""
     if param.param_type_name != "option" or getattr(param, "is_flag", False) or param.metavar:
         return
     desc = getattr(param, "type_descriptor", None)
     if desc is not None and desc.is_choice and desc.choices:
-        param.metavar = "[" + "|".join(_choice(c) for c in desc.choices) + "]"
+        choices = (c.value if isinstance(c, enum.Enum) else c for c in desc.choices)
+        param.metavar = "[" + "|".join(map(str, choices)) + "]"
     else:  # named after the option, not the Python parameter: `--channel CHANNEL`
         longest = max(getattr(param, "opts", []) or [param.name or "value"], key=len)
         param.metavar = longest.lstrip("-").replace("-", "_").upper()
