@@ -69,27 +69,23 @@ Sign = Annotated[bool, typer.Option(
 
 def writing_workspace(ctx: typer.Context, *, push: bool, pr: bool = False,
                       sign: bool = False) -> Workspace:
-    """With --push or --pr the plan is made against the remote, where the change will land
-    (see clmgit/promotion/remote.py). Its commits are signed with --sign or as git is set."""
-    from clmgit.signing import wants_signing
-
-    ws = _workspace(ctx, push=push, pr=pr)
-    ws.repo.sign = sign or wants_signing(ws.repo)
-    return ws
-
-
-def _workspace(ctx: typer.Context, *, push: bool, pr: bool) -> Workspace:
+    """The workspace a change is planned in. With --push or --pr the plan is made against the
+    remote, where the change will land (see clmgit/promotion/remote.py). Its commits are signed
+    with --sign or as git is set."""
     if push and pr:
         raise typer.BadParameter(
             "--push and --pr exclude each other: --push lands the change, --pr proposes it",
             param_hint="'--pr'",
         )
     ws = settings(ctx).ws
-    if not (push or pr):
-        return ws
-    from clmgit.promotion.remote import remote_workspace
+    if push or pr:
+        from clmgit.promotion.remote import remote_workspace
 
-    return remote_workspace(ws, carry_local=push)
+        ws = remote_workspace(ws, carry_local=push)
+    from clmgit.signing import wants_signing
+
+    ws.repo.sign = sign or wants_signing(ws.repo)
+    return ws
 
 
 @contextlib.contextmanager
