@@ -94,17 +94,8 @@ def fleet(tmp_path: Path, _fleet_template: Fleet) -> Fleet:
 def moto_endpoint() -> Iterator[str]:
     """moto on 127.0.0.1 and a free port for the whole session; `AWS_ENDPOINT_URL` and throw-away
     credentials point boto3 at it. Tests keep apart by giving their clusters unique ids."""
-    import moto.backends
-
-    # moto's server finds each request's backend by listing its own package folder (a listdir
-    # and an isdir per service, 3.5 ms) under the lock every request of the server waits on;
-    # the folder does not change while the tests run.
-    listed = tuple(moto.backends.list_of_moto_modules())
-    mp = pytest.MonkeyPatch()
-    mp.setattr(moto.backends, "list_of_moto_modules", lambda: listed)
     with moto_server() as endpoint:
         yield endpoint
-    mp.undo()
 
 
 @pytest.fixture
