@@ -66,7 +66,9 @@ def _cache_parse(text: bytes, name: str) -> None:
     from clmgit.registry.records import parse_file
 
     try:
-        parse_file(text, name)
+        # Not kept: freezing them would first hand the command's own records back to the
+        # collector and walk the whole heap once more (0.6 s in a test process).
+        parse_file(text, name, keep=False)
     except ClmgitError:
         pass  # whoever reads the file next says what is wrong with it
 

@@ -181,16 +181,17 @@ def malformed_yaml(e: yaml.YAMLError, name: str) -> RegistryError:
     return RegistryError(f"{name}: malformed YAML{where}")
 
 
-def parse_file(text: bytes | str, name: str) -> list[Cluster]:
+def parse_file(text: bytes | str, name: str, *, keep: bool = True) -> list[Cluster]:
     """Every record of a `clusters.yaml`, read and checked as a whole (`check_registry`).
 
     The records as checked are cached, keyed by the file's content and by this code
     (`_code_version`): an unchanged registry costs one load of its pickled records (0.1 s at
-    10,000 clusters), where reading and checking it takes a couple of seconds."""
+    10,000 clusters), where reading and checking it takes a couple of seconds. `keep`: the
+    caller holds on to the records (`collection_paused`); without it they only fill the cache."""
     raw = text.encode() if isinstance(text, str) else text
     if not raw.strip():
         return []  # an empty file: a registry with no clusters yet
-    with collection_paused(keep=True):
+    with collection_paused(keep=keep):
         return memo_pickle(f"registry-clusters-{_code_version()}", raw,
                            lambda: _parse_text(text, name),
                            dump=_with_hashes, load=_load_clusters)
