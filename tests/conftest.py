@@ -65,6 +65,15 @@ def _one_model_reader() -> Iterator[None]:
     mp.undo()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end tests (marked slow) first, each group still in the order the random order
+    drew. xdist hands each worker half of the list and a worker that runs dry steals from the
+    end of the other's: with a minute-long test late in the list, one worker ran it alone at
+    the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """The random order's seed (pytest-random-order), also under `-q`, which hides the header."""
     if not config.pluginmanager.hasplugin("random_order"):
